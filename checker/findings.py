@@ -1,0 +1,56 @@
+"""Findings: small immutable records, produced by detection, read by everyone after."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal, get_args
+
+Severity = Literal["error", "warning", "info"]
+SEVERITIES: tuple[Severity, ...] = get_args(Severity)
+# Rank for thresholds: a finding fails the run when its rank >= the threshold's.
+SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
+
+Category = Literal[
+    "schema", "power", "cooling", "space", "weight", "pue",
+    "compatibility", "support", "workload-fit", "waiver",
+]
+CATEGORIES: tuple[str, ...] = get_args(Category)
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    file: str
+    line: int
+    column: int
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    rule: str
+    severity: Severity
+    category: str
+    entity: str
+    message: str
+    remediation: str
+    file: str
+    line: int
+    column: int
+    waived: bool = False
+
+    def sort_key(self) -> tuple[str, int, int, str, str, str]:
+        return (self.file, self.line, self.column, self.rule, self.entity, self.message)
+
+    def with_waived(self) -> Finding:
+        return replace(self, waived=True)
+
+    def with_severity(self, severity: Severity) -> Finding:
+        return replace(self, severity=severity)
+
+
+def located(
+    rule: str, category: str, loc: Location, message: str,
+    *, severity: Severity = "error", entity: str = "", remediation: str = "",
+) -> Finding:
+    """A finding at a known place; the common shape of input and waiver findings."""
+    return Finding(rule, severity, category, entity, message, remediation,
+                   loc.file, loc.line, loc.column)

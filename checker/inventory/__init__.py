@@ -1,0 +1,1 @@
+"""Inventory: YAML files -> typed models plus a source map."""

@@ -1,0 +1,457 @@
+"""Files -> validated models, a source map for every entity, and schema findings.
+
+Input problems never stop the load at the first one: each becomes a finding of
+category `schema` (so every output format shows them) and the audit exits 2.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import os
+import types
+import typing
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from checker.errors import UserError
+from checker.findings import Finding, Location, located
+from checker.inventory import models as m
+from checker.inventory.source import Document, Src, YamlProblem, read
+from checker.resources import knowledge_dir
+
+M = TypeVar("M")
+YAML_SUFFIXES = (".yaml", ".yml")
+_SERVERS = TypeAdapter(list[m.Server])
+
+
+@dataclass(frozen=True, slots=True)
+class Placed(Generic[M]):
+    """A validated model and where it was written."""
+
+    value: M
+    file: str
+    src: Src
+
+    def at(self, path: Sequence[str | int] = (), *, key: bool = True) -> Location:
+        return Location(self.file, *self.src.locate(path, key=key))
+
+
+@dataclass(frozen=True, slots=True)
+class ServerEntry:
+    server: m.Server
+    facility: str
+    rollout_date: dt.date | None
+    place: Placed[m.Server]
+
+
+@dataclass
+class Inventory:
+    facilities: dict[str, Placed[m.Facility]] = field(default_factory=dict)
+    racks: dict[tuple[str, str], Placed[m.Rack]] = field(default_factory=dict)
+    feeds: dict[tuple[str, str, str], Placed[m.Feed]] = field(default_factory=dict)
+    servers: dict[str, ServerEntry] = field(default_factory=dict)
+    workloads: dict[str, Placed[m.Workload]] = field(default_factory=dict)
+    waivers: list[Placed[m.Waiver]] = field(default_factory=list)
+    gpu_models: dict[str, Placed[m.GpuModel]] = field(default_factory=dict)
+    server_models: dict[str, Placed[m.ServerModel]] = field(default_factory=dict)
+    # Raw catalog fields, merged under a server's own fields when it names a model.
+    server_model_fields: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def entities(self) -> dict[str, Location]:
+        """Every entity id (DESIGN.md "Entity ids") and where it is written."""
+        ids: dict[str, Location] = {}
+        for name, fac in self.facilities.items():
+            ids[f"facility/{name}"] = fac.at()
+        for (fac_name, rack), place in self.racks.items():
+            ids[f"rack/{fac_name}/{rack}"] = place.at()
+        for (fac_name, rack, feed), place in self.feeds.items():
+            ids[f"feed/{fac_name}/{rack}/{feed}"] = place.at()
+        for name, entry in self.servers.items():
+            ids[f"server/{name}"] = entry.place.at()
+        for name, wl in self.workloads.items():
+            ids[f"workload/{name}"] = wl.at()
+        return ids
+
+
+@dataclass
+class _Doc:
+    """One parsed document of a known kind, before validation."""
+
+    file: str
+    value: dict[str, Any]
+    src: Src
+
+
+class _Problems:
+    """Collects schema findings; identical ones (e.g. from shared defaults) once."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[object, ...], Finding] = {}
+
+    def add(self, rule: str, loc: Location, message: str) -> None:
+        finding = located(rule, "schema", loc, message)
+        self._seen.setdefault(finding.sort_key(), finding)
+
+    def findings(self) -> list[Finding]:
+        return sorted(self._seen.values(), key=Finding.sort_key)
+
+
+def _suggest(word: str, choices: Iterable[str]) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def display_path(path: Path) -> str:
+    """Paths are shown relative to the current directory (DESIGN.md), when below it."""
+    rel = os.path.relpath(path)
+    return path.as_posix() if rel.startswith("..") else Path(rel).as_posix()
+
+
+def discover(paths: Sequence[Path]) -> list[Path]:
+    files: set[Path] = set()
+    for path in paths:
+        if path.is_file():
+            files.add(path)
+        elif path.is_dir():
+            files.update(p for p in path.rglob("*") if p.suffix in YAML_SUFFIXES and p.is_file())
+        else:
+            raise UserError(f"{path}: no such file or directory")
+    return sorted(files)
+
+
+# ---------------------------------------------------------------- pydantic errors
+def _inner_models(annotation: Any) -> Iterator[type[BaseModel]]:
+    """The models an annotation may hold (through Optional, list, dict, Annotated)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        yield annotation
+        return
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        yield from _inner_models(typing.get_args(annotation)[0])
+    elif origin in (list, dict, typing.Union, types.UnionType):
+        for arg in typing.get_args(annotation):
+            yield from _inner_models(arg)
+
+
+def _fields_at(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
+    """Valid field names of the model that sits at `loc` (for suggestions)."""
+    current: type[BaseModel] | None = model
+    for step in loc:
+        if current is None:
+            return []
+        if isinstance(step, int):
+            continue
+        info = current.model_fields.get(step)
+        current = next(_inner_models(info.annotation), None) if info else None
+    return list(current.model_fields) if current else []
+
+
+def _describe(error: Any, model: type[BaseModel]) -> tuple[str, str, bool]:
+    """(rule, message, point-at-key) for one pydantic error."""
+    loc = [s for s in error["loc"] if isinstance(s, (str, int))]
+    where = ".".join(str(s) for s in loc)
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        name = str(loc[-1])
+        hint = _suggest(name, _fields_at(model, loc[:-1]))
+        return "schema.unknown-field", f"unknown field '{where}'{hint}", True
+    if kind == "missing":
+        return "schema.missing-field", f"missing required field '{where}'", True
+    got = error.get("input")
+    shown = "" if isinstance(got, (dict, list)) else f" (got {got!r})"
+    message = str(error["msg"]).removeprefix("Value error, ")
+    return "schema.invalid", f"{where or 'document'}: {message}{shown}", False
+
+
+def _report_validation(
+    problems: _Problems, exc: ValidationError, model: type[BaseModel],
+    file: str, src: Src, prefix: Sequence[str | int] = (),
+) -> None:
+    for error in exc.errors():
+        rule, message, key = _describe(error, model)
+        loc = [s for s in error["loc"] if isinstance(s, (str, int))]
+        position = src.locate([*prefix, *loc], key=key)
+        problems.add(rule, Location(file, *position), message)
+
+
+def _validate(problems: _Problems, model: type[M], doc: _Doc) -> M | None:
+    assert issubclass(model, BaseModel)
+    try:
+        return model.model_validate(doc.value)  # type: ignore[return-value]
+    except ValidationError as exc:
+        _report_validation(problems, exc, model, doc.file, doc.src)
+        return None
+
+
+# ---------------------------------------------------------------- reading
+def _documents(problems: _Problems, files: Sequence[Path]) -> list[_Doc]:
+    docs: list[_Doc] = []
+    for path in files:
+        shown = display_path(path)
+        try:
+            parsed = read(path)
+        except YamlProblem as exc:
+            problems.add(exc.rule, Location(shown, exc.line, exc.column), exc.message)
+            continue
+        except OSError as exc:
+            problems.add("schema.yaml", Location(shown, 1, 1), f"cannot read: {exc.strerror}")
+            continue
+        docs.extend(d for d in (_typed(problems, shown, doc) for doc in parsed) if d)
+    return docs
+
+
+def _typed(problems: _Problems, file: str, doc: Document) -> _Doc | None:
+    where = Location(file, doc.src.line, doc.src.column)
+    if not isinstance(doc.value, dict):
+        kind = type(doc.value).__name__
+        problems.add("schema.document", where, f"a document must be a mapping with a `kind`, not a {kind}")
+        return None
+    # Top-level `x-` keys hold anchors only (as in Docker Compose).
+    value = {k: v for k, v in doc.value.items() if not k.startswith("x-")}
+    kind = value.get("kind")
+    if kind is None:
+        problems.add("schema.document", where, f"missing `kind` (one of {', '.join(m.DOCUMENT_KINDS)})")
+        return None
+    if kind not in m.DOCUMENT_KINDS:
+        at = Location(file, *doc.src.locate(["kind"], key=False))
+        hint = _suggest(str(kind), m.DOCUMENT_KINDS)
+        problems.add("schema.document", at, f"unknown kind '{kind}'{hint}")
+        return None
+    return _Doc(file, value, doc.src)
+
+
+# ---------------------------------------------------------------- building
+class _Builder:
+    def __init__(self, problems: _Problems) -> None:
+        self.p = problems
+        self.inv = Inventory()
+        self._server_docs: list[tuple[_Doc, m.ServersDoc]] = []
+
+    def unique(self, table: dict[Any, Any], key: Any, what: str, loc: Location) -> bool:
+        if key in table:
+            self.p.add("schema.duplicate-name", loc, f"duplicate {what} name '{key if isinstance(key, str) else key[-1]}'")
+            return False
+        return True
+
+    def add(self, doc: _Doc) -> None:
+        model = m.DOCUMENT_KINDS[doc.value["kind"]]
+        if model is m.ServersDoc:
+            shell = _validate(self.p, m.ServersDoc, doc)
+            if shell is not None:
+                self._server_docs.append((doc, shell))
+            return
+        validated = _validate(self.p, model, doc)
+        if validated is not None:
+            getattr(self, f"_add_{doc.value['kind'].lower()}")(doc, validated)
+
+    def _add_facility(self, doc: _Doc, fac: m.Facility) -> None:
+        place = Placed(fac, doc.file, doc.src)
+        if not self.unique(self.inv.facilities, fac.name, "facility", place.at(["name"], key=False)):
+            return
+        self.inv.facilities[fac.name] = place
+        for i, rack in enumerate(fac.racks):
+            self._add_rack(fac.name, rack, Placed(rack, doc.file, _child(doc.src, "racks", i)))
+
+    def _add_rack(self, facility: str, rack: m.Rack, place: Placed[m.Rack]) -> None:
+        key = (facility, rack.name)
+        if not self.unique(self.inv.racks, key, "rack", place.at(["name"], key=False)):
+            return
+        self.inv.racks[key] = place
+        for i, feed in enumerate(rack.feeds):
+            feed_place = Placed(feed, place.file, _child(place.src, "feeds", i))
+            if self.unique(self.inv.feeds, (*key, feed.name), "feed", feed_place.at(["name"], key=False)):
+                self.inv.feeds[(*key, feed.name)] = feed_place
+        if rack.redundancy == "2N":
+            self._check_sides(rack, place)
+
+    def _check_sides(self, rack: m.Rack, place: Placed[m.Rack]) -> None:
+        for i, feed in enumerate(rack.feeds):
+            if feed.side is None:
+                self.p.add("schema.feed-sides", place.at(["feeds", i]),
+                           f"rack {rack.name} is 2N: feed {feed.name} needs `side: A` or `side: B`")
+        missing = {"A", "B"} - {f.side for f in rack.feeds}
+        if missing:
+            self.p.add("schema.feed-sides", place.at(["redundancy"]),
+                       f"rack {rack.name} is 2N but has no feed on side {' or '.join(sorted(missing))}")
+
+    def _add_workloads(self, doc: _Doc, wl: m.WorkloadsDoc) -> None:
+        for i, w in enumerate(wl.workloads):
+            place = Placed(w, doc.file, _child(doc.src, "workloads", i))
+            if self.unique(self.inv.workloads, w.name, "workload", place.at(["name"], key=False)):
+                self.inv.workloads[w.name] = place
+
+    def _add_waivers(self, doc: _Doc, wv: m.WaiversDoc) -> None:
+        for i, w in enumerate(wv.waivers):
+            self.inv.waivers.append(Placed(w, doc.file, _child(doc.src, "waivers", i)))
+
+    def _add_gpumodels(self, doc: _Doc, gm: m.GpuModelsDoc) -> None:
+        for i, g in enumerate(gm.gpus):
+            place = Placed(g, doc.file, _child(doc.src, "gpus", i))
+            if self.unique(self.inv.gpu_models, g.name, "GPU model", place.at(["name"], key=False)):
+                self.inv.gpu_models[g.name] = place
+
+    def _add_servermodels(self, doc: _Doc, sm: m.ServerModelsDoc) -> None:
+        raw = doc.value["servers"]
+        for i, s in enumerate(sm.servers):
+            place = Placed(s, doc.file, _child(doc.src, "servers", i))
+            if self.unique(self.inv.server_models, s.name, "server model", place.at(["name"], key=False)):
+                self.inv.server_models[s.name] = place
+                self.inv.server_model_fields[s.name] = {
+                    k: v for k, v in raw[i].items() if k not in m.CATALOG_META
+                }
+
+    # ------------------------------------------------------------ servers
+    def finish(self) -> Inventory:
+        for place in self.inv.server_models.values():
+            self._check_gpu_ref(place.value.gpu, place.file, place.src)
+        for doc, shell in self._server_docs:
+            self._add_servers(doc, shell)
+        self._check_waiver_entities()
+        return self.inv
+
+    def _add_servers(self, doc: _Doc, shell: m.ServersDoc) -> None:
+        if shell.facility not in self.inv.facilities:
+            hint = _suggest(shell.facility, self.inv.facilities)
+            loc = Location(doc.file, *doc.src.locate(["facility"], key=False))
+            self.p.add("schema.reference", loc, f"unknown facility '{shell.facility}'{hint}")
+            return
+        defaults_src = _child(doc.src, "defaults")
+        merged = [
+            self._merge_server(doc, shell.defaults, defaults_src, raw, _child(doc.src, "servers", i))
+            for i, raw in enumerate(shell.servers)
+        ]
+        values = [v for v, _ in merged]
+        try:
+            servers = _SERVERS.validate_python(values)
+        except ValidationError as exc:
+            self._report_servers(exc, doc.file, merged)
+            servers = self._valid_only(values)
+        for (value, src), server in zip(merged, servers):
+            if server is not None:
+                self._place_server(shell, server, Placed(server, doc.file, src))
+
+    def _valid_only(self, values: list[dict[str, Any]]) -> list[m.Server | None]:
+        out: list[m.Server | None] = []
+        for v in values:
+            try:
+                out.append(m.Server.model_validate(v))
+            except ValidationError:
+                out.append(None)
+        return out
+
+    def _report_servers(self, exc: ValidationError, file: str, merged: list[tuple[Any, Src]]) -> None:
+        for error in exc.errors():
+            index, *loc = error["loc"]
+            assert isinstance(index, int)
+            rule, message, key = _describe({**error, "loc": tuple(loc)}, m.Server)
+            position = merged[index][1].locate([s for s in loc if isinstance(s, (str, int))], key=key)
+            self.p.add(rule, Location(file, *position), message)
+
+    def _merge_server(
+        self, doc: _Doc, defaults: dict[str, Any], defaults_src: Src, raw: dict[str, Any], src: Src,
+    ) -> tuple[dict[str, Any], Src]:
+        value, vsrc = _deep_merge((defaults, defaults_src), (raw, src))
+        model = value.get("model")
+        if not isinstance(model, str):
+            return value, vsrc
+        fields = self.inv.server_model_fields.get(model)
+        if fields is None:
+            hint = _suggest(model, self.inv.server_models)
+            self.p.add("schema.reference", Location(doc.file, *vsrc.locate(["model"], key=False)),
+                       f"unknown server model '{model}'{hint}")
+            return value, vsrc
+        # Catalog values are blamed on the server's `model:` line, where they came in.
+        model_pos = vsrc.locate(["model"], key=False)
+        return _deep_merge((fields, _flat_src(fields, model_pos)), (value, vsrc))
+
+    def _place_server(self, shell: m.ServersDoc, server: m.Server, place: Placed[m.Server]) -> None:
+        if not self.unique(self.inv.servers, server.name, "server", place.at(["name"], key=False)):
+            return
+        self.inv.servers[server.name] = ServerEntry(server, shell.facility, shell.rollout_date, place)
+        racks = [r for (f, r) in self.inv.racks if f == shell.facility]
+        if (shell.facility, server.rack) not in self.inv.racks:
+            hint = _suggest(server.rack, racks)
+            self.p.add("schema.reference", place.at(["rack"], key=False),
+                       f"server {server.name}: no rack '{server.rack}' in facility {shell.facility}{hint}")
+        if server.workload is not None and server.workload not in self.inv.workloads:
+            hint = _suggest(server.workload, self.inv.workloads)
+            self.p.add("schema.reference", place.at(["workload"], key=False),
+                       f"server {server.name}: unknown workload '{server.workload}'{hint}")
+        for name in ("power_w", "u_height"):
+            if getattr(server, name) is None:
+                self.p.add("schema.missing-field", place.at(),
+                           f"server {server.name}: no `{name}` (give it or a catalog `model` that has it)")
+        self._check_gpu_ref(server.gpu, place.file, place.src)
+
+    def _check_gpu_ref(self, gpu: m.GpuRef | None, file: str, src: Src) -> None:
+        if gpu is not None and gpu.model not in self.inv.gpu_models:
+            hint = _suggest(gpu.model, self.inv.gpu_models)
+            self.p.add("schema.reference", Location(file, *src.locate(["gpu", "model"], key=False)),
+                       f"unknown GPU model '{gpu.model}'{hint}")
+
+    def _check_waiver_entities(self) -> None:
+        entities = self.inv.entities()
+        for place in self.inv.waivers:
+            entity = place.value.entity
+            if entity not in entities:
+                hint = _suggest(entity, entities)
+                self.p.add("schema.reference", place.at(["entity"], key=False),
+                           f"waiver names unknown entity '{entity}'{hint}")
+
+
+def _child(src: Src, *path: str | int) -> Src:
+    node = src
+    for step in path:
+        nxt = node.child(step)
+        if nxt is None:
+            return node
+        node = nxt
+    return node
+
+
+def _flat_src(value: Any, pos: tuple[int, int]) -> Src:
+    """A source map that puts every part of `value` at one position."""
+    if isinstance(value, dict):
+        return Src(*pos, children={k: _flat_src(v, pos) for k, v in value.items()},
+                   keys=dict.fromkeys(value, pos))
+    return Src(*pos)
+
+
+def _deep_merge(base: tuple[dict[str, Any], Src], over: tuple[dict[str, Any], Src]) -> tuple[dict[str, Any], Src]:
+    """`over` wins; nested mappings merge key by key, and so do their source maps."""
+    (bval, bsrc), (oval, osrc) = base, over
+    values = dict(bval)
+    children: dict[str, Src] = dict(bsrc.children) if isinstance(bsrc.children, dict) else {}
+    keys = dict(bsrc.keys or {})
+    ochildren = osrc.children if isinstance(osrc.children, dict) else {}
+    okeys = osrc.keys or {}
+    for k, v in oval.items():
+        osub = ochildren.get(k, osrc)
+        if isinstance(v, dict) and isinstance(values.get(k), dict):
+            values[k], children[k] = _deep_merge((values[k], children.get(k, bsrc)), (v, osub))
+        else:
+            values[k], children[k] = v, osub
+        keys[k] = okeys.get(k, (osrc.line, osrc.column))
+    return values, Src(osrc.line, osrc.column, children=children, keys=keys)
+
+
+def builtin_catalog_files() -> list[Path]:
+    return discover([knowledge_dir()])
+
+
+def load(paths: Sequence[Path]) -> tuple[Inventory, list[Finding]]:
+    """Read every YAML file below `paths` plus the built-in catalog."""
+    problems = _Problems()
+    files = builtin_catalog_files() + discover(paths)
+    builder = _Builder(problems)
+    docs = _documents(problems, files)
+    # Catalog and facilities first: servers refer to both, wherever they are written.
+    order = {"GpuModels": 0, "ServerModels": 1, "Facility": 2, "Workloads": 3}
+    for doc in sorted(docs, key=lambda d: order.get(d.value["kind"], 4)):
+        builder.add(doc)
+    return builder.finish(), problems.findings()

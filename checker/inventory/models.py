@@ -1,0 +1,289 @@
+"""Typed inventory models (pydantic v2). Field names are the contract in DESIGN.md.
+
+Every model forbids unknown fields, so a typo is an error with a suggestion,
+never a silently ignored value.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+Name = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\s/]+$")]
+Pos = Annotated[float, Field(gt=0)]
+NonNeg = Annotated[float, Field(ge=0)]
+Percent = Annotated[float, Field(ge=1, le=100)]
+
+
+def _version(value: Any) -> Any:
+    # An unquoted `cuda: 12.10` is the float 12.1: the value is already lost,
+    # so refuse floats instead of guessing.
+    if isinstance(value, float):
+        raise ValueError(f"write version numbers as strings: quote it, e.g. \"{value}\"")
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+def _raid(value: Any) -> Any:
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+Version = Annotated[str, BeforeValidator(_version), Field(pattern=r"^\d+(\.\d+)*([+-][\w.]+)?$")]
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# ---------------------------------------------------------------- Facility
+class Feed(Model):
+    name: Name
+    side: Literal["A", "B"] | None = None
+    voltage: Pos
+    amps: Pos
+    phase: Literal[1, 3] = 1
+    max_utilization: Percent = 80  # NetBox default: the NEC 210.20(A) 80 % rule
+    power_factor: Annotated[float, Field(gt=0, le=1)] = 1.0
+
+
+class Rack(Model):
+    name: Name
+    u_height: Annotated[int, Field(ge=1, le=100)] = 42
+    weight_kg: NonNeg | None = None
+    max_weight_kg: Pos | None = None
+    footprint_m2: Pos = 0.72  # a 600 x 1200 mm rack
+    cooling: Literal["air", "rear-door", "liquid"] = "air"
+    cooling_kw: NonNeg | None = None
+    redundancy: Literal["N", "2N"] = "N"
+    feeds: list[Feed] = []
+
+
+class PueModel(Model):
+    fixed_kw: NonNeg
+    cooling_kw_per_it_kw: NonNeg
+    loss_fraction: Annotated[float, Field(ge=0, lt=1)]
+
+
+class FacilityPower(Model):
+    it_capacity_kw: Pos
+    utility_kw: Pos | None = None
+    basis: Literal["max", "typical"] = "max"
+
+
+class FacilityCooling(Model):
+    capacity_kw: Pos
+    units: Annotated[int, Field(ge=1)] = 1
+    redundancy: Literal["N", "N+1", "2N"] = "N"
+    inlet_c: Annotated[float, Field(ge=-10, le=60)] | None = None
+    ashrae_class: Literal["A1", "A2", "A3", "A4"] | None = None
+
+
+class Facility(Model):
+    kind: Literal["Facility"]
+    name: Name
+    location: str | None = None
+    pue_target: Annotated[float, Field(ge=1)] | None = None
+    design_pue: Annotated[float, Field(ge=1)] | None = None
+    pue_model: PueModel | None = None
+    power: FacilityPower | None = None
+    cooling: FacilityCooling | None = None
+    floor_max_kg_per_m2: Pos | None = None
+    energy_price_per_kwh: NonNeg | None = None
+    currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")] | None = None
+    racks: list[Rack] = []
+
+
+# ---------------------------------------------------------------- Servers
+class PowerDraw(Model):
+    max: Pos
+    typical: Pos | None = None
+
+    @model_validator(mode="after")
+    def _typical_below_max(self) -> PowerDraw:
+        if self.typical is not None and self.typical > self.max:
+            raise ValueError("typical draw cannot exceed max draw")
+        return self
+
+
+class Psu(Model):
+    count: Annotated[int, Field(ge=1)]
+    rating_w: Pos | None = None
+    redundant: Annotated[int, Field(ge=0)] | None = None
+    efficiency: Literal["bronze", "silver", "gold", "platinum", "titanium"] | None = None
+
+    @model_validator(mode="after")
+    def _redundant_below_count(self) -> Psu:
+        if self.redundant is not None and self.redundant >= self.count:
+            raise ValueError("redundant PSUs must be fewer than the PSU count")
+        return self
+
+
+class GpuRef(Model):
+    model: Name
+    count: Annotated[int, Field(ge=1)]
+
+
+class Cpu(Model):
+    model: str | None = None
+    sockets: Annotated[int, Field(ge=1)] | None = None
+    pcie_lanes: Annotated[int, Field(ge=0)] | None = None
+
+
+class Storage(Model):
+    nvme_tb: NonNeg | None = None
+    raid: Annotated[
+        Literal["none", "0", "1", "5", "6", "10"], BeforeValidator(_raid)
+    ] | None = None
+
+
+class Network(Model):
+    fabric: Literal["infiniband", "roce", "ethernet"] | None = None
+    gbps: Pos | None = None
+    ports: Annotated[int, Field(ge=0)] | None = None
+    nvlink: bool | None = None
+
+
+class Software(Model):
+    os: str | None = None
+    driver: Version | None = None
+    cuda: Version | None = None
+    rocm: Version | None = None
+    frameworks: dict[Name, Version] = {}
+
+
+class Support(Model):
+    vendor: str | None = None
+    level: Literal["24x7", "8x5", "nbd", "none"]
+    until: dt.date | None = None
+
+
+class ServerSpec(Model):
+    """Hardware fields shared by servers and the server catalog."""
+
+    u_height: Annotated[int, Field(ge=1, le=100)] | None = None
+    weight_kg: NonNeg | None = None
+    power_w: PowerDraw | None = None
+    psu: Psu | None = None
+    cooling: Literal["air", "liquid"] | None = None
+    gpu: GpuRef | None = None
+    cpu: Cpu | None = None
+    memory_gb: NonNeg | None = None
+    storage: Storage | None = None
+    network: Network | None = None
+
+
+class Server(ServerSpec):
+    name: Name
+    model: Name | None = None
+    rack: Name
+    position: Annotated[int, Field(ge=1)] | None = None
+    software: Software | None = None
+    support: Support | None = None
+    workload: Name | None = None
+
+
+class ServersDoc(Model):
+    """A `kind: Servers` document; servers are validated one by one after merging."""
+
+    kind: Literal["Servers"]
+    facility: Name
+    rollout_date: dt.date | None = None
+    defaults: dict[str, Any] = {}
+    servers: list[dict[str, Any]]
+
+
+# ---------------------------------------------------------------- Workloads, waivers
+class Workload(Model):
+    name: Name
+    task: Literal["training", "fine-tuning", "inference"]
+    params_b: Pos
+    precision: Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
+    framework: Name | None = None
+    dataset_tb: NonNeg | None = None
+    tokens_b: Pos | None = None
+    deadline_days: Pos | None = None
+
+
+class WorkloadsDoc(Model):
+    kind: Literal["Workloads"]
+    workloads: list[Workload]
+
+
+class Waiver(Model):
+    rule: Annotated[str, Field(min_length=1)]
+    entity: Annotated[str, Field(min_length=1)]
+    reason: Annotated[str, Field(min_length=3)]
+    owner: Annotated[str, Field(min_length=1)]
+    expires: dt.date
+
+
+class WaiversDoc(Model):
+    kind: Literal["Waivers"]
+    waivers: list[Waiver]
+
+
+# ---------------------------------------------------------------- Catalog
+class CatalogEntry(Model):
+    """Provenance every catalog entry carries: numbers are only as good as their source."""
+
+    name: Name
+    description: str | None = None
+    vendor: str | None = None
+    source: Annotated[str, Field(min_length=1)]
+    verified: bool = True
+    unverified: list[str] = []
+    notes: str | None = None
+
+    @model_validator(mode="after")
+    def _unverified_listed(self) -> CatalogEntry:
+        if self.verified == bool(self.unverified):
+            raise ValueError("list the unverified fields in `unverified` exactly when verified is false")
+        return self
+
+
+class GpuModel(CatalogEntry):
+    vendor: Literal["NVIDIA", "AMD"]
+    architecture: str | None = None
+    compute_capability: Version | None = None
+    llvm_target: str | None = None
+    min_cuda: Version | None = None
+    min_rocm: Version | None = None
+    memory_gb: Pos
+    tdp_w: Pos | None = None
+    form_factor: Literal["sxm", "pcie", "oam", "embedded"] | None = None
+    interconnect: Literal["nvlink", "nvlink-bridge", "pcie", "infinity-fabric", "none"] | None = None
+    interconnect_gb_s: Pos | None = None
+    bf16_tflops: Pos | None = None
+    fp16_tflops: Pos | None = None
+    datacenter: bool = True
+
+
+class ServerModel(ServerSpec, CatalogEntry):
+    pass
+
+
+# Catalog provenance fields are not server fields: dropped when a server uses a model.
+CATALOG_META = frozenset(CatalogEntry.model_fields)
+
+
+class GpuModelsDoc(Model):
+    kind: Literal["GpuModels"]
+    gpus: list[GpuModel]
+
+
+class ServerModelsDoc(Model):
+    kind: Literal["ServerModels"]
+    servers: list[ServerModel]
+
+
+DOCUMENT_KINDS: dict[str, type[Model]] = {
+    "Facility": Facility,
+    "Servers": ServersDoc,
+    "Workloads": WorkloadsDoc,
+    "Waivers": WaiversDoc,
+    "GpuModels": GpuModelsDoc,
+    "ServerModels": ServerModelsDoc,
+}
