@@ -125,17 +125,17 @@ def discover(paths: Sequence[Path]) -> list[Path]:
 
 
 # ---------------------------------------------------------------- pydantic errors
-def _inner_models(annotation: Any) -> Iterator[type[BaseModel]]:
+def inner_models(annotation: Any) -> Iterator[type[BaseModel]]:
     """The models an annotation may hold (through Optional, list, dict, Annotated)."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         yield annotation
         return
     origin = typing.get_origin(annotation)
     if origin is typing.Annotated:
-        yield from _inner_models(typing.get_args(annotation)[0])
+        yield from inner_models(typing.get_args(annotation)[0])
     elif origin in (list, dict, typing.Union, types.UnionType):
         for arg in typing.get_args(annotation):
-            yield from _inner_models(arg)
+            yield from inner_models(arg)
 
 
 def _fields_at(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
@@ -147,11 +147,11 @@ def _fields_at(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
         if isinstance(step, int):
             continue
         info = current.model_fields.get(step)
-        current = next(_inner_models(info.annotation), None) if info else None
+        current = next(inner_models(info.annotation), None) if info else None
     return list(current.model_fields) if current else []
 
 
-def _describe(error: Any, model: type[BaseModel]) -> tuple[str, str, bool]:
+def describe_error(error: Any, model: type[BaseModel]) -> tuple[str, str, bool]:
     """(rule, message, point-at-key) for one pydantic error."""
     loc = [s for s in error["loc"] if isinstance(s, (str, int))]
     where = ".".join(str(s) for s in loc)
@@ -173,7 +173,7 @@ def _report_validation(
     file: str, src: Src, prefix: Sequence[str | int] = (),
 ) -> None:
     for error in exc.errors():
-        rule, message, key = _describe(error, model)
+        rule, message, key = describe_error(error, model)
         loc = [s for s in error["loc"] if isinstance(s, (str, int))]
         position = src.locate([*prefix, *loc], key=key)
         problems.add(rule, Location(file, *position), message)
@@ -348,7 +348,7 @@ class _Builder:
         for error in exc.errors():
             index, *loc = error["loc"]
             assert isinstance(index, int)
-            rule, message, key = _describe({**error, "loc": tuple(loc)}, m.Server)
+            rule, message, key = describe_error({**error, "loc": tuple(loc)}, m.Server)
             position = merged[index][1].locate([s for s in loc if isinstance(s, (str, int))], key=key)
             self.p.add(rule, Location(file, *position), message)
 

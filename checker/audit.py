@@ -1,0 +1,69 @@
+"""The pipeline: load -> derive -> evaluate -> decide. Rendering reads the result."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from checker import __version__
+from checker.builtin import BUILTIN_CHECKS
+from checker.capacity import Capacity, compute
+from checker.decide import Settings, apply_waivers, override_severity, verdict
+from checker.engine import evaluate
+from checker.facts import build_all
+from checker.findings import Finding
+from checker.inventory.loader import Inventory, load
+from checker.rulebook import Rulebook, load_rulebook, matches
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """Everything formatters may read; they never re-read files."""
+
+    as_of: dt.date
+    verdict: str
+    exit_code: int
+    summary: dict[str, int]
+    findings: tuple[Finding, ...]
+    capacity: Capacity | None
+    inventory: Inventory
+    version: str = __version__
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tool": "checker", "version": self.version, "as_of": self.as_of.isoformat(),
+            "verdict": self.verdict, "summary": self.summary,
+            "findings": [_finding_json(f) for f in self.findings],
+            "capacity": self.capacity.to_json() if self.capacity else {"facilities": [], "racks": []},
+        }
+
+
+def _finding_json(f: Finding) -> dict[str, Any]:
+    return {
+        "rule": f.rule, "severity": f.severity, "category": f.category, "entity": f.entity,
+        "message": f.message, "remediation": f.remediation,
+        "file": f.file, "line": f.line, "column": f.column, "waived": f.waived,
+    }
+
+
+def run_audit(paths: Sequence[Path], cfg: Settings, as_of: dt.date, rulebook: Rulebook | None = None) -> AuditResult:
+    book = rulebook or load_rulebook(cfg.rule_dirs)
+    inv, schema = load(paths)
+    active = book.selected(cfg.select, cfg.ignore)
+    capacity: Capacity | None = None
+    findings: list[Finding] = list(schema)
+    # Rules would misread a half-loaded inventory: input errors are reported alone.
+    if not schema:
+        capacity = compute(inv)
+        findings += evaluate(active.rules, build_all(inv, capacity))
+    findings = override_severity(findings, cfg.severity)
+    known = [*book.ids(), *(c.id for c in BUILTIN_CHECKS)]
+    selected = [r for r in known if matches(r, cfg.select) and not matches(r, cfg.ignore)]
+    findings = apply_waivers(findings, inv.waivers, as_of, selected, known)
+    findings = [f for f in findings if f.category == "schema" or f.rule in selected]
+    ordered = tuple(sorted(findings, key=Finding.sort_key))
+    v = verdict(ordered, cfg.fail_on)
+    return AuditResult(as_of, v.verdict, v.exit_code, v.counts, ordered, capacity, inv)

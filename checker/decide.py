@@ -1,0 +1,163 @@
+"""Decide: waivers, severity overrides, threshold -> verdict and exit code.
+
+Detection produced findings; this stage only re-labels them (waived,
+severity) and adds waiver findings. It never re-reads inventory files.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from checker.errors import UserError, at
+from checker.findings import SEVERITY_RANK, Finding, Severity, located
+from checker.inventory.loader import Placed, describe_error, display_path
+from checker.inventory.models import Waiver
+from checker.inventory.source import YamlProblem, read
+from checker.rulebook import matches
+
+CONFIG_NAME = "checker.yaml"
+EXPIRING_DAYS = 30
+
+
+class Config(BaseModel):
+    """`checker.yaml`: per-repository rule selection, severities and threshold."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    select: list[str] = Field(default=["*"], description="globs over rule ids to run")
+    ignore: list[str] = Field(default=[], description="globs over rule ids to skip")
+    severity: dict[str, Severity] = Field(default={}, description="rule id glob -> severity")
+    fail_on: Severity = Field(default="error", description="lowest severity that fails the run")
+    rules: list[str] = Field(default=[], description="extra rule folders, relative to this file")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Config with the command line applied on top."""
+
+    select: tuple[str, ...]
+    ignore: tuple[str, ...]
+    severity: tuple[tuple[str, Severity], ...]
+    fail_on: Severity
+    rule_dirs: tuple[Path, ...]
+
+
+def find_config(paths: Sequence[Path]) -> Path | None:
+    """`checker.yaml` beside the inventories (their parent folder) or inside them."""
+    for path in paths:
+        base = path if path.is_dir() else path.parent
+        for candidate in (base.resolve().parent / CONFIG_NAME, base / CONFIG_NAME):
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def load_config(path: Path | None) -> tuple[Config, Path | None]:
+    if path is None:
+        return Config(), None
+    shown = display_path(path)
+    if not path.is_file():
+        raise UserError(f"{shown}: config file not found")
+    try:
+        docs = read(path)
+    except YamlProblem as exc:
+        raise UserError(at(shown, exc.line, exc.column, exc.message)) from None
+    if not docs:
+        return Config(), path
+    try:
+        return Config.model_validate(docs[0].value), path
+    except ValidationError as exc:
+        lines = []
+        for error in exc.errors():
+            _, message, key = describe_error(error, Config)
+            loc = [s for s in error["loc"] if isinstance(s, (str, int))]
+            lines.append(at(shown, *docs[0].src.locate(loc, key=key), message))
+        raise UserError(lines) from None
+
+
+def settings(config: Config, config_path: Path | None, *, select: Sequence[str], ignore: Sequence[str],
+             fail_on: Severity | None, rule_dirs: Sequence[Path]) -> Settings:
+    """The command line narrows the config: --select replaces, --ignore adds."""
+    base = config_path.parent if config_path else Path()
+    return Settings(
+        select=tuple(select) or tuple(config.select),
+        ignore=(*config.ignore, *ignore),
+        severity=tuple(config.severity.items()),
+        fail_on=fail_on or config.fail_on,
+        rule_dirs=(*(base / d for d in config.rules), *rule_dirs),
+    )
+
+
+def override_severity(findings: Sequence[Finding], overrides: Sequence[tuple[str, Severity]]) -> list[Finding]:
+    """Schema findings stay errors: invalid input is never downgraded."""
+    out = []
+    for f in findings:
+        new = next((sev for glob, sev in overrides if matches(f.rule, [glob])), None)
+        out.append(f.with_severity(new) if new and f.category != "schema" else f)
+    return out
+
+
+def apply_waivers(findings: Sequence[Finding], waivers: Sequence[Placed[Waiver]], as_of: dt.date,
+                  selected: Sequence[str], known_rules: Sequence[str]) -> list[Finding]:
+    """Mark waived findings and report expired, expiring, unused and dangling waivers."""
+    active = {(w.value.rule, w.value.entity): w for w in waivers if w.value.expires >= as_of}
+    used: set[tuple[str, str]] = set()
+    out: list[Finding] = []
+    for f in findings:
+        key = (f.rule, f.entity)
+        if key in active and f.category != "schema":
+            used.add(key)
+            out.append(f.with_waived())
+        else:
+            out.append(f)
+    for w in waivers:
+        out.extend(_waiver_findings(w, as_of, used, selected, known_rules))
+    return out
+
+
+def _waiver_findings(w: Placed[Waiver], as_of: dt.date, used: set[tuple[str, str]],
+                     selected: Sequence[str], known_rules: Sequence[str]) -> list[Finding]:
+    v = w.value
+    what = f"waiver for {v.rule} on {v.entity}"
+    if v.rule not in known_rules:
+        close = difflib.get_close_matches(v.rule, known_rules, n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        return [located("schema.reference", "schema", w.at(["rule"], key=False),
+                        f"waiver names unknown rule '{v.rule}'{hint}", entity=v.entity)]
+    if v.expires < as_of:
+        return [located("waiver.expired", "waiver", w.at(["expires"], key=False),
+                        f"{what} expired on {v.expires.isoformat()}; the finding is no longer waived",
+                        entity=v.entity, remediation="Fix the finding or renew the waiver.")]
+    out = []
+    if (v.expires - as_of).days <= EXPIRING_DAYS:
+        out.append(located("waiver.expiring", "waiver", w.at(["expires"], key=False),
+                           f"{what} expires on {v.expires.isoformat()}", severity="info", entity=v.entity,
+                           remediation="Plan the fix or renew the waiver."))
+    if (v.rule, v.entity) not in used and v.rule in selected:
+        out.append(located("waiver.unused", "waiver", w.at(), f"{what} matches no finding",
+                           severity="warning", entity=v.entity, remediation="Remove the waiver."))
+    return out
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str
+    exit_code: int
+    counts: dict[str, int]
+
+
+def verdict(findings: Sequence[Finding], fail_on: Severity) -> Verdict:
+    counts = {"error": 0, "warning": 0, "info": 0, "waived": 0}
+    for f in findings:
+        counts["waived" if f.waived else f.severity] += 1
+    threshold = SEVERITY_RANK[fail_on]
+    failing = any(not f.waived and SEVERITY_RANK[f.severity] >= threshold for f in findings)
+    invalid = any(f.category == "schema" for f in findings)
+    code = 2 if invalid else 1 if failing else 0
+    return Verdict("fail" if failing else "pass", code, counts)

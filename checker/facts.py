@@ -1,0 +1,288 @@
+"""Fact kinds: what rules can look at, one registry, each field documented.
+
+A fact is one entity seen as a flat record. Fields named like an inventory
+path (`support.until`) are read from the validated model, so a rule author
+writes what they see in the YAML; other fields are derived (capacity, counts).
+`checker facts [KIND]` prints this registry.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from checker.capacity import Capacity
+from checker.errors import UserError
+from checker.inventory import models as m
+from checker.inventory.loader import Inventory, Placed, inner_models as _inner_models
+from checker.inventory.source import Src
+
+FieldType = Literal["number", "string", "boolean", "date"]
+
+
+@dataclass(frozen=True, slots=True)
+class FactField:
+    name: str
+    type: FieldType
+    unit: str
+    doc: str
+    # Inventory path of the value, when it is read from the model (for `locate`).
+    path: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    kind: str
+    entity: str
+    values: Mapping[str, Any]
+    file: str
+    src: Src
+
+
+Builder = Callable[[Inventory, Capacity], Iterator[Fact]]
+
+
+@dataclass(frozen=True)
+class FactKind:
+    name: str
+    doc: str
+    fields: tuple[FactField, ...]
+    build: Builder
+    model: type[BaseModel]
+
+    def has_path(self, dotted: str) -> bool:
+        """Whether `dotted` names a field of the entity's inventory model (for `locate`)."""
+        model: type[BaseModel] | None = self.model
+        for step in dotted.split("."):
+            info = model.model_fields.get(step) if model else None
+            if info is None:
+                return False
+            model = next(_inner_models(info.annotation), None)
+        return True
+
+    def field_types(self) -> dict[str, FieldType]:
+        return {f.name: f.type for f in self.fields}
+
+    def field(self, name: str) -> FactField | None:
+        return next((f for f in self.fields if f.name == name), None)
+
+
+def _m(name: str, type_: FieldType, unit: str, doc: str) -> FactField:
+    """A field read from the model at the inventory path spelled by its name."""
+    return FactField(name, type_, unit, doc, tuple(name.split(".")))
+
+
+def _d(name: str, type_: FieldType, unit: str, doc: str) -> FactField:
+    """A derived field (no inventory path)."""
+    return FactField(name, type_, unit, doc)
+
+
+def _read(model: BaseModel, path: tuple[str, ...]) -> Any:
+    value: Any = model
+    for step in path:
+        value = getattr(value, step, None)
+        if value is None:
+            return None
+    return value.isoformat() if isinstance(value, dt.date) else value
+
+
+def _values(fields: tuple[FactField, ...], model: BaseModel, derived: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for f in fields:
+        value = _read(model, f.path) if f.path else derived.get(f.name)
+        if value is not None:
+            out[f.name] = value
+    return out
+
+
+def _fact(kind: str, entity: str, place: Placed[Any], fields: tuple[FactField, ...],
+          derived: Mapping[str, Any]) -> Fact:
+    return Fact(kind, entity, _values(fields, place.value, derived), place.file, place.src)
+
+
+# ---------------------------------------------------------------- facility
+FACILITY_FIELDS = (
+    _m("name", "string", "", "facility name"),
+    _m("location", "string", "", "free-text location"),
+    _m("pue_target", "number", "", "maximum allowed PUE"),
+    _m("design_pue", "number", "", "design PUE, used when pue_model is absent"),
+    _m("power.it_capacity_kw", "number", "kW", "UPS / critical IT capacity"),
+    _m("power.utility_kw", "number", "kW", "utility supply"),
+    _m("power.basis", "string", "", "which server draw capacity checks use: max | typical"),
+    _m("cooling.capacity_kw", "number", "kW", "heat rejection with all units running"),
+    _m("cooling.units", "number", "", "number of cooling units"),
+    _m("cooling.redundancy", "string", "", "N | N+1 | 2N"),
+    _m("cooling.inlet_c", "number", "degC", "design inlet temperature"),
+    _m("cooling.ashrae_class", "string", "", "ASHRAE TC 9.9 class A1..A4"),
+    _m("floor_max_kg_per_m2", "number", "kg/m2", "floor loading limit"),
+    _m("energy_price_per_kwh", "number", "currency/kWh", "energy price"),
+    _d("it_load_kw", "number", "kW", "sum of server draw (per power.basis)"),
+    _d("server_count", "number", "", "servers in the facility"),
+    _d("rack_count", "number", "", "racks in the facility"),
+)
+
+
+def _facilities(inv: Inventory, cap: Capacity) -> Iterator[Fact]:
+    for name, place in inv.facilities.items():
+        entity = f"facility/{name}"
+        agg = cap.facilities[entity]
+        derived = {"it_load_kw": agg["it_load_kw"], "server_count": agg["servers"], "rack_count": agg["racks"]}
+        yield _fact("facility", entity, place, FACILITY_FIELDS, derived)
+
+
+# ---------------------------------------------------------------- rack
+RACK_FIELDS = (
+    _d("facility", "string", "", "facility the rack is in"),
+    _m("name", "string", "", "rack name"),
+    _m("u_height", "number", "U", "rack height"),
+    _m("weight_kg", "number", "kg", "empty rack weight"),
+    _m("max_weight_kg", "number", "kg", "rated static load"),
+    _m("footprint_m2", "number", "m2", "floor area"),
+    _m("cooling", "string", "", "air | rear-door | liquid"),
+    _m("cooling_kw", "number", "kW", "heat this position can reject"),
+    _m("redundancy", "string", "", "N | 2N"),
+    _d("feed_count", "number", "", "power feeds"),
+    _d("server_count", "number", "", "servers placed in the rack"),
+    _d("capacity_kw", "number", "kW", "N: sum of feeds; 2N: min(side A, side B)"),
+    _d("load_kw", "number", "kW", "server draw per the facility's power.basis"),
+    _d("utilization_pct", "number", "%", "load_kw / capacity_kw x 100 (absent without capacity)"),
+    _d("side_a_kw", "number", "kW", "sum of side A feed capacity"),
+    _d("side_b_kw", "number", "kW", "sum of side B feed capacity"),
+)
+
+
+def _racks(inv: Inventory, cap: Capacity) -> Iterator[Fact]:
+    for (fac, name), place in inv.racks.items():
+        entity = f"rack/{fac}/{name}"
+        agg = cap.racks[entity]
+        derived = {
+            "facility": fac, "feed_count": agg["feeds"], "server_count": agg["servers"],
+            **{k: agg.get(k) for k in ("capacity_kw", "load_kw", "utilization_pct", "side_a_kw", "side_b_kw")},
+        }
+        yield _fact("rack", entity, place, RACK_FIELDS, derived)
+
+
+# ---------------------------------------------------------------- feed
+FEED_FIELDS = (
+    _d("facility", "string", "", "facility of the feed's rack"),
+    _d("rack", "string", "", "rack the feed powers"),
+    _m("name", "string", "", "feed name"),
+    _m("side", "string", "", "A | B (2N racks)"),
+    _m("voltage", "number", "V", "line-to-line voltage for three-phase"),
+    _m("amps", "number", "A", "breaker rating"),
+    _m("phase", "number", "", "1 | 3"),
+    _m("max_utilization", "number", "%", "continuous-load limit (NEC 210.20(A): 80)"),
+    _m("power_factor", "number", "", "power factor"),
+    _d("capacity_kw", "number", "kW", "V x A x utilization x (sqrt 3 if three-phase) x PF"),
+)
+
+
+def _feeds(inv: Inventory, cap: Capacity) -> Iterator[Fact]:
+    for (fac, rack, name), place in inv.feeds.items():
+        entity = f"feed/{fac}/{rack}/{name}"
+        derived = {"facility": fac, "rack": rack, **cap.feeds[entity]}
+        yield _fact("feed", entity, place, FEED_FIELDS, derived)
+
+
+# ---------------------------------------------------------------- server
+SERVER_FIELDS = (
+    _m("name", "string", "", "server name"),
+    _d("facility", "string", "", "facility of the server's document"),
+    _m("rack", "string", "", "rack name"),
+    _m("model", "string", "", "catalog server model"),
+    _m("position", "number", "U", "lowest U occupied"),
+    _m("u_height", "number", "U", "height"),
+    _m("weight_kg", "number", "kg", "weight"),
+    _m("power_w.max", "number", "W", "maximum wall draw"),
+    _m("power_w.typical", "number", "W", "typical wall draw"),
+    _m("psu.count", "number", "", "power supplies"),
+    _m("psu.rating_w", "number", "W", "rating of one PSU"),
+    _m("psu.redundant", "number", "", "PSUs that may fail (the +N)"),
+    _m("psu.efficiency", "string", "", "80 PLUS level"),
+    _m("cooling", "string", "", "air | liquid"),
+    _m("gpu.model", "string", "", "catalog GPU model"),
+    _m("gpu.count", "number", "", "GPUs"),
+    _m("cpu.sockets", "number", "", "CPU sockets"),
+    _m("cpu.pcie_lanes", "number", "", "PCIe lanes"),
+    _m("memory_gb", "number", "GB", "system memory"),
+    _m("storage.nvme_tb", "number", "TB", "NVMe capacity"),
+    _m("storage.raid", "string", "", "none | 0 | 1 | 5 | 6 | 10"),
+    _m("network.fabric", "string", "", "infiniband | roce | ethernet"),
+    _m("network.gbps", "number", "Gb/s", "per-port speed"),
+    _m("network.ports", "number", "", "fabric ports"),
+    _m("network.nvlink", "boolean", "", "NVLink between the GPUs"),
+    _m("software.os", "string", "", "operating system"),
+    _m("software.driver", "string", "", "NVIDIA driver version"),
+    _m("software.cuda", "string", "", "CUDA version the software is built for"),
+    _m("software.rocm", "string", "", "ROCm version"),
+    _m("support.vendor", "string", "", "support vendor"),
+    _m("support.level", "string", "", "24x7 | 8x5 | nbd | none"),
+    _m("support.until", "date", "", "end of the support contract"),
+    _d("rollout_date", "date", "", "rollout date of the server's document"),
+    _m("workload", "string", "", "workload the server runs"),
+)
+
+
+def _servers(inv: Inventory, cap: Capacity) -> Iterator[Fact]:
+    for name, entry in inv.servers.items():
+        rollout = entry.rollout_date.isoformat() if entry.rollout_date else None
+        derived = {"facility": entry.facility, "rollout_date": rollout}
+        yield _fact("server", f"server/{name}", entry.place, SERVER_FIELDS, derived)
+
+
+# ---------------------------------------------------------------- workload
+WORKLOAD_FIELDS = (
+    _m("name", "string", "", "workload name"),
+    _m("task", "string", "", "training | fine-tuning | inference"),
+    _m("params_b", "number", "billion", "model parameters"),
+    _m("precision", "string", "", "fp32 | bf16 | fp16 | fp8 | int8 | int4"),
+    _m("framework", "string", "", "framework that must be installed"),
+    _m("dataset_tb", "number", "TB", "dataset size"),
+    _m("tokens_b", "number", "billion", "training tokens"),
+    _m("deadline_days", "number", "days", "deadline"),
+    _d("server_count", "number", "", "servers that run it"),
+)
+
+
+def _workloads(inv: Inventory, cap: Capacity) -> Iterator[Fact]:
+    counts: dict[str, int] = {}
+    for entry in inv.servers.values():
+        if entry.server.workload:
+            counts[entry.server.workload] = counts.get(entry.server.workload, 0) + 1
+    for name, place in inv.workloads.items():
+        yield _fact("workload", f"workload/{name}", place, WORKLOAD_FIELDS,
+                    {"server_count": counts.get(name, 0)})
+
+
+REGISTRY: dict[str, FactKind] = {
+    k.name: k
+    for k in (
+        FactKind("facility", "a site: power, cooling and PUE figures", FACILITY_FIELDS, _facilities,
+                 m.Facility),
+        FactKind("rack", "a rack position with its feeds and load", RACK_FIELDS, _racks, m.Rack),
+        FactKind("feed", "one power feed of a rack", FEED_FIELDS, _feeds, m.Feed),
+        FactKind("server", "a server, with catalog and defaults merged in", SERVER_FIELDS, _servers,
+                 m.Server),
+        FactKind("workload", "a workload and the servers that run it", WORKLOAD_FIELDS, _workloads,
+                 m.Workload),
+    )
+}
+
+
+def fact_kind(name: str) -> FactKind:
+    """The registered kind, or a clear error naming the valid ones."""
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        close = difflib.get_close_matches(name, REGISTRY, n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        raise UserError(f"unknown fact kind '{name}'{hint}; known: {', '.join(REGISTRY)}") from None
+
+
+def build_all(inv: Inventory, cap: Capacity) -> list[Fact]:
+    return [fact for kind in REGISTRY.values() for fact in kind.build(inv, cap)]

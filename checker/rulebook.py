@@ -1,0 +1,243 @@
+"""The rulebook: YAML rules validated with pydantic, `when` compiled for durable-rules.
+
+A rule's metadata lives next to it (id, title, severity, category, rationale,
+examples); `checker rules list/show`, `checker explain` and the docs read it.
+Every problem names the rule file, line and column; none is a traceback.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import jinja2
+from jinja2 import meta
+from jinja2.sandbox import SandboxedEnvironment
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from checker.errors import UserError, at
+from checker.expr import CompiledWhen, ExprError, compile_when
+from checker.facts import REGISTRY, FactKind
+from checker.findings import Category, Severity
+from checker.inventory.loader import describe_error, discover, display_path
+from checker.inventory.source import Src, YamlProblem, read
+from checker.resources import rules_dir
+
+RuleId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)+$")]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class Examples(_Strict):
+    fail: list[dict[str, Any]] = []
+    pass_: list[dict[str, Any]] = Field(default=[], alias="pass")
+
+
+class Rule(_Strict):
+    id: RuleId
+    title: Annotated[str, Field(min_length=1)]
+    category: Category
+    severity: Severity
+    on: str
+    when: Annotated[str, Field(min_length=1)]
+    message: Annotated[str, Field(min_length=1)]
+    remediation: Annotated[str, Field(min_length=1)]
+    rationale: str | None = None
+    locate: str | None = None
+    references: list[str] = []
+    tags: list[str] = []
+    examples: Examples = Examples()
+
+
+class RuleFile(_Strict):
+    rules: list[Rule]
+
+
+class _MessageUndefined(jinja2.Undefined):
+    """A field the fact lacks renders as 'unknown', never as an empty gap."""
+
+    def __str__(self) -> str:
+        return "unknown"
+
+
+# Messages are user-written templates: sandboxed, no autoescape (plain text out).
+_JINJA = SandboxedEnvironment(undefined=_MessageUndefined, autoescape=False, keep_trailing_newline=False)
+
+
+@dataclass(frozen=True)
+class CompiledRule:
+    rule: Rule
+    file: str
+    src: Src
+    when: CompiledWhen
+    template: jinja2.Template
+    builtin: bool
+
+    @property
+    def id(self) -> str:
+        return self.rule.id
+
+    def render(self, values: Mapping[str, Any]) -> str:
+        return " ".join(self.template.render(nest(values)).split())
+
+
+def nest(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Dotted fact fields as nested mappings, so templates write `{{ power_w.max }}`."""
+    out: dict[str, Any] = {}
+    for name, value in values.items():
+        *parents, leaf = name.split(".")
+        node = out
+        for p in parents:
+            node = node.setdefault(p, {})
+        node[leaf] = value
+    return out
+
+
+def flatten(example: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Examples may be written nested (`support: {level: none}`) or dotted."""
+    out: dict[str, Any] = {}
+    for key, value in example.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.update(flatten(value, f"{name}."))
+        else:
+            out[name] = value
+    return out
+
+
+class _Errors:
+    def __init__(self, file: str, src: Src) -> None:
+        self.file, self.src, self.lines = file, src, list[str]()
+
+    def add(self, path: Sequence[str | int], message: str, *, key: bool = False,
+            offset: tuple[int, int] = (1, 1)) -> None:
+        line, column = self.src.locate(path, key=key)
+        if offset[0] > 1:
+            line, column = line + offset[0] - 1, offset[1]
+        else:
+            column += offset[1] - 1
+        self.lines.append(at(self.file, line, column, message))
+
+
+def _check_fields(kind: FactKind, names: Iterable[str], errors: _Errors, path: Sequence[str | int], what: str) -> None:
+    import difflib
+
+    known = kind.field_types()
+    for name in names:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            errors.add(path, f"{what}: '{name}' is not a field of {kind.name} facts{hint}")
+
+
+def _compile(rule: Rule, index: int, file: str, src: Src, builtin: bool, errors: _Errors) -> CompiledRule | None:
+    base: list[str | int] = ["rules", index]
+    kind = REGISTRY.get(rule.on)
+    if kind is None:
+        errors.add([*base, "on"], f"rule {rule.id}: unknown fact kind '{rule.on}' (known: {', '.join(REGISTRY)})")
+        return None
+    try:
+        when = compile_when(rule.when, kind.field_types())
+    except ExprError as exc:
+        errors.add([*base, "when"], f"rule {rule.id}: {exc.message}", offset=(exc.line, exc.column))
+        return None
+    try:
+        template = _JINJA.from_string(rule.message)
+        used = meta.find_undeclared_variables(_JINJA.parse(rule.message))
+    except jinja2.TemplateSyntaxError as exc:
+        errors.add([*base, "message"], f"rule {rule.id}: bad message template: {exc.message}")
+        return None
+    tops = {f.name.split(".")[0] for f in kind.fields}
+    _check_fields(kind, sorted(used - tops), errors, [*base, "message"], f"rule {rule.id} message")
+    if rule.locate is not None:
+        if not kind.has_path(rule.locate):
+            errors.add([*base, "locate"],
+                       f"rule {rule.id}: locate '{rule.locate}' is not a field of a {kind.name} in the inventory")
+    for label, examples in (("fail", rule.examples.fail), ("pass", rule.examples.pass_)):
+        for i, example in enumerate(examples):
+            _check_fields(kind, flatten(example), errors, [*base, "examples", label, i], f"rule {rule.id} example")
+    return CompiledRule(rule, file, _child(src, "rules", index), when, template, builtin)
+
+
+def _child(src: Src, *path: str | int) -> Src:
+    for step in path:
+        src = src.child(step) or src
+    return src
+
+
+def _load_file(path: Path, builtin: bool) -> tuple[list[CompiledRule], list[str]]:
+    shown = display_path(path)
+    try:
+        docs = read(path)
+    except YamlProblem as exc:
+        return [], [at(shown, exc.line, exc.column, exc.message)]
+    out: list[CompiledRule] = []
+    lines: list[str] = []
+    for doc in docs:
+        errors = _Errors(shown, doc.src)
+        try:
+            parsed = RuleFile.model_validate(doc.value)
+        except ValidationError as exc:
+            for error in exc.errors():
+                _, message, key = describe_error(error, RuleFile)
+                errors.add([s for s in error["loc"] if isinstance(s, (str, int))], message, key=key)
+            lines += errors.lines
+            continue
+        for i, rule in enumerate(parsed.rules):
+            compiled = _compile(rule, i, shown, doc.src, builtin, errors)
+            if compiled is not None:
+                out.append(compiled)
+        lines += errors.lines
+    return out, lines
+
+
+def rule_files(folder: Path) -> list[Path]:
+    """Rule files of a folder; the knowledge base below it is data, not rules."""
+    return [p for p in discover([folder]) if "knowledge" not in p.relative_to(folder).parts]
+
+
+@dataclass(frozen=True)
+class Rulebook:
+    rules: tuple[CompiledRule, ...]
+
+    def get(self, rule_id: str) -> CompiledRule | None:
+        return next((r for r in self.rules if r.id == rule_id), None)
+
+    def ids(self) -> list[str]:
+        return [r.id for r in self.rules]
+
+    def selected(self, select: Sequence[str], ignore: Sequence[str]) -> Rulebook:
+        return Rulebook(tuple(r for r in self.rules if matches(r.id, select) and not matches(r.id, ignore)))
+
+
+def matches(rule_id: str, globs: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatchcase(rule_id, g) for g in globs)
+
+
+def load_rulebook(extra: Sequence[Path] = (), *, builtin: bool = True) -> Rulebook:
+    """The built-in rules plus every folder in `extra`; any problem -> UserError."""
+    folders = ([(rules_dir(), True)] if builtin else []) + [(Path(p), False) for p in extra]
+    rules: list[CompiledRule] = []
+    lines: list[str] = []
+    for folder, is_builtin in folders:
+        if not folder.is_dir():
+            raise UserError(f"{folder}: rule folder not found")
+        for path in rule_files(folder):
+            got, errs = _load_file(path, is_builtin)
+            rules += got
+            lines += errs
+    seen: dict[str, CompiledRule] = {}
+    for rule in rules:
+        if rule.id in seen:
+            first = seen[rule.id]
+            lines.append(at(rule.file, rule.src.line, rule.src.column,
+                            f"rule id {rule.id} already defined at {first.file}:{first.src.line}"))
+        seen.setdefault(rule.id, rule)
+    if lines:
+        raise UserError(lines)
+    return Rulebook(tuple(sorted(seen.values(), key=lambda r: r.id)))
