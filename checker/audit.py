@@ -34,8 +34,11 @@ class AuditResult:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "tool": "checker", "version": self.version, "as_of": self.as_of.isoformat(),
-            "verdict": self.verdict, "summary": self.summary,
+            "tool": "checker",
+            "version": self.version,
+            "as_of": self.as_of.isoformat(),
+            "verdict": self.verdict,
+            "summary": self.summary,
             "findings": [_finding_json(f) for f in self.findings],
             "capacity": self.capacity.to_json() if self.capacity else {"facilities": [], "racks": []},
         }
@@ -43,13 +46,22 @@ class AuditResult:
 
 def _finding_json(f: Finding) -> dict[str, Any]:
     return {
-        "rule": f.rule, "severity": f.severity, "category": f.category, "entity": f.entity,
-        "message": f.message, "remediation": f.remediation,
-        "file": f.file, "line": f.line, "column": f.column, "waived": f.waived,
+        "rule": f.rule,
+        "severity": f.severity,
+        "category": f.category,
+        "entity": f.entity,
+        "message": f.message,
+        "remediation": f.remediation,
+        "file": f.file,
+        "line": f.line,
+        "column": f.column,
+        "waived": f.waived,
     }
 
 
-def run_audit(paths: Sequence[Path], cfg: Settings, as_of: dt.date, rulebook: Rulebook | None = None) -> AuditResult:
+def run_audit(
+    paths: Sequence[Path], cfg: Settings, as_of: dt.date, rulebook: Rulebook | None = None
+) -> AuditResult:
     book = rulebook or load_rulebook(cfg.rule_dirs)
     inv, schema = load(paths)
     active = book.selected(cfg.select, cfg.ignore)

@@ -47,8 +47,10 @@ def _column(values: list[float]) -> F64:
 def _feeds(inv: Inventory, rack_index: dict[tuple[str, str], int]) -> tuple[F64, npt.NDArray[np.intp], F64]:
     feeds = [p.value for p in inv.feeds.values()]
     kw = feed_kw(
-        _column([f.voltage for f in feeds]), _column([f.amps for f in feeds]),
-        _column([f.max_utilization for f in feeds]), _column([f.phase for f in feeds]),
+        _column([f.voltage for f in feeds]),
+        _column([f.amps for f in feeds]),
+        _column([f.max_utilization for f in feeds]),
+        _column([f.phase for f in feeds]),
         _column([f.power_factor for f in feeds]),
     )
     racks = np.asarray([rack_index[(fac, rack)] for fac, rack, _ in inv.feeds], dtype=np.intp)
@@ -79,7 +81,9 @@ def compute(inv: Inventory) -> Capacity:
     entries = list(inv.servers.values())
     basis_typical = np.asarray([_basis(inv, e.facility) == "typical" for e in entries], dtype=bool)
     draw_kw = np.where(basis_typical, typical, peak) / 1000.0
-    server_rack = np.asarray([rack_index.get((e.facility, e.server.rack), -1) for e in entries], dtype=np.intp)
+    server_rack = np.asarray(
+        [rack_index.get((e.facility, e.server.rack), -1) for e in entries], dtype=np.intp
+    )
     placed = server_rack >= 0
     rack_load = np.bincount(server_rack[placed], weights=draw_kw[placed], minlength=n)
     rack_servers = np.bincount(server_rack[placed], minlength=n)
@@ -97,9 +101,12 @@ def compute(inv: Inventory) -> Capacity:
     }
     racks_out = {
         f"rack/{fac}/{rack}": {
-            "capacity_kw": _r(rack_cap[i]), "load_kw": _r(rack_load[i]),
-            "side_a_kw": _r(side_a[i]), "side_b_kw": _r(side_b[i]),
-            "servers": int(rack_servers[i]), "feeds": int(feed_count[i]),
+            "capacity_kw": _r(rack_cap[i]),
+            "load_kw": _r(rack_load[i]),
+            "side_a_kw": _r(side_a[i]),
+            "side_b_kw": _r(side_b[i]),
+            "servers": int(rack_servers[i]),
+            "feeds": int(feed_count[i]),
             **({"utilization_pct": _r(100.0 * rack_load[i] / rack_cap[i])} if rack_cap[i] > 0 else {}),
         }
         for i, (fac, rack) in enumerate(rack_keys)

@@ -28,7 +28,10 @@ from checker.ruletest import run_rule_tests
 from checker.schema import inventory_schema
 
 DEFAULT_PATH = Path("inventories")
-BUG_HINT = "this is a bug (set CHECKER_DEBUG=1 for a traceback) in checker; please report it with the command line and the input files"
+BUG_HINT = (
+    "this is a bug in checker; please report it with the command line and the input files"
+    " (CHECKER_DEBUG=1 prints a traceback)"
+)
 
 
 def _date(text: str) -> dt.date:
@@ -48,8 +51,14 @@ def _format_spec(text: str) -> tuple[str, Path | None]:
 def cmd_audit(args: argparse.Namespace) -> int:
     paths = args.paths or [DEFAULT_PATH]
     config, config_path = load_config(args.config or find_config(paths))
-    cfg = settings(config, config_path, select=args.select, ignore=args.ignore,
-                   fail_on=args.fail_on, rule_dirs=args.rules)
+    cfg = settings(
+        config,
+        config_path,
+        select=args.select,
+        ignore=args.ignore,
+        fail_on=args.fail_on,
+        rule_dirs=args.rules,
+    )
     result = run_audit(paths, cfg, args.as_of or dt.date.today())
     for name, file in args.format or [("text", None)]:
         output = get_formatter(name)(result)
@@ -69,7 +78,9 @@ def _rulebook(args: argparse.Namespace) -> list[CompiledRule]:
 
 
 def cmd_rules_list(args: argparse.Namespace) -> int:
-    rows = [(r.id, r.rule.severity, r.rule.category, r.rule.title) for r in _rulebook(args)]
+    rows: list[tuple[str, str, str, str]] = [
+        (r.id, r.rule.severity, r.rule.category, r.rule.title) for r in _rulebook(args)
+    ]
     rows += [(c.id, c.severity, c.category, c.title) for c in BUILTIN_CHECKS]
     width = max(len(r[0]) for r in rows)
     for rule_id, severity, category, title in sorted(rows):
@@ -79,8 +90,14 @@ def cmd_rules_list(args: argparse.Namespace) -> int:
 
 def _describe_rule(rule: CompiledRule, full: bool) -> list[str]:
     r = rule.rule
-    lines = [f"{r.id}: {r.title}", f"  severity: {r.severity}", f"  category: {r.category}",
-             f"  on: {r.on}", f"  when: {r.when}", f"  defined in: {rule.file}:{rule.src.line}"]
+    lines = [
+        f"{r.id}: {r.title}",
+        f"  severity: {r.severity}",
+        f"  category: {r.category}",
+        f"  on: {r.on}",
+        f"  when: {r.when}",
+        f"  defined in: {rule.file}:{rule.src.line}",
+    ]
     if r.rationale:
         lines.append(f"  rationale: {' '.join(r.rationale.split())}")
     lines.append(f"  remediation: {' '.join(r.remediation.split())}")
@@ -100,9 +117,17 @@ def _show(args: argparse.Namespace, full: bool) -> int:
     check = builtin_check(args.id)
     if check is None:
         raise UserError(f"unknown rule '{args.id}' (see `checker rules list`)")
-    print("\n".join([f"{check.id}: {check.title}", f"  severity: {check.severity}",
-                     f"  category: {check.category}", f"  rationale: {check.rationale}",
-                     f"  remediation: {check.remediation}"]))
+    print(
+        "\n".join(
+            [
+                f"{check.id}: {check.title}",
+                f"  severity: {check.severity}",
+                f"  category: {check.category}",
+                f"  rationale: {check.rationale}",
+                f"  remediation: {check.remediation}",
+            ]
+        )
+    )
     return 0
 
 
@@ -140,12 +165,22 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- parser
 def _add_rules_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--rules", action="append", type=Path, default=[], metavar="DIR",
-                   help="extra rule folder (repeatable)")
+    p.add_argument(
+        "--rules",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="DIR",
+        help="extra rule folder (repeatable)",
+    )
 
 
-def _sub(subs: argparse._SubParsersAction[argparse.ArgumentParser], name: str, func: Callable[[argparse.Namespace], int],
-         help_: str) -> argparse.ArgumentParser:
+def _sub(
+    subs: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    func: Callable[[argparse.Namespace], int],
+    help_: str,
+) -> argparse.ArgumentParser:
     p = subs.add_parser(name, help=help_, description=help_)
     p.set_defaults(func=func)
     return p
@@ -157,14 +192,27 @@ def build_parser() -> argparse.ArgumentParser:
     subs = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     audit = _sub(subs, "audit", cmd_audit, "audit inventories against the rulebook")
-    audit.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="files or folders (default: inventories/)")
-    audit.add_argument("--format", action="append", type=_format_spec, metavar="FMT[:FILE]",
-                       help="output format, optionally to a file (repeatable): text, json")
-    audit.add_argument("--fail-on", choices=SEVERITIES, default=None, help="lowest failing severity (default error)")
+    audit.add_argument(
+        "paths", nargs="*", type=Path, metavar="PATH", help="files or folders (default: inventories/)"
+    )
+    audit.add_argument(
+        "--format",
+        action="append",
+        type=_format_spec,
+        metavar="FMT[:FILE]",
+        help="output format, optionally to a file (repeatable): text, json",
+    )
+    audit.add_argument(
+        "--fail-on", choices=SEVERITIES, default=None, help="lowest failing severity (default error)"
+    )
     audit.add_argument("--select", action="append", default=[], metavar="ID", help="rule id glob to run")
     audit.add_argument("--ignore", action="append", default=[], metavar="ID", help="rule id glob to skip")
-    audit.add_argument("--as-of", type=_date, default=None, metavar="YYYY-MM-DD", help="evaluate dates as of this day")
-    audit.add_argument("--config", type=Path, default=None, metavar="FILE", help="config file (default: checker.yaml)")
+    audit.add_argument(
+        "--as-of", type=_date, default=None, metavar="YYYY-MM-DD", help="evaluate dates as of this day"
+    )
+    audit.add_argument(
+        "--config", type=Path, default=None, metavar="FILE", help="config file (default: checker.yaml)"
+    )
     _add_rules_option(audit)
 
     rules = _sub(subs, "rules", lambda a: 2, "list, show and test rules")
@@ -174,7 +222,9 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("id")
     _add_rules_option(show)
     test = _sub(rule_subs, "test", cmd_rules_test, "run every rule's examples through the engine")
-    test.add_argument("dir", nargs="?", type=Path, help="rule folder to test (default: the built-in rulebook)")
+    test.add_argument(
+        "dir", nargs="?", type=Path, help="rule folder to test (default: the built-in rulebook)"
+    )
     _add_rules_option(test)
 
     explain = _sub(subs, "explain", cmd_explain, "a rule's rationale, examples and remediation")

@@ -81,8 +81,15 @@ def load_config(path: Path | None) -> tuple[Config, Path | None]:
         raise UserError(lines) from None
 
 
-def settings(config: Config, config_path: Path | None, *, select: Sequence[str], ignore: Sequence[str],
-             fail_on: Severity | None, rule_dirs: Sequence[Path]) -> Settings:
+def settings(
+    config: Config,
+    config_path: Path | None,
+    *,
+    select: Sequence[str],
+    ignore: Sequence[str],
+    fail_on: Severity | None,
+    rule_dirs: Sequence[Path],
+) -> Settings:
     """The command line narrows the config: --select replaces, --ignore adds."""
     base = config_path.parent if config_path else Path()
     return Settings(
@@ -94,7 +101,9 @@ def settings(config: Config, config_path: Path | None, *, select: Sequence[str],
     )
 
 
-def override_severity(findings: Sequence[Finding], overrides: Sequence[tuple[str, Severity]]) -> list[Finding]:
+def override_severity(
+    findings: Sequence[Finding], overrides: Sequence[tuple[str, Severity]]
+) -> list[Finding]:
     """Schema findings stay errors: invalid input is never downgraded."""
     out = []
     for f in findings:
@@ -103,8 +112,13 @@ def override_severity(findings: Sequence[Finding], overrides: Sequence[tuple[str
     return out
 
 
-def apply_waivers(findings: Sequence[Finding], waivers: Sequence[Placed[Waiver]], as_of: dt.date,
-                  selected: Sequence[str], known_rules: Sequence[str]) -> list[Finding]:
+def apply_waivers(
+    findings: Sequence[Finding],
+    waivers: Sequence[Placed[Waiver]],
+    as_of: dt.date,
+    selected: Sequence[str],
+    known_rules: Sequence[str],
+) -> list[Finding]:
     """Mark waived findings and report expired, expiring, unused and dangling waivers."""
     active = {(w.value.rule, w.value.entity): w for w in waivers if w.value.expires >= as_of}
     used: set[tuple[str, str]] = set()
@@ -121,27 +135,63 @@ def apply_waivers(findings: Sequence[Finding], waivers: Sequence[Placed[Waiver]]
     return out
 
 
-def _waiver_findings(w: Placed[Waiver], as_of: dt.date, used: set[tuple[str, str]],
-                     selected: Sequence[str], known_rules: Sequence[str]) -> list[Finding]:
+def _waiver_findings(
+    w: Placed[Waiver],
+    as_of: dt.date,
+    used: set[tuple[str, str]],
+    selected: Sequence[str],
+    known_rules: Sequence[str],
+) -> list[Finding]:
     v = w.value
     what = f"waiver for {v.rule} on {v.entity}"
     if v.rule not in known_rules:
         close = difflib.get_close_matches(v.rule, known_rules, n=1)
         hint = f" (did you mean '{close[0]}'?)" if close else ""
-        return [located("schema.reference", "schema", w.at(["rule"], key=False),
-                        f"waiver names unknown rule '{v.rule}'{hint}", entity=v.entity)]
+        return [
+            located(
+                "schema.reference",
+                "schema",
+                w.at(["rule"], key=False),
+                f"waiver names unknown rule '{v.rule}'{hint}",
+                entity=v.entity,
+            )
+        ]
     if v.expires < as_of:
-        return [located("waiver.expired", "waiver", w.at(["expires"], key=False),
-                        f"{what} expired on {v.expires.isoformat()}; the finding is no longer waived",
-                        entity=v.entity, remediation="Fix the finding or renew the waiver.")]
+        return [
+            located(
+                "waiver.expired",
+                "waiver",
+                w.at(["expires"], key=False),
+                f"{what} expired on {v.expires.isoformat()}; the finding is no longer waived",
+                entity=v.entity,
+                remediation="Fix the finding or renew the waiver.",
+            )
+        ]
     out = []
     if (v.expires - as_of).days <= EXPIRING_DAYS:
-        out.append(located("waiver.expiring", "waiver", w.at(["expires"], key=False),
-                           f"{what} expires on {v.expires.isoformat()}", severity="info", entity=v.entity,
-                           remediation="Plan the fix or renew the waiver."))
+        out.append(
+            located(
+                "waiver.expiring",
+                "waiver",
+                w.at(["expires"], key=False),
+                f"{what} expires on {v.expires.isoformat()}",
+                severity="info",
+                entity=v.entity,
+                remediation="Plan the fix or renew the waiver.",
+            )
+        )
     if (v.rule, v.entity) not in used and v.rule in selected:
-        out.append(located("waiver.unused", "waiver", w.at(), f"{what} matches no finding",
-                           severity="warning", entity=v.entity, remediation="Remove the waiver."))
+        out.append(
+            located(
+                "waiver.unused",
+                "waiver",
+                w.at(),
+                f"{what} matches no finding",
+                severity="warning",
+                entity=v.entity,
+                remediation="Remove the waiver.",
+            )
+        )
     return out
 
 

@@ -8,6 +8,7 @@ pending, so every rule x matching fact yields exactly one match, in order.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -41,7 +42,9 @@ def durable_fact(index: int, kind: str, values: Mapping[str, Any]) -> dict[str, 
     return fact
 
 
-def match(rules: Sequence[CompiledRule], facts: Sequence[tuple[str, Mapping[str, Any]]]) -> list[tuple[int, int]]:
+def match(
+    rules: Sequence[CompiledRule], facts: Sequence[tuple[str, Mapping[str, Any]]]
+) -> list[tuple[int, int]]:
     """(rule index, fact index) for every rule that fires on a (kind, values) fact."""
     if not rules or not facts:
         return []
@@ -50,15 +53,15 @@ def match(rules: Sequence[CompiledRule], facts: Sequence[tuple[str, Mapping[str,
     def action_for(rule_index: int) -> Any:
         def action(c: Any) -> None:
             fired.append((rule_index, int(c.m["id"])))
+
         return action
 
     name = f"checker{next(_names)}"
     definition = {f"r{i}": {**_condition(r), "run": action_for(i)} for i, r in enumerate(rules)}
     ruleset = _QuietHost({name: definition}).get_ruleset(name)
-    try:
+    # "Not handled" only means no rule matched any fact: normal.
+    with contextlib.suppress(durable.MessageNotHandledException):
         ruleset.assert_facts([durable_fact(i, kind, v) for i, (kind, v) in enumerate(facts)])
-    except durable.MessageNotHandledException:
-        pass  # no rule matched any fact: normal
     _drain(ruleset, fired)
     return sorted(fired)
 
@@ -84,8 +87,17 @@ def evaluate(rules: Sequence[CompiledRule], facts: Sequence[Fact]) -> list[Findi
     for rule_index, fact_index in pairs:
         rule, fact = rules[rule_index], facts[fact_index]
         loc = _location(rule, fact)
-        findings.append(Finding(
-            rule.id, rule.rule.severity, rule.rule.category, fact.entity,
-            rule.render(fact.values), rule.rule.remediation, loc.file, loc.line, loc.column,
-        ))
+        findings.append(
+            Finding(
+                rule.id,
+                rule.rule.severity,
+                rule.rule.category,
+                fact.entity,
+                rule.render(fact.values),
+                rule.rule.remediation,
+                loc.file,
+                loc.line,
+                loc.column,
+            )
+        )
     return sorted(findings, key=Finding.sort_key)

@@ -19,7 +19,8 @@ from pydantic import BaseModel
 from checker.capacity import Capacity
 from checker.errors import UserError
 from checker.inventory import models as m
-from checker.inventory.loader import Inventory, Placed, inner_models as _inner_models
+from checker.inventory.loader import Inventory, Placed
+from checker.inventory.loader import inner_models as _inner_models
 from checker.inventory.source import Src
 
 FieldType = Literal["number", "string", "boolean", "date"]
@@ -100,8 +101,9 @@ def _values(fields: tuple[FactField, ...], model: BaseModel, derived: Mapping[st
     return out
 
 
-def _fact(kind: str, entity: str, place: Placed[Any], fields: tuple[FactField, ...],
-          derived: Mapping[str, Any]) -> Fact:
+def _fact(
+    kind: str, entity: str, place: Placed[Any], fields: tuple[FactField, ...], derived: Mapping[str, Any]
+) -> Fact:
     return Fact(kind, entity, _values(fields, place.value, derived), place.file, place.src)
 
 
@@ -131,7 +133,11 @@ def _facilities(inv: Inventory, cap: Capacity) -> Iterator[Fact]:
     for name, place in inv.facilities.items():
         entity = f"facility/{name}"
         agg = cap.facilities[entity]
-        derived = {"it_load_kw": agg["it_load_kw"], "server_count": agg["servers"], "rack_count": agg["racks"]}
+        derived = {
+            "it_load_kw": agg["it_load_kw"],
+            "server_count": agg["servers"],
+            "rack_count": agg["racks"],
+        }
         yield _fact("facility", entity, place, FACILITY_FIELDS, derived)
 
 
@@ -161,8 +167,12 @@ def _racks(inv: Inventory, cap: Capacity) -> Iterator[Fact]:
         entity = f"rack/{fac}/{name}"
         agg = cap.racks[entity]
         derived = {
-            "facility": fac, "feed_count": agg["feeds"], "server_count": agg["servers"],
-            **{k: agg.get(k) for k in ("capacity_kw", "load_kw", "utilization_pct", "side_a_kw", "side_b_kw")},
+            "facility": fac,
+            "feed_count": agg["feeds"],
+            "server_count": agg["servers"],
+            **{
+                k: agg.get(k) for k in ("capacity_kw", "load_kw", "utilization_pct", "side_a_kw", "side_b_kw")
+            },
         }
         yield _fact("rack", entity, place, RACK_FIELDS, derived)
 
@@ -255,21 +265,25 @@ def _workloads(inv: Inventory, cap: Capacity) -> Iterator[Fact]:
         if entry.server.workload:
             counts[entry.server.workload] = counts.get(entry.server.workload, 0) + 1
     for name, place in inv.workloads.items():
-        yield _fact("workload", f"workload/{name}", place, WORKLOAD_FIELDS,
-                    {"server_count": counts.get(name, 0)})
+        yield _fact(
+            "workload", f"workload/{name}", place, WORKLOAD_FIELDS, {"server_count": counts.get(name, 0)}
+        )
 
 
 REGISTRY: dict[str, FactKind] = {
     k.name: k
     for k in (
-        FactKind("facility", "a site: power, cooling and PUE figures", FACILITY_FIELDS, _facilities,
-                 m.Facility),
+        FactKind(
+            "facility", "a site: power, cooling and PUE figures", FACILITY_FIELDS, _facilities, m.Facility
+        ),
         FactKind("rack", "a rack position with its feeds and load", RACK_FIELDS, _racks, m.Rack),
         FactKind("feed", "one power feed of a rack", FEED_FIELDS, _feeds, m.Feed),
-        FactKind("server", "a server, with catalog and defaults merged in", SERVER_FIELDS, _servers,
-                 m.Server),
-        FactKind("workload", "a workload and the servers that run it", WORKLOAD_FIELDS, _workloads,
-                 m.Workload),
+        FactKind(
+            "server", "a server, with catalog and defaults merged in", SERVER_FIELDS, _servers, m.Server
+        ),
+        FactKind(
+            "workload", "a workload and the servers that run it", WORKLOAD_FIELDS, _workloads, m.Workload
+        ),
     )
 }
 

@@ -11,8 +11,16 @@ SEVERITIES: tuple[Severity, ...] = get_args(Severity)
 SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
 
 Category = Literal[
-    "schema", "power", "cooling", "space", "weight", "pue",
-    "compatibility", "support", "workload-fit", "waiver",
+    "schema",
+    "power",
+    "cooling",
+    "space",
+    "weight",
+    "pue",
+    "compatibility",
+    "support",
+    "workload-fit",
+    "waiver",
 ]
 CATEGORIES: tuple[str, ...] = get_args(Category)
 
@@ -48,9 +56,14 @@ class Finding:
 
 
 def located(
-    rule: str, category: str, loc: Location, message: str,
-    *, severity: Severity = "error", entity: str = "", remediation: str = "",
+    rule: str,
+    category: str,
+    loc: Location,
+    message: str,
+    *,
+    severity: Severity = "error",
+    entity: str = "",
+    remediation: str = "",
 ) -> Finding:
     """A finding at a known place; the common shape of input and waiver findings."""
-    return Finding(rule, severity, category, entity, message, remediation,
-                   loc.file, loc.line, loc.column)
+    return Finding(rule, severity, category, entity, message, remediation, loc.file, loc.line, loc.column)

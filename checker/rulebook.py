@@ -114,8 +114,9 @@ class _Errors:
     def __init__(self, file: str, src: Src) -> None:
         self.file, self.src, self.lines = file, src, list[str]()
 
-    def add(self, path: Sequence[str | int], message: str, *, key: bool = False,
-            offset: tuple[int, int] = (1, 1)) -> None:
+    def add(
+        self, path: Sequence[str | int], message: str, *, key: bool = False, offset: tuple[int, int] = (1, 1)
+    ) -> None:
         line, column = self.src.locate(path, key=key)
         if offset[0] > 1:
             line, column = line + offset[0] - 1, offset[1]
@@ -124,7 +125,9 @@ class _Errors:
         self.lines.append(at(self.file, line, column, message))
 
 
-def _check_fields(kind: FactKind, names: Iterable[str], errors: _Errors, path: Sequence[str | int], what: str) -> None:
+def _check_fields(
+    kind: FactKind, names: Iterable[str], errors: _Errors, path: Sequence[str | int], what: str
+) -> None:
     import difflib
 
     known = kind.field_types()
@@ -135,11 +138,15 @@ def _check_fields(kind: FactKind, names: Iterable[str], errors: _Errors, path: S
             errors.add(path, f"{what}: '{name}' is not a field of {kind.name} facts{hint}")
 
 
-def _compile(rule: Rule, index: int, file: str, src: Src, builtin: bool, errors: _Errors) -> CompiledRule | None:
+def _compile(
+    rule: Rule, index: int, file: str, src: Src, builtin: bool, errors: _Errors
+) -> CompiledRule | None:
     base: list[str | int] = ["rules", index]
     kind = REGISTRY.get(rule.on)
     if kind is None:
-        errors.add([*base, "on"], f"rule {rule.id}: unknown fact kind '{rule.on}' (known: {', '.join(REGISTRY)})")
+        errors.add(
+            [*base, "on"], f"rule {rule.id}: unknown fact kind '{rule.on}' (known: {', '.join(REGISTRY)})"
+        )
         return None
     try:
         when = compile_when(rule.when, kind.field_types())
@@ -154,13 +161,16 @@ def _compile(rule: Rule, index: int, file: str, src: Src, builtin: bool, errors:
         return None
     tops = {f.name.split(".")[0] for f in kind.fields}
     _check_fields(kind, sorted(used - tops), errors, [*base, "message"], f"rule {rule.id} message")
-    if rule.locate is not None:
-        if not kind.has_path(rule.locate):
-            errors.add([*base, "locate"],
-                       f"rule {rule.id}: locate '{rule.locate}' is not a field of a {kind.name} in the inventory")
+    if rule.locate is not None and not kind.has_path(rule.locate):
+        errors.add(
+            [*base, "locate"],
+            f"rule {rule.id}: locate '{rule.locate}' is not a field of a {kind.name} in the inventory",
+        )
     for label, examples in (("fail", rule.examples.fail), ("pass", rule.examples.pass_)):
         for i, example in enumerate(examples):
-            _check_fields(kind, flatten(example), errors, [*base, "examples", label, i], f"rule {rule.id} example")
+            _check_fields(
+                kind, flatten(example), errors, [*base, "examples", label, i], f"rule {rule.id} example"
+            )
     return CompiledRule(rule, file, _child(src, "rules", index), when, template, builtin)
 
 
@@ -235,8 +245,14 @@ def load_rulebook(extra: Sequence[Path] = (), *, builtin: bool = True) -> Rulebo
     for rule in rules:
         if rule.id in seen:
             first = seen[rule.id]
-            lines.append(at(rule.file, rule.src.line, rule.src.column,
-                            f"rule id {rule.id} already defined at {first.file}:{first.src.line}"))
+            lines.append(
+                at(
+                    rule.file,
+                    rule.src.line,
+                    rule.src.column,
+                    f"rule id {rule.id} already defined at {first.file}:{first.src.line}",
+                )
+            )
         seen.setdefault(rule.id, rule)
     if lines:
         raise UserError(lines)

@@ -67,10 +67,10 @@ class Inventory:
         ids: dict[str, Location] = {}
         for name, fac in self.facilities.items():
             ids[f"facility/{name}"] = fac.at()
-        for (fac_name, rack), place in self.racks.items():
-            ids[f"rack/{fac_name}/{rack}"] = place.at()
-        for (fac_name, rack, feed), place in self.feeds.items():
-            ids[f"feed/{fac_name}/{rack}/{feed}"] = place.at()
+        for (fac_name, rack), rack_place in self.racks.items():
+            ids[f"rack/{fac_name}/{rack}"] = rack_place.at()
+        for (fac_name, rack, feed), feed_place in self.feeds.items():
+            ids[f"feed/{fac_name}/{rack}/{feed}"] = feed_place.at()
         for name, entry in self.servers.items():
             ids[f"server/{name}"] = entry.place.at()
         for name, wl in self.workloads.items():
@@ -169,8 +169,12 @@ def describe_error(error: Any, model: type[BaseModel]) -> tuple[str, str, bool]:
 
 
 def _report_validation(
-    problems: _Problems, exc: ValidationError, model: type[BaseModel],
-    file: str, src: Src, prefix: Sequence[str | int] = (),
+    problems: _Problems,
+    exc: ValidationError,
+    model: type[BaseModel],
+    file: str,
+    src: Src,
+    prefix: Sequence[str | int] = (),
 ) -> None:
     for error in exc.errors():
         rule, message, key = describe_error(error, model)
@@ -179,10 +183,12 @@ def _report_validation(
         problems.add(rule, Location(file, *position), message)
 
 
-def _validate(problems: _Problems, model: type[M], doc: _Doc) -> M | None:
-    assert issubclass(model, BaseModel)
+B = TypeVar("B", bound=BaseModel)
+
+
+def _validate(problems: _Problems, model: type[B], doc: _Doc) -> B | None:
     try:
-        return model.model_validate(doc.value)  # type: ignore[return-value]
+        return model.model_validate(doc.value)
     except ValidationError as exc:
         _report_validation(problems, exc, model, doc.file, doc.src)
         return None
@@ -208,8 +214,8 @@ def _documents(problems: _Problems, files: Sequence[Path]) -> list[_Doc]:
 def _typed(problems: _Problems, file: str, doc: Document) -> _Doc | None:
     where = Location(file, doc.src.line, doc.src.column)
     if not isinstance(doc.value, dict):
-        kind = type(doc.value).__name__
-        problems.add("schema.document", where, f"a document must be a mapping with a `kind`, not a {kind}")
+        got = type(doc.value).__name__
+        problems.add("schema.document", where, f"a document must be a mapping with a `kind`, not a {got}")
         return None
     # Top-level `x-` keys hold anchors only (as in Docker Compose).
     value = {k: v for k, v in doc.value.items() if not k.startswith("x-")}
@@ -234,7 +240,11 @@ class _Builder:
 
     def unique(self, table: dict[Any, Any], key: Any, what: str, loc: Location) -> bool:
         if key in table:
-            self.p.add("schema.duplicate-name", loc, f"duplicate {what} name '{key if isinstance(key, str) else key[-1]}'")
+            self.p.add(
+                "schema.duplicate-name",
+                loc,
+                f"duplicate {what} name '{key if isinstance(key, str) else key[-1]}'",
+            )
             return False
         return True
 
@@ -264,20 +274,27 @@ class _Builder:
         self.inv.racks[key] = place
         for i, feed in enumerate(rack.feeds):
             feed_place = Placed(feed, place.file, _child(place.src, "feeds", i))
-            if self.unique(self.inv.feeds, (*key, feed.name), "feed", feed_place.at(["name"], key=False)):
-                self.inv.feeds[(*key, feed.name)] = feed_place
+            feed_key = (facility, rack.name, feed.name)
+            if self.unique(self.inv.feeds, feed_key, "feed", feed_place.at(["name"], key=False)):
+                self.inv.feeds[feed_key] = feed_place
         if rack.redundancy == "2N":
             self._check_sides(rack, place)
 
     def _check_sides(self, rack: m.Rack, place: Placed[m.Rack]) -> None:
         for i, feed in enumerate(rack.feeds):
             if feed.side is None:
-                self.p.add("schema.feed-sides", place.at(["feeds", i]),
-                           f"rack {rack.name} is 2N: feed {feed.name} needs `side: A` or `side: B`")
+                self.p.add(
+                    "schema.feed-sides",
+                    place.at(["feeds", i]),
+                    f"rack {rack.name} is 2N: feed {feed.name} needs `side: A` or `side: B`",
+                )
         missing = {"A", "B"} - {f.side for f in rack.feeds}
         if missing:
-            self.p.add("schema.feed-sides", place.at(["redundancy"]),
-                       f"rack {rack.name} is 2N but has no feed on side {' or '.join(sorted(missing))}")
+            self.p.add(
+                "schema.feed-sides",
+                place.at(["redundancy"]),
+                f"rack {rack.name} is 2N but has no feed on side {' or '.join(sorted(missing))}",
+            )
 
     def _add_workloads(self, doc: _Doc, wl: m.WorkloadsDoc) -> None:
         for i, w in enumerate(wl.workloads):
@@ -326,12 +343,13 @@ class _Builder:
             for i, raw in enumerate(shell.servers)
         ]
         values = [v for v, _ in merged]
+        servers: list[m.Server | None]
         try:
-            servers = _SERVERS.validate_python(values)
+            servers = list(_SERVERS.validate_python(values))
         except ValidationError as exc:
             self._report_servers(exc, doc.file, merged)
             servers = self._valid_only(values)
-        for (value, src), server in zip(merged, servers):
+        for (_, src), server in zip(merged, servers, strict=True):
             if server is not None:
                 self._place_server(shell, server, Placed(server, doc.file, src))
 
@@ -353,7 +371,12 @@ class _Builder:
             self.p.add(rule, Location(file, *position), message)
 
     def _merge_server(
-        self, doc: _Doc, defaults: dict[str, Any], defaults_src: Src, raw: dict[str, Any], src: Src,
+        self,
+        doc: _Doc,
+        defaults: dict[str, Any],
+        defaults_src: Src,
+        raw: dict[str, Any],
+        src: Src,
     ) -> tuple[dict[str, Any], Src]:
         value, vsrc = _deep_merge((defaults, defaults_src), (raw, src))
         model = value.get("model")
@@ -362,8 +385,11 @@ class _Builder:
         fields = self.inv.server_model_fields.get(model)
         if fields is None:
             hint = _suggest(model, self.inv.server_models)
-            self.p.add("schema.reference", Location(doc.file, *vsrc.locate(["model"], key=False)),
-                       f"unknown server model '{model}'{hint}")
+            self.p.add(
+                "schema.reference",
+                Location(doc.file, *vsrc.locate(["model"], key=False)),
+                f"unknown server model '{model}'{hint}",
+            )
             return value, vsrc
         # Catalog values are blamed on the server's `model:` line, where they came in.
         model_pos = vsrc.locate(["model"], key=False)
@@ -376,23 +402,35 @@ class _Builder:
         racks = [r for (f, r) in self.inv.racks if f == shell.facility]
         if (shell.facility, server.rack) not in self.inv.racks:
             hint = _suggest(server.rack, racks)
-            self.p.add("schema.reference", place.at(["rack"], key=False),
-                       f"server {server.name}: no rack '{server.rack}' in facility {shell.facility}{hint}")
+            self.p.add(
+                "schema.reference",
+                place.at(["rack"], key=False),
+                f"server {server.name}: no rack '{server.rack}' in facility {shell.facility}{hint}",
+            )
         if server.workload is not None and server.workload not in self.inv.workloads:
             hint = _suggest(server.workload, self.inv.workloads)
-            self.p.add("schema.reference", place.at(["workload"], key=False),
-                       f"server {server.name}: unknown workload '{server.workload}'{hint}")
+            self.p.add(
+                "schema.reference",
+                place.at(["workload"], key=False),
+                f"server {server.name}: unknown workload '{server.workload}'{hint}",
+            )
         for name in ("power_w", "u_height"):
             if getattr(server, name) is None:
-                self.p.add("schema.missing-field", place.at(),
-                           f"server {server.name}: no `{name}` (give it or a catalog `model` that has it)")
+                self.p.add(
+                    "schema.missing-field",
+                    place.at(),
+                    f"server {server.name}: no `{name}` (give it or a catalog `model` that has it)",
+                )
         self._check_gpu_ref(server.gpu, place.file, place.src)
 
     def _check_gpu_ref(self, gpu: m.GpuRef | None, file: str, src: Src) -> None:
         if gpu is not None and gpu.model not in self.inv.gpu_models:
             hint = _suggest(gpu.model, self.inv.gpu_models)
-            self.p.add("schema.reference", Location(file, *src.locate(["gpu", "model"], key=False)),
-                       f"unknown GPU model '{gpu.model}'{hint}")
+            self.p.add(
+                "schema.reference",
+                Location(file, *src.locate(["gpu", "model"], key=False)),
+                f"unknown GPU model '{gpu.model}'{hint}",
+            )
 
     def _check_waiver_entities(self) -> None:
         entities = self.inv.entities()
@@ -400,8 +438,11 @@ class _Builder:
             entity = place.value.entity
             if entity not in entities:
                 hint = _suggest(entity, entities)
-                self.p.add("schema.reference", place.at(["entity"], key=False),
-                           f"waiver names unknown entity '{entity}'{hint}")
+                self.p.add(
+                    "schema.reference",
+                    place.at(["entity"], key=False),
+                    f"waiver names unknown entity '{entity}'{hint}",
+                )
 
 
 def _child(src: Src, *path: str | int) -> Src:
@@ -417,12 +458,15 @@ def _child(src: Src, *path: str | int) -> Src:
 def _flat_src(value: Any, pos: tuple[int, int]) -> Src:
     """A source map that puts every part of `value` at one position."""
     if isinstance(value, dict):
-        return Src(*pos, children={k: _flat_src(v, pos) for k, v in value.items()},
-                   keys=dict.fromkeys(value, pos))
+        return Src(
+            *pos, children={k: _flat_src(v, pos) for k, v in value.items()}, keys=dict.fromkeys(value, pos)
+        )
     return Src(*pos)
 
 
-def _deep_merge(base: tuple[dict[str, Any], Src], over: tuple[dict[str, Any], Src]) -> tuple[dict[str, Any], Src]:
+def _deep_merge(
+    base: tuple[dict[str, Any], Src], over: tuple[dict[str, Any], Src]
+) -> tuple[dict[str, Any], Src]:
     """`over` wins; nested mappings merge key by key, and so do their source maps."""
     (bval, bsrc), (oval, osrc) = base, over
     values = dict(bval)

@@ -21,7 +21,7 @@ def _version(value: Any) -> Any:
     # An unquoted `cuda: 12.10` is the float 12.1: the value is already lost,
     # so refuse floats instead of guessing.
     if isinstance(value, float):
-        raise ValueError(f"write version numbers as strings: quote it, e.g. \"{value}\"")
+        raise ValueError(f'write version numbers as strings: quote it, e.g. "{value}"')
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     return value
@@ -134,9 +134,7 @@ class Cpu(Model):
 
 class Storage(Model):
     nvme_tb: NonNeg | None = None
-    raid: Annotated[
-        Literal["none", "0", "1", "5", "6", "10"], BeforeValidator(_raid)
-    ] | None = None
+    raid: Annotated[Literal["none", "0", "1", "5", "6", "10"], BeforeValidator(_raid)] | None = None
 
 
 class Network(Model):

@@ -18,10 +18,8 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-try:  # libyaml is ~10x faster; fall back to the pure-Python parser if absent
-    _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - depends on how PyYAML was built
-    _Loader = yaml.SafeLoader
+# libyaml is ~10x faster; fall back to the pure-Python parser if PyYAML lacks it.
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _MAP = "tag:yaml.org,2002:map"
 _SEQ = "tag:yaml.org,2002:seq"
@@ -101,7 +99,9 @@ def decode(data: bytes) -> str:
         line = head.count(b"\n") + 1
         column = exc.start - (head.rfind(b"\n") + 1) + 1
         raise YamlProblem(
-            "schema.encoding", line, column,
+            "schema.encoding",
+            line,
+            column,
             f"not UTF-8: byte 0x{data[exc.start]:02x} cannot be decoded",
         ) from None
 
@@ -131,7 +131,8 @@ def _check_expansion(root: Node) -> None:
     written = len(sizes)
     if expanded > _EXPANSION_FACTOR * written + _EXPANSION_SLACK:
         raise _problem(
-            "schema.alias-bomb", root,
+            "schema.alias-bomb",
+            root,
             f"aliases expand {written} written nodes to {expanded}: refused as an alias bomb",
         )
 
@@ -185,8 +186,9 @@ def _mapping(node: MappingNode) -> tuple[dict[str, Any], Src]:
         key = str(key_node.value)
         if key in keys:
             first = keys[key][0]
-            raise _problem("schema.duplicate-key", key_node,
-                           f"duplicate key '{key}' (first set on line {first})")
+            raise _problem(
+                "schema.duplicate-key", key_node, f"duplicate key '{key}' (first set on line {first})"
+            )
         keys[key] = _pos(key_node)
         values[key], children[key] = _build(value_node)
     for source in merged:

@@ -16,6 +16,7 @@ def formatter(name: str) -> Callable[[Formatter], Formatter]:
     def register(func: Formatter) -> Formatter:
         FORMATTERS[name] = func
         return func
+
     return register
 
 

@@ -17,7 +17,13 @@ def render(result: AuditResult) -> str:
         for f in result.findings
     ]
     s = result.summary
-    counts = ", ".join((_plural(s["error"], "error"), _plural(s["warning"], "warning"),
-                        _plural(s["info"], "info"), f"{s['waived']} waived"))
+    counts = ", ".join(
+        (
+            _plural(s["error"], "error"),
+            _plural(s["warning"], "warning"),
+            _plural(s["info"], "info"),
+            f"{s['waived']} waived",
+        )
+    )
     lines.append(f"checker: {counts}: {result.verdict}")
     return "\n".join(lines) + "\n"
