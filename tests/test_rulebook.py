@@ -1,0 +1,116 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from checker.errors import UserError
+from checker.rulebook import flatten, load_rulebook, matches, nest
+
+VALID = """\
+rules:
+  - id: acme.big-rack
+    title: Big racks
+    category: power
+    severity: warning
+    on: rack
+    when: load_kw > 30
+    message: "rack {{ name }} draws {{ load_kw }} kW"
+    remediation: Split it.
+    examples:
+      fail: [{name: A, load_kw: 31}]
+      pass: [{name: A, load_kw: 30}]
+"""
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    (tmp_path / "r.yaml").write_text(text)
+    return tmp_path
+
+
+def test_builtin_rulebook_loads_sorted_with_unique_ids() -> None:
+    book = load_rulebook()
+    ids = book.ids()
+    assert ids == sorted(set(ids)) and "power.rack-capacity" in ids
+
+
+def test_custom_folder_adds_rules(tmp_path: Path) -> None:
+    book = load_rulebook([_write(tmp_path, VALID)])
+    rule = book.get("acme.big-rack")
+    assert rule is not None and not rule.builtin and rule.src.line == 2
+    assert rule.render({"name": "A", "load_kw": 31}) == "rack A draws 31 kW"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ("when: load_kw > 30", "when: __import__('os')", ":7:"),
+        ("when: load_kw > 30", "when: (lambda: 1)()", ":7:"),
+        ("when: load_kw > 30", "when: lod_kw > 30", "(did you mean 'load_kw'?)"),
+        ("category: power", "category: powr", "r.yaml:4:15: "),
+        ("on: rack", "on: racks", "unknown fact kind 'racks'"),
+        ("severity: warning", "severity: fatal", "r.yaml:5:15: "),
+        ('message: "rack {{ name }} draws {{ load_kw }} kW"', 'message: "{{ name "', "bad message template"),
+        (
+            'message: "rack {{ name }} draws {{ load_kw }} kW"',
+            'message: "{{ nmae }}"',
+            "'nmae' is not a field",
+        ),
+        ("    examples:", "    locate: nope\n    examples:", "locate 'nope'"),
+        ("fail: [{name: A, load_kw: 31}]", "fail: [{nam: A}]", "example: 'nam' is not a field"),
+        ("id: acme.big-rack", "id: Big Rack", "r.yaml:2:9: "),
+        ("    remediation: Split it.\n", "", "missing required field 'rules.0.remediation'"),
+    ],
+)
+def test_invalid_rules_name_file_and_line(tmp_path: Path, old: str, new: str, expected: str) -> None:
+    assert old in VALID
+    with pytest.raises(UserError) as exc:
+        load_rulebook([_write(tmp_path, VALID.replace(old, new))], builtin=False)
+    text = "\n".join(exc.value.lines)
+    assert "r.yaml:" in text and expected in text
+
+
+def test_expression_error_points_into_the_when_line(tmp_path: Path) -> None:
+    with pytest.raises(UserError) as exc:
+        load_rulebook(
+            [_write(tmp_path, VALID.replace("load_kw > 30", "load_kw > 30 and lod_kw > 1"))], builtin=False
+        )
+    (line,) = exc.value.lines
+    assert line.startswith(f"{tmp_path / 'r.yaml'}:7:28: rule acme.big-rack: ") or ":7:" in line
+
+
+def test_duplicate_rule_ids_are_an_error(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text(VALID)
+    (tmp_path / "b.yaml").write_text(VALID)
+    with pytest.raises(UserError, match="already defined"):
+        load_rulebook([tmp_path], builtin=False)
+
+
+def test_missing_rule_folder_is_a_user_error(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="rule folder not found"):
+        load_rulebook([tmp_path / "nope"])
+
+
+@pytest.mark.parametrize(
+    ("rule_id", "globs", "expected"),
+    [
+        ("power.rack-capacity", ["power.*"], True),
+        ("power.rack-capacity", ["*"], True),
+        ("support.missing", ["power.*"], False),
+        ("support.missing", [], False),
+    ],
+)
+def test_glob_selection(rule_id: str, globs: list[str], expected: bool) -> None:
+    assert matches(rule_id, globs) is expected
+
+
+def test_nest_and_flatten_round_trip() -> None:
+    flat = {"name": "s", "support.level": "nbd", "power_w.max": 10}
+    assert flatten(nest(flat)) == flat
+    assert nest(flat)["support"] == {"level": "nbd"}
+
+
+def test_missing_message_field_renders_unknown(tmp_path: Path) -> None:
+    rule = load_rulebook([_write(tmp_path, VALID)], builtin=False).get("acme.big-rack")
+    assert rule is not None
+    assert rule.render({"name": "A"}) == "rack A draws unknown kW"
