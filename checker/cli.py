@@ -22,6 +22,7 @@ from checker.decide import find_config, load_config, settings
 from checker.errors import UserError
 from checker.facts import REGISTRY, fact_kind
 from checker.findings import SEVERITIES
+from checker.perf import gc_paused
 from checker.render import get_formatter
 from checker.rulebook import CompiledRule, load_rulebook
 from checker.ruletest import run_rule_tests
@@ -239,7 +240,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        code: int = args.func(args)
+        with gc_paused():
+            code: int = args.func(args)
         return code
     except UserError as exc:
         for line in exc.lines:

@@ -22,6 +22,7 @@ from checker.errors import UserError
 from checker.findings import Finding, Location, located
 from checker.inventory import models as m
 from checker.inventory.source import Document, Src, YamlProblem, read
+from checker.perf import gc_paused
 from checker.resources import knowledge_dir
 
 M = TypeVar("M")
@@ -399,8 +400,8 @@ class _Builder:
         if not self.unique(self.inv.servers, server.name, "server", place.at(["name"], key=False)):
             return
         self.inv.servers[server.name] = ServerEntry(server, shell.facility, shell.rollout_date, place)
-        racks = [r for (f, r) in self.inv.racks if f == shell.facility]
         if (shell.facility, server.rack) not in self.inv.racks:
+            racks = [r for (f, r) in self.inv.racks if f == shell.facility]
             hint = _suggest(server.rack, racks)
             self.p.add(
                 "schema.reference",
@@ -490,6 +491,11 @@ def builtin_catalog_files() -> list[Path]:
 
 def load(paths: Sequence[Path]) -> tuple[Inventory, list[Finding]]:
     """Read every YAML file below `paths` plus the built-in catalog."""
+    with gc_paused():
+        return _load(paths)
+
+
+def _load(paths: Sequence[Path]) -> tuple[Inventory, list[Finding]]:
     problems = _Problems()
     files = builtin_catalog_files() + discover(paths)
     builder = _Builder(problems)

@@ -1,0 +1,66 @@
+"""Synthetic fleet generator: a facility with 2N racks and N servers, written as YAML.
+
+python benchmarks/fleet.py 10000 /tmp/fleet     # 10,000 servers below /tmp/fleet
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+SERVERS_PER_RACK = 4
+SERVER = """\
+  - name: gpu-{i:06d}
+    rack: R{rack:05d}
+    position: {position}
+    u_height: 8
+    weight_kg: 130
+    power_w: {{max: 10200, typical: 8400}}
+    psu: {{count: 6, rating_w: 3300, redundant: 2, efficiency: titanium}}
+    gpu: {{model: h100-sxm-80gb, count: 8}}
+    memory_gb: 2048
+    storage: {{nvme_tb: 30.7, raid: "1"}}
+    network: {{fabric: infiniband, gbps: 400, ports: 8, nvlink: true}}
+    software: {{os: ubuntu-22.04, driver: "535.129.03", cuda: "12.2"}}
+    support: {{vendor: NVIDIA, level: 24x7, until: 2029-12-31}}
+    workload: train
+"""
+
+
+def facility(racks: int) -> str:
+    lines = [
+        "x-feeds: &feeds",
+        "  - {name: A, side: A, voltage: 415, amps: 63, phase: 3}",
+        "  - {name: B, side: B, voltage: 415, amps: 63, phase: 3}",
+        "kind: Facility",
+        "name: bench",
+        f"power: {{it_capacity_kw: {racks * 45}}}",
+        "racks:",
+    ]
+    for r in range(racks):
+        lines += [f"  - name: R{r:05d}", "    redundancy: 2N", "    feeds: *feeds"]
+    return "\n".join(lines) + "\n"
+
+
+def servers(count: int) -> str:
+    head = "kind: Servers\nfacility: bench\nrollout_date: 2027-02-01\nservers:\n"
+    body = "".join(
+        SERVER.format(i=i, rack=i // SERVERS_PER_RACK, position=1 + 10 * (i % SERVERS_PER_RACK))
+        for i in range(count)
+    )
+    return head + body
+
+
+WORKLOADS = "kind: Workloads\nworkloads:\n  - {name: train, task: training, params_b: 70, precision: bf16}\n"
+
+
+def write(count: int, folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    racks = -(-count // SERVERS_PER_RACK)
+    (folder / "facility.yaml").write_text(facility(racks))
+    (folder / "servers.yaml").write_text(servers(count))
+    (folder / "workloads.yaml").write_text(WORKLOADS)
+
+
+if __name__ == "__main__":
+    write(int(sys.argv[1]), Path(sys.argv[2]))
