@@ -15,11 +15,11 @@ $(BIN)/checker: pyproject.toml
 audit: $(BIN)/checker  ## audit the example rollout in inventories/
 	$(BIN)/checker audit inventories/
 
-test: $(BIN)/checker  ## the whole test suite, the rulebook's own examples and the linters
-	$(BIN)/python -m pytest
-	$(BIN)/checker rules test
+test: $(BIN)/checker  ## linters, the rulebook's own examples, then the whole test suite
 	$(BIN)/ruff check checker tests benchmarks
 	$(BIN)/mypy checker
+	$(BIN)/checker rules test
+	$(BIN)/python -m pytest
 
 wheel: $(BIN)/checker
 	$(BIN)/python -m build --wheel --outdir dist .
