@@ -21,7 +21,6 @@ from typing import TypeVar
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fleet import write
 

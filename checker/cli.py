@@ -24,6 +24,7 @@ from checker.facts import REGISTRY, fact_kind
 from checker.findings import SEVERITIES
 from checker.perf import gc_paused
 from checker.render import get_formatter
+from checker.render.templating import environment
 from checker.rulebook import CompiledRule, load_rulebook
 from checker.ruletest import run_rule_tests
 from checker.schema import inventory_schema
@@ -62,14 +63,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     )
     result = run_audit(paths, cfg, args.as_of or dt.date.today())
     for name, file in args.format or [("text", None)]:
-        output = get_formatter(name)(result)
-        if file is None:
-            sys.stdout.write(output)
-            continue
-        try:
-            file.write_text(output, encoding="utf-8")
-        except OSError as exc:
-            raise UserError(f"{file}: cannot write: {exc.strerror}") from None
+        _write(file, get_formatter(name)(result))
     return result.exit_code
 
 
@@ -146,6 +140,25 @@ def cmd_rules_test(args: argparse.Namespace) -> int:
     report, ok = run_rule_tests(book.rules)
     sys.stdout.write(report)
     return 0 if ok else 1
+
+
+def cmd_rules_doc(args: argparse.Namespace) -> int:
+    """Markdown reference of every rule, generated from the rules' own metadata."""
+    template = environment().get_template("rules.md.j2")
+    rules = [r.rule for r in _rulebook(args)]
+    text = template.render(rules=rules, checks=BUILTIN_CHECKS, folders=[p.as_posix() for p in args.rules])
+    _write(args.output, text)
+    return 0
+
+
+def _write(file: Path | None, text: str) -> None:
+    if file is None:
+        sys.stdout.write(text)
+        return
+    try:
+        file.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"{file}: cannot write: {exc.strerror}") from None
 
 
 def cmd_facts(args: argparse.Namespace) -> int:
@@ -227,6 +240,10 @@ def build_parser() -> argparse.ArgumentParser:
         "dir", nargs="?", type=Path, help="rule folder to test (default: the built-in rulebook)"
     )
     _add_rules_option(test)
+
+    doc = _sub(rule_subs, "doc", cmd_rules_doc, "Markdown reference of every rule, from its metadata")
+    doc.add_argument("-o", "--output", type=Path, default=None, metavar="FILE", help="write here, not stdout")
+    _add_rules_option(doc)
 
     explain = _sub(subs, "explain", cmd_explain, "a rule's rationale, examples and remediation")
     explain.add_argument("id")
