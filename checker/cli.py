@@ -45,7 +45,10 @@ def _date(text: str) -> dt.date:
 
 def _format_spec(text: str) -> tuple[str, Path | None]:
     name, _, file = text.partition(":")
-    get_formatter(name)  # unknown names fail here, before any work
+    try:
+        get_formatter(name)  # unknown names fail here, before any work
+    except UserError as exc:
+        raise argparse.ArgumentTypeError(exc.lines[0]) from None
     return name, Path(file) if file else None
 
 
@@ -255,7 +258,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help, --version, usage errors (argparse exits 2)
+        return exc.code if isinstance(exc.code, int) else 2
     try:
         with gc_paused():
             code: int = args.func(args)

@@ -13,6 +13,7 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import durable_rules_engine
 from durable import engine as durable
 
 from checker.expr import fact_key
@@ -59,10 +60,14 @@ def match(
     name = f"checker{next(_names)}"
     definition = {f"r{i}": {**_condition(r), "run": action_for(i)} for i, r in enumerate(rules)}
     ruleset = _QuietHost({name: definition}).get_ruleset(name)
-    # "Not handled" only means no rule matched any fact: normal.
-    with contextlib.suppress(durable.MessageNotHandledException):
-        ruleset.assert_facts([durable_fact(i, kind, v) for i, (kind, v) in enumerate(facts)])
-    _drain(ruleset, fired)
+    try:
+        # "Not handled" only means no rule matched any fact: normal.
+        with contextlib.suppress(durable.MessageNotHandledException):
+            ruleset.assert_facts([durable_fact(i, kind, v) for i, (kind, v) in enumerate(facts)])
+        _drain(ruleset, fired)
+    finally:
+        # The C engine keeps every ruleset (and its facts) until deleted.
+        durable_rules_engine.delete_ruleset(ruleset._handle)
     return sorted(fired)
 
 

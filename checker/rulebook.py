@@ -23,7 +23,7 @@ from checker.expr import CompiledWhen, ExprError, compile_when
 from checker.facts import REGISTRY, FactKind
 from checker.findings import Category, Severity
 from checker.inventory.loader import describe_error, discover, display_path
-from checker.inventory.source import Src, YamlProblem, read
+from checker.inventory.source import Src, YamlProblem, decode, parse
 from checker.resources import rules_dir
 
 RuleId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)+$")]
@@ -110,19 +110,64 @@ def flatten(example: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
+def _segments(text: list[str], line: int, column: int) -> tuple[list[tuple[int, int, str]], bool]:
+    """Where the characters of a scalar stand in the file, line by line.
+
+    Returns (line, column, text) segments and whether YAML folds them into one
+    line (`>` blocks) or keeps them as lines (`|` blocks, single-line scalars).
+    """
+    raw = text[line - 1][column - 1 :] if line <= len(text) else ""
+    if raw[:1] in ("'", '"'):
+        return [(line, column + 1, raw[1:])], False
+    if raw[:1] not in ("|", ">"):
+        return [(line, column, raw)], False
+    segments = []
+    indent = None
+    for number in range(line + 1, len(text) + 1):
+        body = text[number - 1]
+        if not body.strip():
+            continue
+        lead = len(body) - len(body.lstrip())
+        indent = lead if indent is None else indent
+        if lead < indent:
+            break
+        segments.append((number, indent + 1, body[indent:].rstrip()))
+    return segments, raw[0] == ">"
+
+
+def _scalar_position(text: list[str], start: tuple[int, int], offset: tuple[int, int]) -> tuple[int, int]:
+    """File position of (line, column) inside a scalar's value, as far as it can be known."""
+    segments, folded = _segments(text, *start)
+    line, column = offset
+    if not folded:
+        if 1 <= line <= len(segments):
+            seg_line, seg_col, _ = segments[line - 1]
+            return seg_line, seg_col + column - 1
+        return start
+    remaining = column - 1
+    for seg_line, seg_col, body in segments:
+        if remaining <= len(body):
+            return seg_line, seg_col + remaining
+        remaining -= len(body) + 1  # folding joined the lines with one space
+    return start
+
+
 class _Errors:
-    def __init__(self, file: str, src: Src) -> None:
-        self.file, self.src, self.lines = file, src, list[str]()
+    def __init__(self, file: str, src: Src, text: list[str]) -> None:
+        self.file, self.src, self.text, self.lines = file, src, text, list[str]()
 
     def add(
-        self, path: Sequence[str | int], message: str, *, key: bool = False, offset: tuple[int, int] = (1, 1)
+        self,
+        path: Sequence[str | int],
+        message: str,
+        *,
+        key: bool = False,
+        offset: tuple[int, int] | None = None,
     ) -> None:
-        line, column = self.src.locate(path, key=key)
-        if offset[0] > 1:
-            line, column = line + offset[0] - 1, offset[1]
-        else:
-            column += offset[1] - 1
-        self.lines.append(at(self.file, line, column, message))
+        position = self.src.locate(path, key=key)
+        if offset is not None:
+            position = _scalar_position(self.text, position, offset)
+        self.lines.append(at(self.file, *position, message))
 
 
 def _check_fields(
@@ -183,13 +228,15 @@ def _child(src: Src, *path: str | int) -> Src:
 def _load_file(path: Path, builtin: bool) -> tuple[list[CompiledRule], list[str]]:
     shown = display_path(path)
     try:
-        docs = read(path)
+        data = path.read_bytes()
+        text = decode(data)
+        docs = parse(text)
     except YamlProblem as exc:
         return [], [at(shown, exc.line, exc.column, exc.message)]
     out: list[CompiledRule] = []
     lines: list[str] = []
     for doc in docs:
-        errors = _Errors(shown, doc.src)
+        errors = _Errors(shown, doc.src, text.splitlines())
         try:
             parsed = RuleFile.model_validate(doc.value)
         except ValidationError as exc:

@@ -212,11 +212,22 @@ def _documents(problems: _Problems, files: Sequence[Path]) -> list[_Doc]:
     return docs
 
 
+_YAML_TYPES = {
+    "list": "a list",
+    "str": "a string",
+    "int": "a number",
+    "float": "a number",
+    "WrittenFloat": "a number",
+    "bool": "a boolean",
+    "NoneType": "empty",
+}
+
+
 def _typed(problems: _Problems, file: str, doc: Document) -> _Doc | None:
     where = Location(file, doc.src.line, doc.src.column)
     if not isinstance(doc.value, dict):
-        got = type(doc.value).__name__
-        problems.add("schema.document", where, f"a document must be a mapping with a `kind`, not a {got}")
+        got = _YAML_TYPES.get(type(doc.value).__name__, "scalar")
+        problems.add("schema.document", where, f"a document must be a mapping with a `kind`, not {got}")
         return None
     # Top-level `x-` keys hold anchors only (as in Docker Compose).
     value = {k: v for k, v in doc.value.items() if not k.startswith("x-")}
@@ -241,10 +252,13 @@ class _Builder:
 
     def unique(self, table: dict[Any, Any], key: Any, what: str, loc: Location) -> bool:
         if key in table:
+            first = table[key]
+            place = first.place if isinstance(first, ServerEntry) else first
+            name = key if isinstance(key, str) else key[-1]
             self.p.add(
                 "schema.duplicate-name",
                 loc,
-                f"duplicate {what} name '{key if isinstance(key, str) else key[-1]}'",
+                f"duplicate {what} name '{name}' (first defined at {place.file}:{place.src.line})",
             )
             return False
         return True
@@ -406,14 +420,14 @@ class _Builder:
             self.p.add(
                 "schema.reference",
                 place.at(["rack"], key=False),
-                f"server {server.name}: no rack '{server.rack}' in facility {shell.facility}{hint}",
+                f"no rack '{server.rack}' in facility {shell.facility}{hint}",
             )
         if server.workload is not None and server.workload not in self.inv.workloads:
             hint = _suggest(server.workload, self.inv.workloads)
             self.p.add(
                 "schema.reference",
                 place.at(["workload"], key=False),
-                f"server {server.name}: unknown workload '{server.workload}'{hint}",
+                f"unknown workload '{server.workload}'{hint}",
             )
         for name in ("power_w", "u_height"):
             if getattr(server, name) is None:
@@ -434,16 +448,22 @@ class _Builder:
             )
 
     def _check_waiver_entities(self) -> None:
+        """A waiver for an entity that does not exist is an error, and only that:
+        it is dropped, so it is not also reported as unused."""
         entities = self.inv.entities()
+        valid = []
         for place in self.inv.waivers:
             entity = place.value.entity
-            if entity not in entities:
-                hint = _suggest(entity, entities)
-                self.p.add(
-                    "schema.reference",
-                    place.at(["entity"], key=False),
-                    f"waiver names unknown entity '{entity}'{hint}",
-                )
+            if entity in entities:
+                valid.append(place)
+                continue
+            hint = _suggest(entity, entities)
+            self.p.add(
+                "schema.reference",
+                place.at(["entity"], key=False),
+                f"waiver names unknown entity '{entity}'{hint}",
+            )
+        self.inv.waivers = valid
 
 
 def _child(src: Src, *path: str | int) -> Src:

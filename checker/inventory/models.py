@@ -7,21 +7,36 @@ never a silently ignored value.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, Strict, model_validator
 
-Name = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\s/]+$")]
-Pos = Annotated[float, Field(gt=0)]
-NonNeg = Annotated[float, Field(ge=0)]
-Percent = Annotated[float, Field(ge=1, le=100)]
+
+def _name(value: Any) -> Any:
+    if isinstance(value, str) and (
+        not value or len(value) > 200 or any(c.isspace() or c == "/" for c in value)
+    ):
+        raise ValueError("a name is 1-200 characters without spaces or '/' (it becomes part of entity ids)")
+    return value
+
+
+Name = Annotated[str, AfterValidator(_name)]
+# Strict numbers: YAML reads `amps: yes` as True, which lax validation would
+# silently turn into a 1 A feed; quoted numbers are refused the same way.
+Pos = Annotated[float, Strict(), Field(gt=0)]
+NonNeg = Annotated[float, Strict(), Field(ge=0)]
+Percent = Annotated[float, Strict(), Field(ge=1, le=100)]
+Count = Annotated[int, Strict(), Field(ge=0)]
+PosInt = Annotated[int, Strict(), Field(ge=1)]
 
 
 def _version(value: Any) -> Any:
     # An unquoted `cuda: 12.10` is the float 12.1: the value is already lost,
-    # so refuse floats instead of guessing.
+    # so refuse floats instead of guessing. The loader keeps the written text.
     if isinstance(value, float):
-        raise ValueError(f'write version numbers as strings: quote it, e.g. "{value}"')
+        written = getattr(value, "yaml_text", repr(value))
+        raise ValueError(f'write version numbers as strings: quote it, as in "{written}"')
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     return value
@@ -31,7 +46,18 @@ def _raid(value: Any) -> Any:
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
-Version = Annotated[str, BeforeValidator(_version), Field(pattern=r"^\d+(\.\d+)*([+-][\w.]+)?$")]
+_VERSION = re.compile(r"\d+(\.\d+)*([+-][\w.]+)?")
+
+
+def _version_form(value: str) -> str:
+    if not _VERSION.fullmatch(value):
+        raise ValueError(
+            "a version is numbers separated by dots, with an optional +variant (e.g. 2.3.1+cu121)"
+        )
+    return value
+
+
+Version = Annotated[str, BeforeValidator(_version), AfterValidator(_version_form)]
 
 
 class Model(BaseModel):
@@ -46,12 +72,12 @@ class Feed(Model):
     amps: Pos
     phase: Literal[1, 3] = 1
     max_utilization: Percent = 80  # NetBox default: the NEC 210.20(A) 80 % rule
-    power_factor: Annotated[float, Field(gt=0, le=1)] = 1.0
+    power_factor: Annotated[float, Strict(), Field(gt=0, le=1)] = 1.0
 
 
 class Rack(Model):
     name: Name
-    u_height: Annotated[int, Field(ge=1, le=100)] = 42
+    u_height: Annotated[int, Strict(), Field(ge=1, le=100)] = 42
     weight_kg: NonNeg | None = None
     max_weight_kg: Pos | None = None
     footprint_m2: Pos = 0.72  # a 600 x 1200 mm rack
@@ -64,7 +90,7 @@ class Rack(Model):
 class PueModel(Model):
     fixed_kw: NonNeg
     cooling_kw_per_it_kw: NonNeg
-    loss_fraction: Annotated[float, Field(ge=0, lt=1)]
+    loss_fraction: Annotated[float, Strict(), Field(ge=0, lt=1)]
 
 
 class FacilityPower(Model):
@@ -75,9 +101,9 @@ class FacilityPower(Model):
 
 class FacilityCooling(Model):
     capacity_kw: Pos
-    units: Annotated[int, Field(ge=1)] = 1
+    units: PosInt = 1
     redundancy: Literal["N", "N+1", "2N"] = "N"
-    inlet_c: Annotated[float, Field(ge=-10, le=60)] | None = None
+    inlet_c: Annotated[float, Strict(), Field(ge=-10, le=60)] | None = None
     ashrae_class: Literal["A1", "A2", "A3", "A4"] | None = None
 
 
@@ -85,8 +111,8 @@ class Facility(Model):
     kind: Literal["Facility"]
     name: Name
     location: str | None = None
-    pue_target: Annotated[float, Field(ge=1)] | None = None
-    design_pue: Annotated[float, Field(ge=1)] | None = None
+    pue_target: Annotated[float, Strict(), Field(ge=1)] | None = None
+    design_pue: Annotated[float, Strict(), Field(ge=1)] | None = None
     pue_model: PueModel | None = None
     power: FacilityPower | None = None
     cooling: FacilityCooling | None = None
@@ -109,9 +135,9 @@ class PowerDraw(Model):
 
 
 class Psu(Model):
-    count: Annotated[int, Field(ge=1)]
+    count: PosInt
     rating_w: Pos | None = None
-    redundant: Annotated[int, Field(ge=0)] | None = None
+    redundant: Count | None = None
     efficiency: Literal["bronze", "silver", "gold", "platinum", "titanium"] | None = None
 
     @model_validator(mode="after")
@@ -123,13 +149,13 @@ class Psu(Model):
 
 class GpuRef(Model):
     model: Name
-    count: Annotated[int, Field(ge=1)]
+    count: PosInt
 
 
 class Cpu(Model):
     model: str | None = None
-    sockets: Annotated[int, Field(ge=1)] | None = None
-    pcie_lanes: Annotated[int, Field(ge=0)] | None = None
+    sockets: PosInt | None = None
+    pcie_lanes: Count | None = None
 
 
 class Storage(Model):
@@ -140,7 +166,7 @@ class Storage(Model):
 class Network(Model):
     fabric: Literal["infiniband", "roce", "ethernet"] | None = None
     gbps: Pos | None = None
-    ports: Annotated[int, Field(ge=0)] | None = None
+    ports: Count | None = None
     nvlink: bool | None = None
 
 
@@ -161,7 +187,7 @@ class Support(Model):
 class ServerSpec(Model):
     """Hardware fields shared by servers and the server catalog."""
 
-    u_height: Annotated[int, Field(ge=1, le=100)] | None = None
+    u_height: Annotated[int, Strict(), Field(ge=1, le=100)] | None = None
     weight_kg: NonNeg | None = None
     power_w: PowerDraw | None = None
     psu: Psu | None = None
@@ -177,7 +203,7 @@ class Server(ServerSpec):
     name: Name
     model: Name | None = None
     rack: Name
-    position: Annotated[int, Field(ge=1)] | None = None
+    position: PosInt | None = None
     software: Software | None = None
     support: Support | None = None
     workload: Name | None = None

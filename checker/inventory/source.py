@@ -68,6 +68,21 @@ class Src:
         return pos
 
 
+class WrittenFloat(float):
+    """A float that remembers how it was written: `cuda: 12.10` reads as 12.1,
+    and an error that says so must show the `12.10` the user typed."""
+
+    yaml_text: str
+
+    def __new__(cls, value: float, text: str) -> WrittenFloat:
+        obj = super().__new__(cls, value)
+        obj.yaml_text = text
+        return obj
+
+    def __repr__(self) -> str:
+        return self.yaml_text
+
+
 @dataclass(frozen=True, slots=True)
 class Document:
     value: Any
@@ -97,7 +112,9 @@ def decode(data: bytes) -> str:
     except UnicodeDecodeError as exc:
         head = data[: exc.start]
         line = head.count(b"\n") + 1
-        column = exc.start - (head.rfind(b"\n") + 1) + 1
+        # Columns count characters, as everywhere else, not bytes.
+        line_head = head[head.rfind(b"\n") + 1 :].decode("utf-8", errors="replace")
+        column = len(line_head.removeprefix("\ufeff")) + 1
         raise YamlProblem(
             "schema.encoding",
             line,
@@ -142,9 +159,10 @@ def _scalar(node: ScalarNode) -> Any:
     if build is None or node.tag == _MAP or node.tag == _SEQ:
         raise _problem("schema.yaml", node, f"unsupported YAML tag {node.tag}")
     try:
-        return build(_CONSTRUCTOR, node)
+        value = build(_CONSTRUCTOR, node)
     except (ValueError, yaml.YAMLError) as exc:
         raise _problem("schema.yaml", node, f"bad {node.tag.rsplit(':', 1)[-1]}: {exc}") from None
+    return WrittenFloat(value, node.value) if type(value) is float else value
 
 
 def _build(node: Node) -> tuple[Any, Src]:
@@ -215,11 +233,15 @@ def _documents(text: str) -> Iterator[Node]:
         raise YamlProblem("schema.yaml", 1, 1, f"invalid YAML: {exc}") from None
 
 
+def _is_empty(node: Node) -> bool:
+    return isinstance(node, ScalarNode) and node.tag == "tag:yaml.org,2002:null" and node.value in ("", "~")
+
+
 def parse(text: str) -> list[Document]:
     """All documents of a YAML text; raises YamlProblem on the first problem."""
     docs: list[Document] = []
     for root in _documents(text):
-        if root is None:  # an empty document between `---` markers
+        if root is None or _is_empty(root):  # an empty document, e.g. after a last `---`
             continue
         try:
             _check_expansion(root)
