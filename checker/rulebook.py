@@ -110,42 +110,52 @@ def flatten(example: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _segments(text: list[str], line: int, column: int) -> tuple[list[tuple[int, int, str]], bool]:
-    """Where the characters of a scalar stand in the file, line by line.
+Segment = tuple[int, int, str]  # file line, file column, text
 
-    Returns (line, column, text) segments and whether YAML folds them into one
-    line (`>` blocks) or keeps them as lines (`|` blocks, single-line scalars).
-    """
+
+def _scalar_lines(text: list[str], line: int, column: int) -> list[list[Segment]]:
+    """The lines of a scalar's value as YAML hands them over, each made of the
+    file segments it was folded from, so a position inside the value maps back
+    to the file. Literal blocks (`|`) keep lines; plain, quoted and folded
+    (`>`) scalars join lines with a space, and a blank line breaks them."""
     raw = text[line - 1][column - 1 :] if line <= len(text) else ""
-    if raw[:1] in ("'", '"'):
-        return [(line, column + 1, raw[1:])], False
-    if raw[:1] not in ("|", ">"):
-        return [(line, column, raw)], False
-    segments = []
+    key_indent = len(text[line - 1]) - len(text[line - 1].lstrip()) if line <= len(text) else 0
+    if raw[:1] in ("|", ">"):
+        first: list[tuple[int, int, str]] = []
+        literal = raw[0] == "|"
+    else:
+        quoted = raw[:1] in ("'", '"')
+        first = [(line, column + 1, raw[1:])] if quoted else [(line, column, raw)]
+        literal = False
+    rows: list[tuple[int, int, str]] = first
     indent = None
     for number in range(line + 1, len(text) + 1):
         body = text[number - 1]
-        if not body.strip():
-            continue
         lead = len(body) - len(body.lstrip())
-        indent = lead if indent is None else indent
-        if lead < indent:
+        if body.strip() and lead <= key_indent:
             break
-        segments.append((number, indent + 1, body[indent:].rstrip()))
-    return segments, raw[0] == ">"
+        indent = lead if indent is None and body.strip() else indent
+        rows.append((number, (indent or lead) + 1, body[indent or lead :].rstrip()))
+    if literal:
+        return [[row] for row in rows]
+    lines: list[list[Segment]] = [[]]
+    for row in rows:
+        if row[2].strip():
+            lines[-1].append(row)
+        elif lines[-1]:
+            lines.append([])
+    return lines
 
 
 def _scalar_position(text: list[str], start: tuple[int, int], offset: tuple[int, int]) -> tuple[int, int]:
-    """File position of (line, column) inside a scalar's value, as far as it can be known."""
-    segments, folded = _segments(text, *start)
+    """File position of (line, column) inside a scalar's value, as far as it can be known
+    (escapes in quoted scalars are not counted back)."""
+    lines = _scalar_lines(text, *start)
     line, column = offset
-    if not folded:
-        if 1 <= line <= len(segments):
-            seg_line, seg_col, _ = segments[line - 1]
-            return seg_line, seg_col + column - 1
+    if not 1 <= line <= len(lines):
         return start
     remaining = column - 1
-    for seg_line, seg_col, body in segments:
+    for seg_line, seg_col, body in lines[line - 1]:
         if remaining <= len(body):
             return seg_line, seg_col + remaining
         remaining -= len(body) + 1  # folding joined the lines with one space

@@ -152,6 +152,14 @@ def _fields_at(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
     return list(current.model_fields) if current else []
 
 
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def describe_error(error: Any, model: type[BaseModel]) -> tuple[str, str, bool]:
     """(rule, message, point-at-key) for one pydantic error."""
     loc = [s for s in error["loc"] if isinstance(s, (str, int))]
@@ -166,6 +174,8 @@ def describe_error(error: Any, model: type[BaseModel]) -> tuple[str, str, bool]:
     got = error.get("input")
     shown = "" if isinstance(got, (dict, list)) else f" (got {got!r})"
     message = str(error["msg"]).removeprefix("Value error, ")
+    if kind in ("float_type", "int_type") and isinstance(got, str) and _is_number(got):
+        shown += ": write the number without quotes"
     return "schema.invalid", f"{where or 'document'}: {message}{shown}", False
 
 
@@ -219,14 +229,15 @@ _YAML_TYPES = {
     "float": "a number",
     "WrittenFloat": "a number",
     "bool": "a boolean",
-    "NoneType": "empty",
+    "date": "a date",
+    "datetime": "a timestamp",
 }
 
 
 def _typed(problems: _Problems, file: str, doc: Document) -> _Doc | None:
     where = Location(file, doc.src.line, doc.src.column)
     if not isinstance(doc.value, dict):
-        got = _YAML_TYPES.get(type(doc.value).__name__, "scalar")
+        got = _YAML_TYPES.get(type(doc.value).__name__, "a scalar")
         problems.add("schema.document", where, f"a document must be a mapping with a `kind`, not {got}")
         return None
     # Top-level `x-` keys hold anchors only (as in Docker Compose).

@@ -29,6 +29,7 @@ NonNeg = Annotated[float, Strict(), Field(ge=0)]
 Percent = Annotated[float, Strict(), Field(ge=1, le=100)]
 Count = Annotated[int, Strict(), Field(ge=0)]
 PosInt = Annotated[int, Strict(), Field(ge=1)]
+Flag = Annotated[bool, Strict()]  # `nvlink: "yes"` or `1` is a typo, not a yes
 
 
 def _version(value: Any) -> Any:
@@ -39,6 +40,13 @@ def _version(value: Any) -> Any:
         raise ValueError(f'write version numbers as strings: quote it, as in "{written}"')
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
+    return value
+
+
+def _whole_number(value: Any) -> Any:
+    # Literal[1, 3] alone would take `phase: true` as 1 and `3.0` as 3.
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ValueError(f"expected a whole number, not {value!r}")
     return value
 
 
@@ -70,7 +78,7 @@ class Feed(Model):
     side: Literal["A", "B"] | None = None
     voltage: Pos
     amps: Pos
-    phase: Literal[1, 3] = 1
+    phase: Annotated[Literal[1, 3], BeforeValidator(_whole_number)] = 1
     max_utilization: Percent = 80  # NetBox default: the NEC 210.20(A) 80 % rule
     power_factor: Annotated[float, Strict(), Field(gt=0, le=1)] = 1.0
 
@@ -167,7 +175,7 @@ class Network(Model):
     fabric: Literal["infiniband", "roce", "ethernet"] | None = None
     gbps: Pos | None = None
     ports: Count | None = None
-    nvlink: bool | None = None
+    nvlink: Flag | None = None
 
 
 class Software(Model):
@@ -257,7 +265,7 @@ class CatalogEntry(Model):
     description: str | None = None
     vendor: str | None = None
     source: Annotated[str, Field(min_length=1)]
-    verified: bool = True
+    verified: Flag = True
     unverified: list[str] = []
     notes: str | None = None
 
@@ -282,7 +290,7 @@ class GpuModel(CatalogEntry):
     interconnect_gb_s: Pos | None = None
     bf16_tflops: Pos | None = None
     fp16_tflops: Pos | None = None
-    datacenter: bool = True
+    datacenter: Flag = True
 
 
 class ServerModel(ServerSpec, CatalogEntry):

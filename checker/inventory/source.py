@@ -107,14 +107,15 @@ def _problem(rule: str, node: Node, message: str) -> YamlProblem:
 
 def decode(data: bytes) -> str:
     """UTF-8 text, or a problem pointing at the first bad byte."""
+    data = data.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte order mark is not content
     try:
-        return data.decode("utf-8-sig")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         head = data[: exc.start]
         line = head.count(b"\n") + 1
         # Columns count characters, as everywhere else, not bytes.
         line_head = head[head.rfind(b"\n") + 1 :].decode("utf-8", errors="replace")
-        column = len(line_head.removeprefix("\ufeff")) + 1
+        column = len(line_head) + 1
         raise YamlProblem(
             "schema.encoding",
             line,
@@ -234,7 +235,8 @@ def _documents(text: str) -> Iterator[Node]:
 
 
 def _is_empty(node: Node) -> bool:
-    return isinstance(node, ScalarNode) and node.tag == "tag:yaml.org,2002:null" and node.value in ("", "~")
+    # `---` alone, `~` and `null` all say: nothing here.
+    return isinstance(node, ScalarNode) and node.tag == "tag:yaml.org,2002:null"
 
 
 def parse(text: str) -> list[Document]:

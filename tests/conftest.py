@@ -1,0 +1,82 @@
+"""Shared helpers: run the CLI in-process and write small inventories."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from checker.cli import main
+
+FIXTURES = Path(__file__).parent / "fixtures"
+MINIMAL = FIXTURES / "minimal"
+AS_OF = ("--as-of", "2027-01-15")
+
+
+@dataclass(frozen=True)
+class Run:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def lines(self) -> list[str]:
+        return self.out.splitlines()
+
+
+def summary(error: int = 0, warning: int = 0, info: int = 0, waived: int = 0, verdict: str = "fail") -> str:
+    """The text formatter's last line."""
+    def n(count: int, word: str) -> str:
+        return f"{count} {word}" if count == 1 or word == "info" else f"{count} {word}s"
+
+    return (f"checker: {n(error, 'error')}, {n(warning, 'warning')}, {n(info, 'info')}, "
+            f"{waived} waived: {verdict}")
+
+
+CliRunner = Callable[..., Run]
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> CliRunner:
+    """`cli("audit", ...)` -> Run. main() returns the exit code for every outcome, usage errors,
+    --help and --version included: a SystemExit escaping it fails the test."""
+
+    def run(*argv: str) -> Run:
+        code = main(list(argv))
+        captured = capsys.readouterr()
+        return Run(code, captured.out, captured.err)
+
+    return run
+
+
+@pytest.fixture
+def in_fixtures(monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(FIXTURES)
+    return FIXTURES
+
+
+Writer = Callable[..., Path]
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Writer:
+    """Work in tmp_path: `write("bad.yaml", text, minimal=("facility",))` writes a dedented file
+    (or bytes as they are) and copies the named files of the minimal fixture beside it."""
+    monkeypatch.chdir(tmp_path)
+
+    def write(name: str, content: str | bytes, *, minimal: tuple[str, ...] = ()) -> Path:
+        for part in minimal:
+            shutil.copy(MINIMAL / f"{part}.yaml", tmp_path / f"{part}.yaml")
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(textwrap.dedent(content), encoding="utf-8")
+        return path
+
+    return write

@@ -1,0 +1,606 @@
+"""The CLI contract (DESIGN.md "CLI", "Findings and JSON output"): exact text, exit codes, JSON.
+
+Exit codes: 0 pass; 1 findings at or above --fail-on; 2 invalid input or usage;
+3 internal error. Every audit passes --as-of so dates are deterministic.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from checker import __version__
+from checker.cli import BUG_HINT
+from tests.conftest import AS_OF, FIXTURES, MINIMAL, CliRunner, Writer, summary
+
+REPO = Path(__file__).resolve().parent.parent
+
+# 12:5 is the `feeds` key of rack R01 (the rule locates `feeds`); 16:15 the `level` key of s2's support.
+RACK = ("overload/facility.yaml:12:5: error power.rack-capacity "
+        "rack f1/R01 draws 7.0 kW, over its 5.9 kW 2N feed capacity")
+NBD = ("overload/servers.yaml:16:15: warning support.level-24x7 "
+       "server s2 has nbd support; the rollout expects 24x7")
+
+
+# ---------------------------------------------------------------- exit 0 / 1 and the text format
+def test_minimal_inventory_passes(cli: CliRunner, in_fixtures: Path) -> None:
+    run = cli("audit", "minimal", *AS_OF)
+    assert (run.code, run.out, run.err) == (0, summary(verdict="pass") + "\n", "")
+
+
+def test_rack_over_capacity_fails_with_exit_1(cli: CliRunner, in_fixtures: Path) -> None:
+    run = cli("audit", "overload", *AS_OF)
+    assert (run.code, run.err) == (1, "")
+    assert run.out == f"{RACK}\n{NBD}\n{summary(error=1, warning=1)}\n"
+
+
+@pytest.mark.parametrize(("waiver", "code", "expected"), [
+    pytest.param("waivers/active.yaml", 0, [
+        f"{RACK} [waived]", NBD, summary(warning=1, waived=1, verdict="pass"),
+    ], id="active"),
+    pytest.param("waivers/expiring.yaml", 0, [
+        f"{RACK} [waived]", NBD,
+        "waivers/expiring.yaml:7:14: info waiver.expiring waiver for power.rack-capacity on rack/f1/R01 "
+        "expires on 2027-02-01",
+        summary(warning=1, info=1, waived=1, verdict="pass"),
+    ], id="expiring-within-30-days"),
+    pytest.param("waivers/expired.yaml", 1, [
+        RACK, NBD,
+        "waivers/expired.yaml:7:14: error waiver.expired waiver for power.rack-capacity on rack/f1/R01 "
+        "expired on 2027-01-01; the finding is no longer waived",
+        summary(error=2, warning=1),
+    ], id="expired"),
+])
+def test_waivers(cli: CliRunner, in_fixtures: Path, waiver: str, code: int, expected: list[str]) -> None:
+    run = cli("audit", "overload", waiver, *AS_OF)
+    assert (run.code, run.lines, run.err) == (code, expected, "")
+
+
+UNUSED = ("waivers/active.yaml:3:5: warning waiver.unused waiver for power.rack-capacity on rack/f1/R01 "
+          "matches no finding")
+
+
+@pytest.mark.parametrize(("fail_on", "code", "verdict"), [
+    ((), 0, "pass"),
+    (("--fail-on", "error"), 0, "pass"),
+    (("--fail-on", "warning"), 1, "fail"),
+    (("--fail-on", "info"), 1, "fail"),
+])
+def test_unused_waiver_is_a_warning_and_fail_on_decides(
+    cli: CliRunner, in_fixtures: Path, fail_on: tuple[str, ...], code: int, verdict: str,
+) -> None:
+    """The minimal rack is within capacity, so the waiver for it matches nothing."""
+    run = cli("audit", "minimal", "waivers/active.yaml", *AS_OF, *fail_on)
+    assert (run.code, run.lines) == (code, [UNUSED, summary(warning=1, verdict=verdict)])
+
+
+def test_unused_waiver_of_an_ignored_rule_is_not_reported(cli: CliRunner, in_fixtures: Path) -> None:
+    run = cli("audit", "minimal", "waivers/active.yaml", *AS_OF, "--ignore", "power.*")
+    assert (run.code, run.lines) == (0, [summary(verdict="pass")])
+
+
+@pytest.mark.parametrize(("options", "code", "expected"), [
+    (("--select", "power.*"), 1, [RACK, summary(error=1)]),
+    (("--select", "support.level-24x7"), 0, [NBD, summary(warning=1, verdict="pass")]),
+    (("--select", "power.*", "--select", "support.*"), 1, [RACK, NBD, summary(error=1, warning=1)]),
+    (("--ignore", "power.rack-*"), 0, [NBD, summary(warning=1, verdict="pass")]),
+    (("--ignore", "power.rack-*", "--fail-on", "warning"), 1, [NBD, summary(warning=1)]),
+    (("--ignore", "*"), 0, [summary(verdict="pass")]),
+    (("--select", "power.*", "--ignore", "power.rack-capacity"), 0, [summary(verdict="pass")]),
+    (("--select", "nomatch.*"), 0, [summary(verdict="pass")]),
+], ids=["select", "select-one", "select-two", "ignore", "ignore-fail-on-warning", "ignore-all",
+        "select-then-ignore", "select-nothing"])
+def test_select_and_ignore_globs(
+    cli: CliRunner, in_fixtures: Path, options: tuple[str, ...], code: int, expected: list[str],
+) -> None:
+    run = cli("audit", "overload", *AS_OF, *options)
+    assert (run.code, run.lines) == (code, expected)
+
+
+def test_schema_findings_are_never_ignored(cli: CliRunner, workdir: Writer) -> None:
+    workdir("bad.yaml", "kind: Facility\nname: f1\nbogus: 1\n")
+    run = cli("audit", ".", *AS_OF, "--ignore", "*", "--fail-on", "info")
+    assert (run.code, run.lines) == (2, ["bad.yaml:3:1: error schema.unknown-field unknown field 'bogus'",
+                                         summary(error=1)])
+
+
+# ---------------------------------------------------------------- checker.yaml
+def test_config_beside_the_inventories(cli: CliRunner, in_fixtures: Path) -> None:
+    """configured/checker.yaml: `power.rack-*` severity warning, fail_on warning."""
+    run = cli("audit", "configured/inventories", *AS_OF)
+    assert (run.code, run.lines) == (1, [
+        "configured/inventories/facility.yaml:12:5: warning power.rack-capacity rack f1/R01 draws 7.0 kW, "
+        "over its 5.9 kW 2N feed capacity",
+        "configured/inventories/servers.yaml:16:15: warning support.level-24x7 server s2 has nbd support; "
+        "the rollout expects 24x7",
+        summary(warning=2),
+    ])
+
+
+def test_command_line_overrides_config_fail_on(cli: CliRunner, in_fixtures: Path) -> None:
+    run = cli("audit", "configured/inventories", *AS_OF, "--fail-on", "error")
+    assert run.code == 0
+    assert run.lines[-1] == summary(warning=2, verdict="pass")
+
+
+def test_explicit_config(cli: CliRunner, in_fixtures: Path) -> None:
+    run = cli("audit", "overload", *AS_OF, "--config", "configured/checker.yaml")
+    assert (run.code, run.lines[-1]) == (1, summary(warning=2))
+
+
+def test_schema_errors_keep_their_severity(cli: CliRunner, workdir: Writer) -> None:
+    workdir("checker.yaml", 'severity: {"*": info}\n')
+    workdir("inv/bad.yaml", "kind: Facility\nname: f1\nbogus: 1\n")
+    run = cli("audit", "inv", *AS_OF)
+    assert (run.code, run.lines) == (2, ["inv/bad.yaml:3:1: error schema.unknown-field unknown field 'bogus'",
+                                         summary(error=1)])
+
+
+@pytest.mark.parametrize(("config", "stderr"), [
+    ('select: ["*"]\nfail_onn: warning\n',
+     "checker.yaml:2:1: unknown field 'fail_onn' (did you mean 'fail_on'?)"),
+    ("fail_on: warnings\n",
+     "checker.yaml:1:10: fail_on: Input should be 'error', 'warning' or 'info' (got 'warnings')"),
+    ('severity: {"power.*": fatal}\n',
+     "checker.yaml:1:23: severity.power.*: Input should be 'error', 'warning' or 'info' (got 'fatal')"),
+    ("fail_on: [\n",
+     "checker.yaml:2:1: invalid YAML: while parsing a flow node did not find expected node content"),
+    ("fail_on: error\nfail_on: info\n", "checker.yaml:2:1: duplicate key 'fail_on' (first set on line 1)"),
+], ids=["unknown-key", "bad-fail-on", "bad-severity", "invalid-yaml", "duplicate-key"])
+def test_bad_config_beside_the_inventories(cli: CliRunner, workdir: Writer, config: str, stderr: str) -> None:
+    workdir("checker.yaml", config)
+    for part in ("facility", "servers", "workloads"):
+        workdir(f"inv/{part}.yaml", (MINIMAL / f"{part}.yaml").read_text())
+    run = cli("audit", "inv", *AS_OF)
+    assert (run.code, run.out, run.err) == (2, "", stderr + "\n")
+
+
+def test_missing_explicit_config(cli: CliRunner, in_fixtures: Path) -> None:
+    run = cli("audit", "minimal", *AS_OF, "--config", "nope.yaml")
+    assert (run.code, run.out, run.err) == (2, "", "nope.yaml: config file not found\n")
+
+
+# ---------------------------------------------------------------- JSON
+FINDING_KEYS = ["rule", "severity", "category", "entity", "message", "remediation", "file", "line", "column",
+                "waived"]
+
+
+def test_json_contract(cli: CliRunner, in_fixtures: Path) -> None:
+    run = cli("audit", "overload", "waivers/active.yaml", *AS_OF, "--format", "json")
+    assert (run.code, run.err) == (0, "")
+    doc = json.loads(run.out)
+    assert list(doc) == ["tool", "version", "as_of", "verdict", "summary", "findings", "capacity"]
+    assert (doc["tool"], doc["version"], doc["as_of"]) == ("checker", __version__, "2027-01-15")
+    assert doc["verdict"] == "pass"
+    assert doc["summary"] == {"error": 0, "warning": 1, "info": 0, "waived": 1}
+    assert [list(f) for f in doc["findings"]] == [FINDING_KEYS, FINDING_KEYS]
+    assert doc["findings"][0] == {
+        "rule": "power.rack-capacity", "severity": "error", "category": "power", "entity": "rack/f1/R01",
+        "message": "rack f1/R01 draws 7.0 kW, over its 5.9 kW 2N feed capacity",
+        "remediation": "Move servers to a rack with headroom, or add or upsize feeds.",
+        "file": "overload/facility.yaml", "line": 12, "column": 5, "waived": True,
+    }
+    assert doc["findings"][1]["entity"] == "server/s2"
+    assert list(doc["capacity"]) == ["facilities", "racks"]
+    assert doc["capacity"]["facilities"][0]["entity"] == "facility/f1"
+    rack = doc["capacity"]["racks"][0]
+    assert (rack["entity"], rack["capacity_kw"], rack["load_kw"]) == ("rack/f1/R01", 5.888, 7.0)
+
+
+def test_json_of_schema_findings(cli: CliRunner, workdir: Writer) -> None:
+    workdir("bad.yaml", "kind: Facility\nname: f1\nbogus: 1\n")
+    run = cli("audit", ".", *AS_OF, "--format", "json")
+    doc = json.loads(run.out)
+    assert (run.code, doc["verdict"], doc["summary"]) == (2, "fail", {"error": 1, "warning": 0, "info": 0,
+                                                                      "waived": 0})
+    assert doc["findings"] == [{
+        "rule": "schema.unknown-field", "severity": "error", "category": "schema", "entity": "",
+        "message": "unknown field 'bogus'", "remediation": "", "file": "bad.yaml", "line": 3, "column": 1,
+        "waived": False,
+    }]
+    assert doc["capacity"] == {"facilities": [], "racks": []}
+
+
+def test_json_is_byte_stable(cli: CliRunner, in_fixtures: Path) -> None:
+    first = cli("audit", "overload", "waivers/expiring.yaml", *AS_OF, "--format", "json")
+    second = cli("audit", "overload", "waivers/expiring.yaml", *AS_OF, "--format", "json")
+    assert first.out.encode() == second.out.encode()
+    assert first.out.endswith("}\n")
+
+
+def test_format_to_a_file(cli: CliRunner, in_fixtures: Path, tmp_path: Path) -> None:
+    target = tmp_path / "audit.json"
+    run = cli("audit", "overload", *AS_OF, "--format", "text", "--format", f"json:{target}")
+    assert run.code == 1
+    assert run.out == f"{RACK}\n{NBD}\n{summary(error=1, warning=1)}\n"  # text still goes to stdout
+    doc = json.loads(target.read_text(encoding="utf-8"))
+    assert (doc["verdict"], doc["summary"]["error"]) == ("fail", 1)
+    alone = cli("audit", "overload", *AS_OF, "--format", f"json:{target}")
+    assert (alone.code, alone.out) == (1, "")  # only a file: nothing on stdout
+
+
+def test_format_to_a_file_that_cannot_be_written(cli: CliRunner, in_fixtures: Path, tmp_path: Path) -> None:
+    target = tmp_path / "no" / "such" / "dir.json"
+    run = cli("audit", "minimal", *AS_OF, "--format", f"json:{target}")
+    assert (run.code, run.err) == (2, f"{target}: cannot write: No such file or directory\n")
+
+
+@pytest.mark.parametrize(("name", "hint"), [("nope", ""), ("jsn", " (did you mean 'json'?)")])
+def test_unknown_format(cli: CliRunner, in_fixtures: Path, name: str, hint: str) -> None:
+    """A usage error from argparse's type conversion: exit 2 before any work, no traceback."""
+    run = cli("audit", "minimal", *AS_OF, "--format", name)
+    assert (run.code, run.out) == (2, "")
+    lines = run.err.splitlines()  # the usage text wraps with the terminal width
+    assert lines[0].startswith("usage: checker audit ")
+    assert lines[-1] == (f"checker audit: error: argument --format: unknown format '{name}'{hint}; "
+                         "known: json, text")
+    assert "Traceback" not in run.err
+
+
+# ---------------------------------------------------------------- usage errors
+@pytest.mark.parametrize(("argv", "last_line"), [
+    (("audit", "--as-of", "2027-13-01"), "checker audit: error: argument --as-of: not a date (YYYY-MM-DD): "
+                                         "'2027-13-01'"),
+    (("audit", "--fail-on", "fatal"), "checker audit: error: argument --fail-on: invalid choice: 'fatal' "
+                                      "(choose from 'error', 'warning', 'info')"),
+    (("frobnicate",), "checker: error: argument COMMAND: invalid choice: 'frobnicate' (choose from 'audit', "
+                      "'rules', 'explain', 'facts', 'schema')"),
+    ((), "checker: error: the following arguments are required: COMMAND"),
+], ids=["bad-date", "bad-fail-on", "bad-command", "no-command"])
+def test_usage_errors_exit_2(
+    cli: CliRunner, in_fixtures: Path, argv: tuple[str, ...], last_line: str,
+) -> None:
+    run = cli(*argv)
+    assert (run.code, run.out) == (2, "")
+    assert run.err.splitlines()[-1] == last_line
+    assert "Traceback" not in run.err
+
+
+# ---------------------------------------------------------------- other commands
+def test_version(cli: CliRunner) -> None:
+    run = cli("--version")
+    assert (run.code, run.out, run.err) == (0, f"checker {__version__}\n", "")
+
+
+@pytest.mark.parametrize(("argv", "usage"), [
+    (("--help",), "usage: checker [-h]"),
+    (("audit", "--help"), "usage: checker audit [-h]"),
+])
+def test_help_returns_0(cli: CliRunner, argv: tuple[str, ...], usage: str) -> None:
+    run = cli(*argv)  # main returns the code: the fixture lets no SystemExit through
+    assert (run.code, run.err) == (0, "")
+    assert run.out.startswith(usage)
+
+
+def test_rules_list(cli: CliRunner) -> None:
+    run = cli("rules", "list")
+    assert run.code == 0
+    rows = {line.split()[0]: line for line in run.lines}
+    for rule_id in ("power.rack-capacity", "support.missing", "schema.yaml", "schema.alias-bomb",
+                    "schema.reference", "waiver.expired", "waiver.unused", "waiver.expiring"):
+        assert rule_id in rows
+    assert re.fullmatch(r"power\.rack-capacity +error +power +Rack load within feed capacity",
+                        rows["power.rack-capacity"])
+    assert re.fullmatch(r"waiver\.unused +warning +waiver +Waivers match a finding", rows["waiver.unused"])
+    assert list(rows) == sorted(rows)
+
+
+def test_explain(cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    run = cli("explain", "power.rack-capacity")
+    assert (run.code, run.err) == (0, "")
+    assert run.lines[:5] == [
+        "power.rack-capacity: Rack load within feed capacity",
+        "  severity: error",
+        "  category: power",
+        "  on: rack",
+        "  when: load_kw > capacity_kw",
+    ]
+    assert re.fullmatch(r"  defined in: rules/power\.yaml:\d+", run.lines[5])
+    assert any(line.startswith("  rationale: ") for line in run.lines)
+    assert "  remediation: Move servers to a rack with headroom, or add or upsize feeds." in run.lines
+    assert any(line.startswith("  references: NEC 210.20(A)") for line in run.lines)
+    assert any(line.startswith("  fails on: {") for line in run.lines)
+    assert any(line.startswith("  passes on: {") for line in run.lines)
+
+
+def test_explain_a_builtin_check(cli: CliRunner) -> None:
+    run = cli("explain", "waiver.expired")
+    assert run.code == 0
+    assert run.lines[:3] == ["waiver.expired: Waivers are not expired", "  severity: error",
+                             "  category: waiver"]
+
+
+def test_rules_show_is_explain_without_examples(cli: CliRunner) -> None:
+    run = cli("rules", "show", "power.rack-capacity")
+    assert run.code == 0
+    assert run.lines[0] == "power.rack-capacity: Rack load within feed capacity"
+    assert not any("fails on" in line for line in run.lines)
+
+
+@pytest.mark.parametrize("argv", [("explain", "nope"), ("rules", "show", "nope")])
+def test_explain_unknown_rule(cli: CliRunner, argv: tuple[str, ...]) -> None:
+    run = cli(*argv)
+    assert (run.code, run.out, run.err) == (2, "", "unknown rule 'nope' (see `checker rules list`)\n")
+
+
+def test_facts_rack(cli: CliRunner) -> None:
+    run = cli("facts", "rack")
+    assert run.code == 0
+    assert run.lines[0] == "rack: a rack position with its feeds and load"
+    assert any(re.fullmatch(r"  load_kw +number +server draw per the facility's power\.basis \[kW\]", line)
+               for line in run.lines)
+    assert any(re.fullmatch(r"  capacity_kw +number +.*\[kW\]", line) for line in run.lines)
+
+
+def test_facts_lists_every_kind(cli: CliRunner) -> None:
+    run = cli("facts")
+    kinds = [line.split(":")[0] for line in run.lines if not line.startswith(" ")]
+    assert (run.code, kinds) == (0, ["facility", "rack", "feed", "server", "workload"])
+
+
+@pytest.mark.parametrize(("kind", "hint"), [
+    ("nope", ""),
+    ("racks", " (did you mean 'rack'?)"),
+    ("sever", " (did you mean 'server'?)"),
+])
+def test_facts_unknown_kind(cli: CliRunner, kind: str, hint: str) -> None:
+    run = cli("facts", kind)
+    assert (run.code, run.out) == (2, "")
+    assert run.err == f"unknown fact kind '{kind}'{hint}; known: facility, rack, feed, server, workload\n"
+
+
+def test_schema(cli: CliRunner) -> None:
+    run = cli("schema")
+    assert run.code == 0
+    schema = json.loads(run.out)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert schema["discriminator"]["propertyName"] == "kind"
+    assert set(schema["discriminator"]["mapping"]) == {
+        "Facility", "Servers", "Workloads", "Waivers", "GpuModels", "ServerModels"}
+    assert len(schema["oneOf"]) == 6
+    feed = schema["$defs"]["Feed"]
+    assert feed["additionalProperties"] is False
+    assert {"voltage", "amps", "side", "phase", "max_utilization"} <= set(feed["properties"])
+    assert cli("schema").out == run.out
+
+
+# ---------------------------------------------------------------- dogfooding
+def test_example_rollout_audits_without_input_errors(cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    run = cli("audit", "inventories/", *AS_OF)
+    assert run.code in (0, 1), run.out
+    assert " schema." not in run.out
+    assert run.err == ""
+    last = r"checker: \d+ errors?, \d+ warnings?, \d+ info, \d+ waived: (pass|fail)"
+    assert re.fullmatch(last, run.lines[-1])
+
+
+def test_example_rollout_is_the_default_path(cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    assert cli("audit", *AS_OF).out == cli("audit", "inventories/", *AS_OF).out
+
+
+def test_builtin_rulebook_examples_pass(cli: CliRunner) -> None:
+    run = cli("rules", "test")
+    assert run.code == 0, run.out
+    assert re.fullmatch(r"\d+ passed, 0 failed", run.lines[-1])
+    assert all(line.startswith("ok ") for line in run.lines[:-1])
+
+
+# ---------------------------------------------------------------- custom rules
+MEMORY = "custom-inventory/servers.yaml:9:5: warning acme.min-memory server s1 has 32.0 GB of RAM for 2 GPUs"
+
+
+def test_custom_rule_in_an_audit(cli: CliRunner, in_fixtures: Path) -> None:
+    run = cli("audit", "custom-inventory", "--rules", "custom-rules", *AS_OF)
+    assert (run.code, run.lines) == (0, [MEMORY, summary(warning=1, verdict="pass")])
+    assert cli("audit", "custom-inventory", *AS_OF).lines == [summary(verdict="pass")]  # not built in
+
+
+def test_custom_rule_from_config(cli: CliRunner, workdir: Writer) -> None:
+    shutil.copytree(FIXTURES / "custom-inventory", Path("custom-inventory"))
+    shutil.copytree(FIXTURES / "custom-rules", Path("policies"))
+    workdir("checker.yaml", "rules: [policies]\nfail_on: warning\n")
+    run = cli("audit", "custom-inventory", *AS_OF)
+    assert (run.code, run.lines) == (1, [MEMORY, summary(warning=1)])
+
+
+def test_custom_rule_tests(cli: CliRunner, in_fixtures: Path) -> None:
+    run = cli("rules", "test", "custom-rules")
+    assert (run.code, run.err) == (0, "")
+    assert run.lines == ["ok   acme.min-memory (1 fail, 2 pass)  custom-rules/memory.yaml:3",
+                         "1 passed, 0 failed"]
+
+
+def test_custom_rule_listed_and_explained(cli: CliRunner, in_fixtures: Path) -> None:
+    assert "acme.min-memory" in cli("rules", "list", "--rules", "custom-rules").out
+    run = cli("explain", "acme.min-memory", "--rules", "custom-rules")
+    assert run.code == 0
+    assert "  fails on: {\"gpu\": {\"count\": 2}, \"memory_gb\": 32, \"name\": \"gpu1\"}" in run.lines
+
+
+RULE = """\
+rules:
+  - id: acme.r1
+    title: Big racks
+    category: {category}
+    severity: warning
+    on: {on}
+    when: {when}
+    message: "{message}"
+    remediation: Split it.
+    examples:
+      fail: [{{name: R01, load_kw: 40}}]
+      pass: [{{name: R01, load_kw: 10}}]
+"""
+
+
+def rule(*, category: str = "power", on: str = "rack", when: str = "load_kw > 30",
+         message: str = "rack {{ name }} draws {{ load_kw }} kW") -> str:
+    return RULE.format(category=category, on=on, when=when, message=message)
+
+
+def test_rules_test_reports_a_failing_example(cli: CliRunner, workdir: Writer) -> None:
+    workdir("rules/r.yaml", rule(when="load_kw > 50"))
+    run = cli("rules", "test", "rules")
+    assert run.code == 1
+    assert run.lines == ["FAIL acme.r1 (fail example 1 did not fire)  rules/r.yaml:2", "0 passed, 1 failed"]
+
+
+# (id, rule file text, the one line on stderr); `when:` values start at column 11 of line 7.
+BAD_RULES: list[tuple[str, str, str]] = [
+    ("import", rule(when="__import__('os').system('ls') > 0"),
+     "rules/r.yaml:7:11: rule acme.r1: function calls other than exists(field) are not allowed"),
+    ("lambda", rule(when="load_kw > (lambda:1)"),  # the lambda is column 12 of the expression
+     "rules/r.yaml:7:22: rule acme.r1: lambda expressions are not allowed in a `when` expression"),
+    ("unknown-category", rule(category="powr"),
+     "rules/r.yaml:4:15: rules.0.category: Input should be 'schema', 'power', 'cooling', 'space', 'weight', "
+     "'pue', 'compatibility', 'support', 'workload-fit' or 'waiver' (got 'powr')"),
+    ("unknown-field-in-when", rule(when="load_kw > 30 and laod_kw > 1"),
+     "rules/r.yaml:7:28: rule acme.r1: unknown field 'laod_kw' (did you mean 'load_kw'?)"),
+    ("unknown-on", rule(on="rak"),
+     "rules/r.yaml:6:9: rule acme.r1: unknown fact kind 'rak' "
+     "(known: facility, rack, feed, server, workload)"),
+    ("bad-jinja", rule(message="rack {{ name "),
+     "rules/r.yaml:8:14: rule acme.r1: bad message template: unexpected end of template, "
+     "expected 'end of print statement'."),
+    ("unknown-field-in-message", rule(message="rack {{ nmae }}"),
+     "rules/r.yaml:8:14: rule acme.r1 message: 'nmae' is not a field of rack facts (did you mean 'name'?)"),
+    ("unknown-field-in-example", rule().replace("load_kw: 10}", "lod: 1}"),  # 12:14 is the example
+     "rules/r.yaml:12:14: rule acme.r1 example: 'lod' is not a field of rack facts "
+     "(did you mean 'load_kw'?)"),
+    ("bad-id", rule().replace("id: acme.r1", "id: Acme R1"),
+     "rules/r.yaml:2:9: rules.0.id: String should match pattern "
+     "'^[a-z0-9][a-z0-9-]*(\\.[a-z0-9][a-z0-9-]*)+$' (got 'Acme R1')"),
+    ("unknown-rule-field", rule().replace("severity: warning", "severity: warning\n    level: 3"),
+     "rules/r.yaml:6:5: unknown field 'rules.0.level'"),
+    ("invalid-yaml", rule(when="load_kw: 30"),
+     "rules/r.yaml:7:18: invalid YAML: mapping values are not allowed in this context"),
+]
+
+
+@pytest.mark.parametrize(("text", "stderr"), [pytest.param(*case[1:], id=case[0]) for case in BAD_RULES])
+def test_invalid_rule_folder(cli: CliRunner, workdir: Writer, text: str, stderr: str) -> None:
+    workdir("rules/r.yaml", text)
+    run = cli("rules", "test", "rules")
+    assert (run.code, run.out, run.err) == (2, "", stderr + "\n")
+
+
+def test_duplicate_rule_id(cli: CliRunner, workdir: Writer) -> None:
+    workdir("rules/a.yaml", rule())
+    workdir("rules/b.yaml", rule())
+    run = cli("rules", "test", "rules")
+    assert (run.code, run.err) == (2, "rules/b.yaml:2:5: rule id acme.r1 already defined at rules/a.yaml:2\n")
+
+
+def test_custom_rule_cannot_reuse_a_builtin_id(cli: CliRunner, workdir: Writer) -> None:
+    workdir("rules/r.yaml", rule().replace("acme.r1", "power.rack-capacity"))
+    run = cli("audit", str(MINIMAL), "--rules", "rules", *AS_OF)
+    assert run.code == 2
+    expected = r"rules/r\.yaml:2:5: rule id power\.rack-capacity already defined at .*power\.yaml:\d+\n"
+    assert re.fullmatch(expected, run.err)
+
+
+def test_invalid_rule_stops_an_audit(cli: CliRunner, workdir: Writer) -> None:
+    workdir("rules/r.yaml", rule(when="__import__('os').system('ls') > 0"))
+    run = cli("audit", str(MINIMAL), "--rules", "rules", *AS_OF)
+    assert (run.code, run.out) == (2, "")
+    assert run.err == ("rules/r.yaml:7:11: rule acme.r1: "
+                       "function calls other than exists(field) are not allowed\n")
+
+
+def test_every_problem_in_a_rule_folder_is_listed(cli: CliRunner, workdir: Writer) -> None:
+    workdir("rules/a.yaml", rule(on="rak"))
+    workdir("rules/b.yaml", rule(category="powr").replace("acme.r1", "acme.r2"))
+    run = cli("rules", "test", "rules")
+    assert run.code == 2
+    assert [line.split(":")[0] for line in run.err.splitlines()] == ["rules/a.yaml", "rules/b.yaml"]
+
+
+def test_missing_rule_folder(cli: CliRunner, workdir: Writer) -> None:
+    run = cli("audit", str(MINIMAL), "--rules", "nope", *AS_OF)
+    assert (run.code, run.err) == (2, "nope: rule folder not found\n")
+
+
+UNKNOWN_LAOD_KW = "rule acme.r1: unknown field 'laod_kw' (did you mean 'load_kw'?)"
+
+
+# `laod_kw` in `when:` values written other ways; the expected position is where it is in the file.
+@pytest.mark.parametrize(("when", "position"), [
+    pytest.param("'load_kw > 30 and laod_kw > 1'", "7:29", id="single-quoted"),  # the quote is column 11
+    pytest.param('"load_kw > 30 and laod_kw > 1"', "7:29", id="double-quoted"),
+    pytest.param(">-\n      load_kw > 30 and\n      laod_kw > 1", "9:7", id="folded"),
+    pytest.param(">-\n      load_kw > 30 and laod_kw > 1", "8:24", id="folded-one-line"),
+    pytest.param("|-\n      load_kw > 30 and laod_kw > 1", "8:24", id="literal-one-line"),
+    pytest.param("|-\n      (load_kw > 30 and\n        laod_kw > 1)", "9:9", id="literal-two-lines"),
+])
+def test_error_position_in_a_when(cli: CliRunner, workdir: Writer, when: str, position: str) -> None:
+    workdir("rules/r.yaml", rule(when=when))
+    run = cli("rules", "test", "rules")
+    assert (run.code, run.out) == (2, "")
+    assert run.err == f"rules/r.yaml:{position}: {UNKNOWN_LAOD_KW}\n"
+
+
+@pytest.mark.parametrize(("when", "position"), [
+    pytest.param("load_kw > 30 and\n      laod_kw > 1", "8:7", id="plain-two-lines"),
+    pytest.param("'load_kw > 30 and\n      laod_kw > 1'", "8:7", id="quoted-two-lines"),
+])
+def test_error_position_in_a_multi_line_flow_when(
+    cli: CliRunner, workdir: Writer, when: str, position: str,
+) -> None:
+    workdir("rules/r.yaml", rule(when=when))
+    run = cli("rules", "test", "rules")
+    assert run.err == f"rules/r.yaml:{position}: {UNKNOWN_LAOD_KW}\n"
+
+
+@pytest.mark.xfail(strict=True, reason="KNOWN: rulebook._scalar_position counts value characters as file "
+                   "characters, so an escape before the error ('' or \\\") shifts the column left by one per "
+                   "escape")
+@pytest.mark.parametrize(("when", "position"), [
+    pytest.param("'name == ''x'' and laod_kw > 1'", "7:30", id="single-quote-escape"),  # today 7:28
+    pytest.param('"name == \\"x\\" and laod_kw > 1"', "7:30", id="double-quote-escape"),  # today 7:28
+])
+def test_error_position_in_a_flow_when_with_line_breaks_or_escapes(
+    cli: CliRunner, workdir: Writer, when: str, position: str,
+) -> None:
+    workdir("rules/r.yaml", rule(when=when))
+    run = cli("rules", "test", "rules")
+    assert run.err == f"rules/r.yaml:{position}: {UNKNOWN_LAOD_KW}\n"
+
+
+def test_error_position_in_a_folded_when_with_a_blank_line(cli: CliRunner, workdir: Writer) -> None:
+    workdir("rules/r.yaml", rule(when=">-\n      (load_kw > 30 and\n\n      laod_kw > 1)"))
+    run = cli("rules", "test", "rules")
+    assert run.err == f"rules/r.yaml:10:7: {UNKNOWN_LAOD_KW}\n"
+
+
+# ---------------------------------------------------------------- internal errors
+def _boom(*args: object, **kwargs: object) -> object:
+    raise RuntimeError("boom")
+
+
+def test_internal_error_exits_3_without_traceback(
+    cli: CliRunner, in_fixtures: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("CHECKER_DEBUG", raising=False)
+    monkeypatch.setattr("checker.audit.compute", _boom)  # the numpy stage, inside the audit
+    run = cli("audit", "minimal", *AS_OF)
+    assert (run.code, run.out) == (3, "")
+    assert run.err == f"checker: internal error (RuntimeError: boom): {BUG_HINT}\n"
+    assert "please report it" in run.err and "Traceback" not in run.err
+
+
+def test_internal_error_traceback_with_checker_debug(
+    cli: CliRunner, in_fixtures: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CHECKER_DEBUG", "1")
+    monkeypatch.setattr("checker.audit.compute", _boom)
+    run = cli("audit", "minimal", *AS_OF)
+    assert run.code == 3
+    assert run.err.startswith("Traceback (most recent call last):")
+    assert run.err.splitlines()[-1] == f"checker: internal error (RuntimeError: boom): {BUG_HINT}"
