@@ -4,24 +4,36 @@ durable.engine.Host starts timer threads that dispatch actions every 0.2 s,
 so actions would run partly on those threads and findings could be lost or
 raced. Our host starts none; we drain actions ourselves until none is
 pending, so every rule x matching fact yields exactly one match, in order.
+
+durable-rules 2.0.28 limits (measured, see checker/expr.py): more than 64
+alternatives matching one fact fail with error 303, and about 512 under one
+kind in one ruleset make an assert never return. Rules are therefore packed
+into rulesets per fact kind, at most MAX_ALTERNATIVES alternatives each.
+Facts are serialised here, without exponents: a number such as 1e-05 makes
+durable's parser drop that fact and every later one of the batch, silently.
 """
 
 from __future__ import annotations
 
-import contextlib
 import itertools
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import durable_rules_engine
+import numpy as np
 from durable import engine as durable
 
-from checker.expr import fact_key
+from checker.errors import UserError
+from checker.expr import MAX_ALTERNATIVES, alternatives, fact_key
 from checker.facts import Fact
 from checker.findings import Finding, Location
 from checker.rulebook import CompiledRule
 
 _names = itertools.count()
+# durable reads integers as a C long; beyond about 1e15 a float's digits are
+# not its value anyway. No quantity in a rollout plan comes near.
+_MAX_MAGNITUDE = 1e15
 
 
 class _QuietHost(durable.Host):  # type: ignore[misc]
@@ -35,22 +47,57 @@ def _condition(rule: CompiledRule) -> dict[str, Any]:
     return {"all": [{"m": {"$and": [{"kind": rule.rule.on}, rule.when.condition]}}]}
 
 
-def durable_fact(index: int, kind: str, values: Mapping[str, Any]) -> dict[str, Any]:
-    # A unique id per fact: durable-rules refuses an identical fact twice.
-    fact = {fact_key(k): v for k, v in values.items() if v is not None}
-    fact["id"] = index
-    fact["kind"] = kind
-    return fact
+def _number(value: float | int, kind: str, key: str) -> str:
+    if abs(value) >= _MAX_MAGNITUDE:
+        raise UserError(f"{kind} fact field {key}: {value} is too large to evaluate")
+    if isinstance(value, int):
+        return str(value)
+    if not np.isfinite(value):
+        raise UserError(f"{kind} fact field {key}: {value} is not a finite number")
+    return np.format_float_positional(value, trim="-")
 
 
-def match(
-    rules: Sequence[CompiledRule], facts: Sequence[tuple[str, Mapping[str, Any]]]
-) -> list[tuple[int, int]]:
-    """(rule index, fact index) for every rule that fires on a (kind, values) fact."""
-    if not rules or not facts:
-        return []
-    fired: list[tuple[int, int]] = []
+def _value(value: Any, kind: str, key: str) -> str:
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, (int, float)):
+        return _number(value, kind, key)
+    raise TypeError(f"{kind} fact field {key}: unsupported value {value!r}")  # a bug, not input
 
+
+def fact_json(index: int, kind: str, values: Mapping[str, Any]) -> str:
+    """One fact as durable-rules JSON: a unique id (durable refuses an identical
+    fact twice), its kind, and every present field under its durable key."""
+    parts = [f'"id": {index}', f'"kind": {json.dumps(kind)}']
+    for name, value in values.items():
+        if value is not None:
+            key = fact_key(name)
+            parts.append(f"{json.dumps(key, ensure_ascii=False)}: {_value(value, kind, key)}")
+    return "{" + ", ".join(parts) + "}"
+
+
+def _chunks(rules: Sequence[CompiledRule]) -> list[list[int]]:
+    """Rule indices packed per fact kind, within the alternatives budget."""
+    packed: list[list[int]] = []
+    for _, group in itertools.groupby(
+        sorted(range(len(rules)), key=lambda i: rules[i].rule.on), key=lambda i: rules[i].rule.on
+    ):
+        chunk: list[int] = []
+        budget = 0
+        for i in group:
+            cost = alternatives(rules[i].when.condition)
+            if chunk and budget + cost > MAX_ALTERNATIVES:
+                packed.append(chunk)
+                chunk, budget = [], 0
+            chunk.append(i)
+            budget += cost
+        packed.append(chunk)
+    return packed
+
+
+def _run_ruleset(
+    rules: Sequence[CompiledRule], chunk: list[int], facts_json: str, fired: list[tuple[int, int]]
+) -> None:
     def action_for(rule_index: int) -> Any:
         def action(c: Any) -> None:
             fired.append((rule_index, int(c.m["id"])))
@@ -58,16 +105,31 @@ def match(
         return action
 
     name = f"checker{next(_names)}"
-    definition = {f"r{i}": {**_condition(r), "run": action_for(i)} for i, r in enumerate(rules)}
+    definition = {f"r{i}": {**_condition(rules[i]), "run": action_for(i)} for i in chunk}
     ruleset = _QuietHost({name: definition}).get_ruleset(name)
     try:
-        # "Not handled" only means no rule matched any fact: normal.
-        with contextlib.suppress(durable.MessageNotHandledException):
-            ruleset.assert_facts([durable_fact(i, kind, v) for i, (kind, v) in enumerate(facts)])
+        result = durable_rules_engine.assert_facts(ruleset._handle, facts_json)
+        # 1 is "not handled": no rule matched any fact, which is normal.
+        if result[0] not in (0, 1):
+            raise RuntimeError(f"durable-rules refused the facts (code {result[0]})")
         _drain(ruleset, fired)
     finally:
         # The C engine keeps every ruleset (and its facts) until deleted.
         durable_rules_engine.delete_ruleset(ruleset._handle)
+
+
+def match(
+    rules: Sequence[CompiledRule], facts: Sequence[tuple[str, Mapping[str, Any]]]
+) -> list[tuple[int, int]]:
+    """(rule index, fact index) for every rule that fires on a (kind, values) fact."""
+    by_kind: dict[str, list[str]] = {}
+    for i, (kind, values) in enumerate(facts):
+        by_kind.setdefault(kind, []).append(fact_json(i, kind, values))
+    fired: list[tuple[int, int]] = []
+    for chunk in _chunks(rules):
+        kind_facts = by_kind.get(rules[chunk[0]].rule.on)
+        if kind_facts:
+            _run_ruleset(rules, chunk, "[" + ", ".join(kind_facts) + "]", fired)
     return sorted(fired)
 
 

@@ -27,8 +27,9 @@ field is missing (a fact leaves out None-valued fields):
   ``x != a and x != b``.
 * Arithmetic is IEEE double arithmetic as in Python; ``/`` is true division and
   its divisor must be a non-zero number literal.
-* Strings compare by code point. Dates are 'YYYY-MM-DD' strings, compared as
-  text (which orders ISO dates correctly).
+* Numbers and dates support all six comparisons; strings and booleans only
+  ``==``, ``!=`` and ``in``. Dates are 'YYYY-MM-DD' strings, ordered as text
+  (which orders ISO dates correctly).
 
 durable-rules 2.0.28 behaviours this module works around (measured; see
 tests/test_expr.py for the experiments that pin them down):
@@ -48,9 +49,19 @@ tests/test_expr.py for the experiments that pin them down):
   ``$nex``) also matches durable's own session-state document; its action then
   re-triggers itself forever (the "hang"). The engine always ands the condition
   with ``{"kind": ...}``, which the state document never satisfies.
-* Strings are compared as raw JSON text: values containing characters that
-  JSON escapes (``"``, ``\\``, control characters) may order wrongly.
-* The facts ``id`` and ``sid`` keys are durable's own (fact identity, session),
+* Strings are ordered as raw JSON text up to and including the closing quote:
+  ``"a"`` sorts after ``"a b"`` (``'"'`` > ``' '``) and escaped characters
+  (``"``, ``\\``, control characters) sort as their escapes. So ``< <= > >=``
+  are refused on strings; equality is exact. Dates are fixed-width ISO text
+  without escapes, which this ordering gets right.
+* Size limits. Under one kind test, all rules of a ruleset together may hold
+  only about 511 alternatives (each rule's first test after the kind test, and
+  each branch of an ``$or`` at that level, such as each value of
+  ``x in [...]``); beyond that, asserting a fact never returns. A fact may
+  match at most 64 of them (error 303), and an ``and`` of 14 two-way ``or``
+  fails ruleset creation (error 113). ``in`` lists are capped at 64 values;
+  the rest is the engine's to budget (for instance one ruleset per rule).
+* The fact keys ``id`` and ``sid`` are durable's own (fact identity, session),
   so fields with those names are stored under another key, see :func:`fact_key`.
 """
 
@@ -65,7 +76,15 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any, Literal, TypeAlias, get_args
 
-__all__ = ["CompiledWhen", "ExprError", "FieldType", "compile_when", "fact_key"]
+__all__ = [
+    "MAX_ALTERNATIVES",
+    "CompiledWhen",
+    "ExprError",
+    "FieldType",
+    "alternatives",
+    "compile_when",
+    "fact_key",
+]
 
 FieldType = Literal["number", "string", "boolean", "date"]
 
@@ -73,12 +92,21 @@ FieldType = Literal["number", "string", "boolean", "date"]
 # with an exponent, or an int outside a long, is not parsed as written.
 _MAX_INT = 2**63 - 1
 
+# Each value of `x in [...]` is one alternative under the fact's kind test.
+# durable hangs once one kind has 512 alternatives in a ruleset (all rules
+# together) and fails (error 303) once more than 64 of them match one fact.
+_MAX_IN_ITEMS = 64
+
+# The engine packs rules into rulesets of at most this many alternatives per
+# fact kind, which keeps both limits above far away; one rule may not exceed it.
+MAX_ALTERNATIVES = 64
+
 # durable's own keys in a fact: "id" identifies the fact, "sid" picks the session.
 _RESERVED_KEYS = frozenset({"id", "sid"})
 
-_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
-Scalar: TypeAlias = "bool | int | float | str"
+_Scalar: TypeAlias = "bool | int | float | str"
 _Json: TypeAlias = "dict[str, Any]"
 
 
@@ -106,7 +134,7 @@ def fact_key(field: str) -> str:
 
     durable resolves a dotted key such as "psu.count" both as a flat key and as
     a nested path, so dotted names are kept as they are. Only durable's own keys
-    are moved away; "@" cannot occur in a field name, so nothing can clash.
+    are moved away; "@" cannot occur in a name a `when` can use, so nothing clashes.
     """
     return f"@{field}" if field in _RESERVED_KEYS else field
 
@@ -124,7 +152,7 @@ class _Field:
 
 @dataclass(frozen=True)
 class _Const:
-    value: Scalar
+    value: _Scalar
     type: FieldType
     node: ast.expr
 
@@ -192,7 +220,13 @@ _INVERTED = {
     "$neq": "$eq",
 }
 _SYMBOLS = {"$lt": "<", "$lte": "<=", "$gt": ">", "$gte": ">=", "$eq": "==", "$neq": "!="}
-_ORDERED_TYPES = frozenset({"number", "string", "date"})
+# Strings are not ordered: durable compares raw JSON text, see the docstring.
+# Dates are fixed-width ISO text without escapes, which durable orders right.
+_ORDERED_TYPES = frozenset({"number", "date"})
+_UNORDERED_WHY = {
+    "string": "; durable-rules orders strings wrongly ('a' > 'a b')",
+    "boolean": "",
+}
 
 _ARITH_OPS: dict[type[ast.operator], str] = {
     ast.Add: "$add",
@@ -247,13 +281,30 @@ def compile_when(source: str, fields: Mapping[str, FieldType]) -> CompiledWhen:
     """
     _check_field_types(fields)
     text, shift = _split_indent(source.replace("\r\n", "\n").replace("\r", "\n"))
-    tree = _parse(text, shift)
     walker = _Walker(text, shift, fields)
     try:
-        cond = walker.condition(tree.body)
-    except RecursionError:
+        cond = walker.condition(_parse(text, shift).body)
+    except RecursionError:  # from the parser or from our recursive walk
         raise ExprError("expression is nested too deeply", *shift) from None
-    return CompiledWhen(source, _cond_json(cond), frozenset(walker.used))
+    condition = _cond_json(cond)
+    count = alternatives(condition)
+    if count > MAX_ALTERNATIVES:
+        raise ExprError(
+            f"expression expands to {count} alternatives (and of ors multiply); "
+            f"at most {MAX_ALTERNATIVES}: split it into several rules",
+            *shift,
+        )
+    return CompiledWhen(source, condition, frozenset(walker.used))
+
+
+def alternatives(condition: Mapping[str, Any]) -> int:
+    """How many alternatives durable-rules expands a condition into: the size of
+    its disjunctive normal form (an `and` of `or`s multiplies, an `or` adds)."""
+    if "$and" in condition:
+        return math.prod(alternatives(c) for c in condition["$and"])
+    if "$or" in condition:
+        return sum(alternatives(c) for c in condition["$or"])
+    return 1
 
 
 def _check_field_types(fields: Mapping[str, FieldType]) -> None:
@@ -348,15 +399,14 @@ class _Walker:
         if isinstance(node, ast.Constant):
             raise self.error("a constant cannot be used as a condition", node)
         if isinstance(node, (ast.BinOp, ast.UnaryOp)):
+            self.operand(node)  # a bad operator or operand is the better message
             raise self.error("an arithmetic value cannot be used as a condition", node)
         raise self.unsupported(node)
 
     def bare_flag(self, node: ast.Name | ast.Attribute) -> _Cond:
         field = self.field(node)
         if field.type != "boolean":
-            raise self.error(
-                f"{_describe(field)} cannot be used as a condition on its own; compare it", node
-            )
+            raise self.error(f"{_describe(field)} cannot be used as a condition on its own; compare it", node)
         return _Compare(field.name, "$eq", _Const(True, "boolean", node))
 
     def exists_argument(self, node: ast.Call) -> str:
@@ -404,7 +454,8 @@ class _Walker:
         if lhs.type != rhs.type:
             raise self.error(f"cannot compare {_describe(lhs)} with {_describe(rhs)}", node)
         if op not in ("$eq", "$neq") and lhs.type not in _ORDERED_TYPES:
-            raise self.error(f"{lhs.type} values only support == and !=, not {_SYMBOLS[op]}", node)
+            why = _UNORDERED_WHY[lhs.type]
+            raise self.error(f"{lhs.type} values only support ==, != and in, not {_SYMBOLS[op]}{why}", node)
 
     def membership(self, left: ast.expr, positive: bool, right: ast.expr) -> _Cond:
         if not isinstance(right, ast.List):
@@ -414,8 +465,10 @@ class _Walker:
         lhs = self.operand(left)
         if not isinstance(lhs, _Field):
             raise self.error("'in' needs a fact field alone on its left", left)
+        if len(right.elts) > _MAX_IN_ITEMS:
+            raise self.error(f"'in' lists may hold at most {_MAX_IN_ITEMS} values", right)
         op = "$eq" if positive else "$neq"
-        parts = tuple(self.list_item(lhs, op, item) for item in right.elts)
+        parts = _unique_values([self.list_item(lhs, op, item) for item in right.elts])
         return parts[0] if len(parts) == 1 else _Junction("$or" if positive else "$and", parts)
 
     def list_item(self, lhs: _Field, op: str, item: ast.expr) -> _Compare:
@@ -547,6 +600,15 @@ def _is_iso_date(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _unique_values(items: list[_Compare]) -> tuple[_Compare, ...]:
+    """Drop repeated list values: each one costs a durable alternative (see _MAX_IN_ITEMS)."""
+    unique: dict[object, _Compare] = {}
+    for item in items:
+        assert isinstance(item.value, _Const)
+        unique.setdefault(item.value.value, item)  # 1 and 1.0 count as one, as in Python
+    return tuple(unique.values())
 
 
 def _describe(value: _Operand) -> str:

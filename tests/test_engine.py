@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from checker.engine import durable_fact, evaluate, match
+from checker.engine import _chunks, evaluate, fact_json, match
+from checker.errors import UserError
 from checker.facts import Fact
 from checker.inventory.source import parse
 from checker.rulebook import CompiledRule, Rule
@@ -42,10 +45,43 @@ def test_no_rules_or_no_facts_match_nothing() -> None:
     assert match([compiled_rule("t.x", "rack", "load_kw > 1")], []) == []
 
 
-def test_durable_fact_drops_missing_values_and_numbers_facts() -> None:
-    fact = durable_fact(7, "server", {"name": "s", "support.level": None, "gpu.count": 8})
-    assert fact["id"] == 7 and fact["kind"] == "server"
-    assert None not in fact.values()
+def test_fact_json_drops_missing_values_and_numbers_facts() -> None:
+    fact = json.loads(fact_json(7, "server", {"name": "s", "support.level": None, "gpu.count": 8}))
+    assert fact == {"id": 7, "kind": "server", "name": "s", "gpu.count": 8}
+
+
+@pytest.mark.parametrize(("value", "text"), [(1e-05, "0.00001"), (1e14, "100000000000000"), (0.1, "0.1"),
+                                             (-2.5, "-2.5"), (3, "3"), (True, "true"), ('a"b', '"a\\"b"')])
+def test_fact_json_writes_numbers_without_exponents(value: object, text: str) -> None:
+    # durable-rules' parser drops a fact with 1e-05 and every later fact of the batch.
+    assert fact_json(0, "rack", {"x": value}) == '{"id": 0, "kind": "rack", "x": ' + text + "}"
+
+
+@pytest.mark.parametrize("value", [1e16, float("inf"), float("nan")])
+def test_fact_json_refuses_values_durable_cannot_read(value: float) -> None:
+    with pytest.raises(UserError):
+        fact_json(0, "rack", {"load_kw": value})
+
+
+def test_tiny_numbers_do_not_drop_later_facts() -> None:
+    rule = compiled_rule("t.any", "rack", "load_kw >= 0")
+    facts = [("rack", {"name": "a", "load_kw": 0.00001}), ("rack", {"name": "b", "load_kw": 1.0})]
+    assert match([rule], facts) == [(0, 0), (0, 1)]
+
+
+def test_many_rules_are_packed_into_rulesets_within_durable_limits() -> None:
+    # 200 rules of one kind, all matching one fact: in one ruleset durable fails
+    # past 64 matching alternatives and hangs near 512.
+    rules = [compiled_rule(f"t.r{i}", "rack", f"load_kw > {i}") for i in range(200)]
+    chunks = _chunks(rules)
+    assert all(len(c) <= 64 for c in chunks) and sorted(i for c in chunks for i in c) == list(range(200))
+    assert match(rules, [("rack", {"name": "a", "load_kw": 1000.0})]) == [(i, 0) for i in range(200)]
+
+
+def test_rules_of_other_kinds_see_only_their_facts() -> None:
+    rules = [compiled_rule("t.rack", "rack", "exists(name)"), compiled_rule("t.feed", "feed", "exists(name)")]
+    facts = [("feed", {"name": "f"}), ("rack", {"name": "r"})]
+    assert match(rules, facts) == [(0, 1), (1, 0)]
 
 
 def test_findings_are_located_at_the_locate_field_else_the_entity() -> None:

@@ -24,8 +24,9 @@ def _name(value: Any) -> Any:
 Name = Annotated[str, AfterValidator(_name)]
 # Strict numbers: YAML reads `amps: yes` as True, which lax validation would
 # silently turn into a 1 A feed; quoted numbers are refused the same way.
-Pos = Annotated[float, Strict(), Field(gt=0)]
-NonNeg = Annotated[float, Strict(), Field(ge=0)]
+# The upper bound keeps every value readable by the rules engine (a C long).
+Pos = Annotated[float, Strict(), Field(gt=0, lt=1e15)]
+NonNeg = Annotated[float, Strict(), Field(ge=0, lt=1e15)]
 Percent = Annotated[float, Strict(), Field(ge=1, le=100)]
 Count = Annotated[int, Strict(), Field(ge=0)]
 PosInt = Annotated[int, Strict(), Field(ge=1)]
