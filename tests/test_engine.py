@@ -50,8 +50,19 @@ def test_fact_json_drops_missing_values_and_numbers_facts() -> None:
     assert fact == {"id": 7, "kind": "server", "name": "s", "gpu.count": 8}
 
 
-@pytest.mark.parametrize(("value", "text"), [(1e-05, "0.00001"), (1e14, "100000000000000"), (0.1, "0.1"),
-                                             (-2.5, "-2.5"), (3, "3"), (True, "true"), ('a"b', '"a\\"b"')])
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (1e-05, "0.00001"),
+        (1e14, "100000000000000.0"),
+        (1e-07, "0.0000001"),
+        (0.1, "0.1"),
+        (-2.5, "-2.5"),
+        (3, "3"),
+        (True, "true"),
+        ('a"b', '"a\\"b"'),
+    ],
+)
 def test_fact_json_writes_numbers_without_exponents(value: object, text: str) -> None:
     # durable-rules' parser drops a fact with 1e-05 and every later fact of the batch.
     assert fact_json(0, "rack", {"x": value}) == '{"id": 0, "kind": "rack", "x": ' + text + "}"
