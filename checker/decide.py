@@ -7,7 +7,6 @@ severity) and adds waiver findings. It never re-reads inventory files.
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from checker.inventory.loader import Placed, describe_error, display_path
 from checker.inventory.models import Waiver
 from checker.inventory.source import YamlProblem, read
 from checker.rulebook import matches
+from checker.suggest import did_you_mean
 
 CONFIG_NAME = "checker.yaml"
 EXPIRING_DAYS = 30
@@ -145,8 +145,7 @@ def _waiver_findings(
     v = w.value
     what = f"waiver for {v.rule} on {v.entity}"
     if v.rule not in known_rules:
-        close = difflib.get_close_matches(v.rule, known_rules, n=1)
-        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        hint = did_you_mean(v.rule, known_rules)
         return [
             located(
                 "schema.reference",

@@ -9,7 +9,6 @@ writes what they see in the YAML; other fields are derived (capacity, counts).
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -17,11 +16,11 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from checker.capacity import Capacity
-from checker.errors import UserError
 from checker.inventory import models as m
 from checker.inventory.loader import Inventory, Placed
 from checker.inventory.loader import inner_models as _inner_models
 from checker.inventory.source import Src
+from checker.suggest import lookup
 
 FieldType = Literal["number", "string", "boolean", "date"]
 
@@ -290,12 +289,7 @@ REGISTRY: dict[str, FactKind] = {
 
 def fact_kind(name: str) -> FactKind:
     """The registered kind, or a clear error naming the valid ones."""
-    try:
-        return REGISTRY[name]
-    except KeyError:
-        close = difflib.get_close_matches(name, REGISTRY, n=1)
-        hint = f" (did you mean '{close[0]}'?)" if close else ""
-        raise UserError(f"unknown fact kind '{name}'{hint}; known: {', '.join(REGISTRY)}") from None
+    return lookup(REGISTRY, name, "fact kind")
 
 
 def build_all(inv: Inventory, cap: Capacity) -> list[Fact]:

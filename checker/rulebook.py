@@ -25,6 +25,7 @@ from checker.findings import Category, Severity
 from checker.inventory.loader import describe_error, discover, display_path
 from checker.inventory.source import Src, YamlProblem, decode, parse
 from checker.resources import rules_dir
+from checker.suggest import did_you_mean
 
 RuleId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)+$")]
 
@@ -183,14 +184,12 @@ class _Errors:
 def _check_fields(
     kind: FactKind, names: Iterable[str], errors: _Errors, path: Sequence[str | int], what: str
 ) -> None:
-    import difflib
-
     known = kind.field_types()
     for name in names:
         if name not in known:
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
-            errors.add(path, f"{what}: '{name}' is not a field of {kind.name} facts{hint}")
+            errors.add(
+                path, f"{what}: '{name}' is not a field of {kind.name} facts{did_you_mean(name, known)}"
+            )
 
 
 def _compile(
@@ -199,9 +198,9 @@ def _compile(
     base: list[str | int] = ["rules", index]
     kind = REGISTRY.get(rule.on)
     if kind is None:
-        errors.add(
-            [*base, "on"], f"rule {rule.id}: unknown fact kind '{rule.on}' (known: {', '.join(REGISTRY)})"
-        )
+        hint = did_you_mean(rule.on, REGISTRY)
+        known = ", ".join(REGISTRY)
+        errors.add([*base, "on"], f"rule {rule.id}: unknown fact kind '{rule.on}'{hint}; known: {known}")
         return None
     try:
         when = compile_when(rule.when, kind.field_types())

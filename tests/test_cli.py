@@ -464,8 +464,8 @@ BAD_RULES: list[tuple[str, str, str]] = [
     ("unknown-field-in-when", rule(when="load_kw > 30 and laod_kw > 1"),
      "rules/r.yaml:7:28: rule acme.r1: unknown field 'laod_kw' (did you mean 'load_kw'?)"),
     ("unknown-on", rule(on="rak"),
-     "rules/r.yaml:6:9: rule acme.r1: unknown fact kind 'rak' "
-     "(known: facility, rack, feed, server, workload)"),
+     "rules/r.yaml:6:9: rule acme.r1: unknown fact kind 'rak' (did you mean 'rack'?); "
+     "known: facility, rack, feed, server, workload"),
     ("bad-jinja", rule(message="rack {{ name "),
      "rules/r.yaml:8:14: rule acme.r1: bad message template: unexpected end of template, "
      "expected 'end of print statement'."),

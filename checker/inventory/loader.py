@@ -7,11 +7,10 @@ category `schema` (so every output format shows them) and the audit exits 2.
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 import os
 import types
 import typing
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -24,6 +23,7 @@ from checker.inventory import models as m
 from checker.inventory.source import Document, Src, YamlProblem, read
 from checker.perf import gc_paused
 from checker.resources import knowledge_dir
+from checker.suggest import did_you_mean
 
 M = TypeVar("M")
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -102,11 +102,6 @@ class _Problems:
         return sorted(self._seen.values(), key=Finding.sort_key)
 
 
-def _suggest(word: str, choices: Iterable[str]) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else ""
-
-
 def display_path(path: Path) -> str:
     """Paths are shown relative to the current directory (DESIGN.md), when below it."""
     rel = os.path.relpath(path)
@@ -167,7 +162,7 @@ def describe_error(error: Any, model: type[BaseModel]) -> tuple[str, str, bool]:
     kind = error["type"]
     if kind == "extra_forbidden":
         name = str(loc[-1])
-        hint = _suggest(name, _fields_at(model, loc[:-1]))
+        hint = did_you_mean(name, _fields_at(model, loc[:-1]))
         return "schema.unknown-field", f"unknown field '{where}'{hint}", True
     if kind == "missing":
         return "schema.missing-field", f"missing required field '{where}'", True
@@ -248,7 +243,7 @@ def _typed(problems: _Problems, file: str, doc: Document) -> _Doc | None:
         return None
     if kind not in m.DOCUMENT_KINDS:
         at = Location(file, *doc.src.locate(["kind"], key=False))
-        hint = _suggest(str(kind), m.DOCUMENT_KINDS)
+        hint = did_you_mean(str(kind), m.DOCUMENT_KINDS)
         problems.add("schema.document", at, f"unknown kind '{kind}'{hint}")
         return None
     return _Doc(file, value, doc.src)
@@ -359,7 +354,7 @@ class _Builder:
 
     def _add_servers(self, doc: _Doc, shell: m.ServersDoc) -> None:
         if shell.facility not in self.inv.facilities:
-            hint = _suggest(shell.facility, self.inv.facilities)
+            hint = did_you_mean(shell.facility, self.inv.facilities)
             loc = Location(doc.file, *doc.src.locate(["facility"], key=False))
             self.p.add("schema.reference", loc, f"unknown facility '{shell.facility}'{hint}")
             return
@@ -410,7 +405,7 @@ class _Builder:
             return value, vsrc
         fields = self.inv.server_model_fields.get(model)
         if fields is None:
-            hint = _suggest(model, self.inv.server_models)
+            hint = did_you_mean(model, self.inv.server_models)
             self.p.add(
                 "schema.reference",
                 Location(doc.file, *vsrc.locate(["model"], key=False)),
@@ -427,14 +422,14 @@ class _Builder:
         self.inv.servers[server.name] = ServerEntry(server, shell.facility, shell.rollout_date, place)
         if (shell.facility, server.rack) not in self.inv.racks:
             racks = [r for (f, r) in self.inv.racks if f == shell.facility]
-            hint = _suggest(server.rack, racks)
+            hint = did_you_mean(server.rack, racks)
             self.p.add(
                 "schema.reference",
                 place.at(["rack"], key=False),
                 f"no rack '{server.rack}' in facility {shell.facility}{hint}",
             )
         if server.workload is not None and server.workload not in self.inv.workloads:
-            hint = _suggest(server.workload, self.inv.workloads)
+            hint = did_you_mean(server.workload, self.inv.workloads)
             self.p.add(
                 "schema.reference",
                 place.at(["workload"], key=False),
@@ -451,7 +446,7 @@ class _Builder:
 
     def _check_gpu_ref(self, gpu: m.GpuRef | None, file: str, src: Src) -> None:
         if gpu is not None and gpu.model not in self.inv.gpu_models:
-            hint = _suggest(gpu.model, self.inv.gpu_models)
+            hint = did_you_mean(gpu.model, self.inv.gpu_models)
             self.p.add(
                 "schema.reference",
                 Location(file, *src.locate(["gpu", "model"], key=False)),
@@ -468,7 +463,7 @@ class _Builder:
             if entity in entities:
                 valid.append(place)
                 continue
-            hint = _suggest(entity, entities)
+            hint = did_you_mean(entity, entities)
             self.p.add(
                 "schema.reference",
                 place.at(["entity"], key=False),

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 
 from checker.audit import AuditResult
-from checker.errors import UserError
+from checker.suggest import lookup
 
 Formatter = Callable[[AuditResult], str]
 FORMATTERS: dict[str, Formatter] = {}
@@ -22,12 +21,7 @@ def formatter(name: str) -> Callable[[Formatter], Formatter]:
 
 def get_formatter(name: str) -> Formatter:
     _load_builtin()
-    try:
-        return FORMATTERS[name]
-    except KeyError:
-        close = difflib.get_close_matches(name, FORMATTERS, n=1)
-        hint = f" (did you mean '{close[0]}'?)" if close else ""
-        raise UserError(f"unknown format '{name}'{hint}; known: {', '.join(sorted(FORMATTERS))}") from None
+    return lookup(FORMATTERS, name, "format")
 
 
 def _load_builtin() -> None:
