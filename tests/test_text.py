@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 
 import pytest
 
@@ -40,25 +39,6 @@ def test_text_lines_and_summary() -> None:
         "f.yaml:9:5: error power.rack-capacity rack f/B draws 20 kW [waived]\n"
         "checker: 1 error, 0 warnings, 0 info, 1 waived: fail\n"
     )
-
-
-def test_json_contract_fields() -> None:
-    data = json.loads(get_formatter("json")(_result(FINDINGS)))
-    assert list(data) == ["tool", "version", "as_of", "verdict", "summary", "findings", "capacity"]
-    assert data["as_of"] == "2027-01-15" and data["verdict"] == "fail"
-    assert list(data["findings"][0]) == [
-        "rule",
-        "severity",
-        "category",
-        "entity",
-        "message",
-        "remediation",
-        "file",
-        "line",
-        "column",
-        "waived",
-    ]
-    assert data["capacity"] == {"facilities": [], "racks": []}
 
 
 def test_unknown_format_is_a_user_error_with_suggestion() -> None:

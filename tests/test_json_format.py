@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+import json
+
+from checker.render import get_formatter
+from tests.test_text import FINDINGS, _result
+
+
+def test_json_contract_fields() -> None:
+    data = json.loads(get_formatter("json")(_result(FINDINGS)))
+    assert list(data) == ["tool", "version", "as_of", "verdict", "summary", "findings", "capacity"]
+    assert data["as_of"] == "2027-01-15" and data["verdict"] == "fail"
+    assert list(data["findings"][0]) == [
+        "rule",
+        "severity",
+        "category",
+        "entity",
+        "message",
+        "remediation",
+        "file",
+        "line",
+        "column",
+        "waived",
+    ]
+    assert data["findings"][1]["waived"] is True
+    assert data["capacity"] == {"facilities": [], "racks": []}
+
+
+def test_json_keeps_non_ascii_text_and_ends_with_a_newline() -> None:
+    out = get_formatter("json")(_result(FINDINGS))
+    assert out.endswith("}\n")
