@@ -95,6 +95,8 @@ def _values(fields: tuple[FactField, ...], model: BaseModel, derived: Mapping[st
     out: dict[str, Any] = {}
     for f in fields:
         value = _read(model, f.path) if f.path else derived.get(f.name)
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)  # `memory_gb: 512` reads back as 512 in messages, not 512.0
         if value is not None:
             out[f.name] = value
     return out

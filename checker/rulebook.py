@@ -290,9 +290,14 @@ def load_rulebook(extra: Sequence[Path] = (), *, builtin: bool = True) -> Rulebo
     folders = ([(rules_dir(), True)] if builtin else []) + [(Path(p), False) for p in extra]
     rules: list[CompiledRule] = []
     lines: list[str] = []
+    seen_folders: set[Path] = set()
     for folder, is_builtin in folders:
         if not folder.is_dir():
             raise UserError(f"{folder}: rule folder not found")
+        # The same folder named twice (config `rules:` and --rules) is read once.
+        if folder.resolve() in seen_folders:
+            continue
+        seen_folders.add(folder.resolve())
         for path in rule_files(folder):
             got, errs = _load_file(path, is_builtin)
             rules += got

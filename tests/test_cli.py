@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 # 12:5 is the `feeds` key of rack R01 (the rule locates `feeds`); 16:15 the `level` key of s2's support.
 RACK = ("overload/facility.yaml:12:5: error power.rack-capacity "
-        "rack f1/R01 draws 7.0 kW, over its 5.9 kW 2N feed capacity")
+        "rack f1/R01 draws 7 kW, over its 5.9 kW 2N feed capacity")
 NBD = ("overload/servers.yaml:16:15: warning support.level-24x7 "
        "server s2 has nbd support; the rollout expects 24x7")
 
@@ -113,7 +113,7 @@ def test_config_beside_the_inventories(cli: CliRunner, in_fixtures: Path) -> Non
     """configured/checker.yaml: `power.rack-*` severity warning, fail_on warning."""
     run = cli("audit", "configured/inventories", *AS_OF)
     assert (run.code, run.lines) == (1, [
-        "configured/inventories/facility.yaml:12:5: warning power.rack-capacity rack f1/R01 draws 7.0 kW, "
+        "configured/inventories/facility.yaml:12:5: warning power.rack-capacity rack f1/R01 draws 7 kW, "
         "over its 5.9 kW 2N feed capacity",
         "configured/inventories/servers.yaml:16:15: warning support.level-24x7 server s2 has nbd support; "
         "the rollout expects 24x7",
@@ -180,7 +180,7 @@ def test_json_contract(cli: CliRunner, in_fixtures: Path) -> None:
     assert [list(f) for f in doc["findings"]] == [FINDING_KEYS, FINDING_KEYS]
     assert doc["findings"][0] == {
         "rule": "power.rack-capacity", "severity": "error", "category": "power", "entity": "rack/f1/R01",
-        "message": "rack f1/R01 draws 7.0 kW, over its 5.9 kW 2N feed capacity",
+        "message": "rack f1/R01 draws 7 kW, over its 5.9 kW 2N feed capacity",
         "remediation": "Move servers to a rack with headroom, or add or upsize feeds.",
         "file": "overload/facility.yaml", "line": 12, "column": 5, "waived": True,
     }
@@ -393,7 +393,7 @@ def test_builtin_rulebook_examples_pass(cli: CliRunner) -> None:
 
 
 # ---------------------------------------------------------------- custom rules
-MEMORY = "custom-inventory/servers.yaml:9:5: warning acme.min-memory server s1 has 32.0 GB of RAM for 2 GPUs"
+MEMORY = "custom-inventory/servers.yaml:9:5: warning acme.min-memory server s1 has 32 GB of RAM for 2 GPUs"
 
 
 def test_custom_rule_in_an_audit(cli: CliRunner, in_fixtures: Path) -> None:

@@ -79,6 +79,11 @@ def test_expression_error_points_into_the_when_line(tmp_path: Path) -> None:
     assert line.startswith(f"{tmp_path / 'r.yaml'}:7:28: rule acme.big-rack: ") or ":7:" in line
 
 
+def test_a_folder_named_twice_is_read_once(tmp_path: Path) -> None:
+    folder = _write(tmp_path, VALID)
+    assert load_rulebook([folder, Path(str(folder) + "/")], builtin=False).ids() == ["acme.big-rack"]
+
+
 def test_duplicate_rule_ids_are_an_error(tmp_path: Path) -> None:
     (tmp_path / "a.yaml").write_text(VALID)
     (tmp_path / "b.yaml").write_text(VALID)
