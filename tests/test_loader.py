@@ -146,7 +146,7 @@ SCHEMA_CASES: list[tuple[str, tuple[str, ...], str | bytes, list[str]]] = [
     (
         "alias-bomb", (),
         BOMB,
-        ["bad.yaml:1:1: error schema.alias-bomb aliases expand 32 written nodes to 490329068: "
+        ["bad.yaml:8:10: error schema.alias-bomb aliases expand 26 written nodes to over 141148: "
          "refused as an alias bomb"],
     ),
     (
@@ -306,13 +306,13 @@ def test_input_problem_is_one_located_finding(
 def test_alias_bomb_is_refused_before_anything_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
     """Refused on node counts alone: building the values would take minutes and gigabytes."""
 
-    def never(node: object) -> object:
-        raise AssertionError("an alias bomb must be refused before its values are built")
-
-    monkeypatch.setattr(source, "_build", never)
+    built = []
+    real = source._scalar
+    monkeypatch.setattr(source, "_scalar", lambda *a: built.append(1) or real(*a))
     with pytest.raises(source.YamlProblem) as exc:
         source.parse(BOMB)
     assert exc.value.rule == "schema.alias-bomb"
+    assert len(built) < 40  # the scalars as written, none expanded
 
 
 def test_waiver_for_unknown_entity(cli: CliRunner, workdir: Writer) -> None:

@@ -64,9 +64,12 @@ PROBLEMS: list[tuple[str, str, str, int, int, str]] = [
     ("bad-date", "a: 2027-01-15\nb: 2027-13-01\n", "schema.yaml", 2, 4,
      "bad timestamp: month must be in 1..12"),
     ("complex-key", "? [a, b]\n: 1\n", "schema.yaml", 1, 3, "mapping keys must be plain names"),
-    ("merge-a-scalar", "a: &x 1\nb:\n  <<: *x\n", "schema.yaml", 1, 4,
+    ("merge-a-scalar", "a: &x 1\nb:\n  <<: *x\n", "schema.yaml", 3, 3,
      "`<<` must merge a mapping or a list of mappings"),
-    ("recursive-alias", "a: &x\n  b: *x\n", "schema.yaml", 1, 4, "recursive alias: a node contains itself"),
+    ("recursive-alias", "a: &x\n  b: *x\n", "schema.yaml", 2, 6,
+     "alias *x refers to no complete anchor before it (undefined or recursive)"),
+    ("undefined-alias", "a: *nope\n", "schema.yaml", 1, 4,
+     "alias *nope refers to no complete anchor before it (undefined or recursive)"),
 ]
 
 
@@ -121,18 +124,16 @@ def bomb(levels: int, width: int) -> str:
 
 
 def test_alias_bomb_is_refused_from_node_counts(monkeypatch: pytest.MonkeyPatch) -> None:
-    """9 levels x 9 aliases: refused by counting nodes, before any value is built."""
-
-    def never(node: object) -> object:
-        raise AssertionError("built a value of an alias bomb")
-
-    monkeypatch.setattr(source, "_build", never)
+    """9 levels x 9 aliases: aliases are counted, never expanded; refused at the alias
+    that takes the count past 100 x written + 100,000."""
+    built = []
+    real = source._scalar
+    monkeypatch.setattr(source, "_scalar", lambda *a: built.append(1) or real(*a))
     with pytest.raises(YamlProblem) as exc:
         parse(bomb(9, 9))
-    assert (exc.value.rule, exc.value.line, exc.value.column) == ("schema.alias-bomb", 1, 1)
-    # Written: the root, 9 keys, 9 lists, 9 'lol' = 28 nodes. Expanded: l0 = 10, l(i) = 1 + 9 l(i-1),
-    # l0..l8 sum to 490329054, plus 9 keys and the root.
-    assert exc.value.message == "aliases expand 28 written nodes to 490329064: refused as an alias bomb"
+    assert len(built) <= 9 * 2  # only the scalars as written: 'lol' x 9 (and nothing expanded)
+    assert exc.value.rule == "schema.alias-bomb"
+    assert exc.value.message.startswith("aliases expand ") and "refused as an alias bomb" in exc.value.message
 
 
 def test_a_small_alias_tree_is_accepted() -> None:

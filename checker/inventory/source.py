@@ -1,10 +1,11 @@
 """YAML documents with a source map: every value keeps its file position.
 
 PyYAML's loaders drop positions and silently keep the last of two duplicate
-keys; a lost value in a capacity plan is a real hazard, so we compose the node
-graph with libyaml (fast) and build plain values ourselves, recording where
-each value and each mapping key stands, refusing duplicates, unknown tags and
-alias bombs (https://en.wikipedia.org/wiki/Billion_laughs_attack).
+keys; a lost value in a capacity plan is a real hazard. So we read libyaml's
+event stream (fast, and no node graph held in memory) and build plain values
+ourselves, recording where each value and each mapping key stands, refusing
+duplicates, unknown tags and alias bombs
+(https://en.wikipedia.org/wiki/Billion_laughs_attack).
 """
 
 from __future__ import annotations
@@ -97,12 +98,12 @@ class YamlProblem(Exception):
         self.rule, self.line, self.column, self.message = rule, line, column, message
 
 
-def _pos(node: Node) -> tuple[int, int]:
-    return node.start_mark.line + 1, node.start_mark.column + 1
+def _pos(event: Any) -> tuple[int, int]:
+    return event.start_mark.line + 1, event.start_mark.column + 1
 
 
-def _problem(rule: str, node: Node, message: str) -> YamlProblem:
-    return YamlProblem(rule, *_pos(node), message)
+def _problem(rule: str, event: Any, message: str) -> YamlProblem:
+    return YamlProblem(rule, *_pos(event), message)
 
 
 def decode(data: bytes) -> str:
@@ -124,137 +125,178 @@ def decode(data: bytes) -> str:
         ) from None
 
 
-def _expanded_size(node: Node, sizes: dict[int, int], busy: set[int]) -> int:
-    """Nodes the document would have with every alias expanded (memoised)."""
-    key = id(node)
-    if key in sizes:
-        return sizes[key]
-    if key in busy:
-        raise _problem("schema.yaml", node, "recursive alias: a node contains itself")
-    busy.add(key)
-    total = 1
-    if isinstance(node, SequenceNode):
-        total += sum(_expanded_size(item, sizes, busy) for item in node.value)
-    elif isinstance(node, MappingNode):
-        for k, v in node.value:
-            total += _expanded_size(k, sizes, busy) + _expanded_size(v, sizes, busy)
-    busy.discard(key)
-    sizes[key] = total
-    return total
+Built = tuple[Any, Src, int]  # value, source map, node count with aliases expanded
 
 
-def _check_expansion(root: Node) -> None:
-    sizes: dict[int, int] = {}
-    expanded = _expanded_size(root, sizes, set())
-    written = len(sizes)
-    if expanded > _EXPANSION_FACTOR * written + _EXPANSION_SLACK:
-        raise _problem(
-            "schema.alias-bomb",
-            root,
-            f"aliases expand {written} written nodes to {expanded}: refused as an alias bomb",
-        )
+class _Builder:
+    """Builds values and source maps straight from libyaml's event stream.
+
+    No node graph is kept (it held ~250 MB for 5 MB of YAML). An alias reuses
+    the value built for its anchor; nothing here or later mutates values, so
+    sharing is safe, and an alias costs O(1) however large its anchor: the
+    expansion is counted, not performed, and refused once it is far beyond
+    what was written (billion laughs).
+    """
+
+    def __init__(self, text: str) -> None:
+        self.loader = _Loader(text)
+        self.anchors: dict[str, Built] = {}
+        self.written = 0
+        self.expanded = 0
+
+    def next(self) -> Any:
+        try:
+            return self.loader.get_event()
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+            message = " ".join(str(p) for p in (exc.context, exc.problem) if p)
+            raise YamlProblem("schema.yaml", line, column, f"invalid YAML: {message}") from None
+        except yaml.YAMLError as exc:
+            raise YamlProblem("schema.yaml", 1, 1, f"invalid YAML: {exc}") from None
+
+    def documents(self) -> Iterator[Built]:
+        try:
+            self.next()  # StreamStartEvent
+            while not isinstance(self.next(), yaml.StreamEndEvent):  # DocumentStartEvent
+                self.anchors, self.written, self.expanded = {}, 0, 0  # anchors are per document
+                root = self.node(self.next())
+                self.next()  # DocumentEndEvent
+                yield root
+        finally:
+            self.loader.dispose()
+
+    def node(self, event: Any) -> Built:
+        if isinstance(event, yaml.AliasEvent):
+            return self.alias(event)
+        self.written += 1
+        if isinstance(event, yaml.ScalarEvent):
+            built: Built = (_scalar(self.loader, event), Src(*_pos(event)), 1)
+        elif isinstance(event, yaml.SequenceStartEvent):
+            built = self.sequence(event)
+        else:
+            built = self.mapping(event)
+        if event.anchor is not None:
+            self.anchors[event.anchor] = built
+        return built
+
+    def alias(self, event: Any) -> Built:
+        built = self.anchors.get(event.anchor)
+        if built is None:
+            message = f"alias *{event.anchor} refers to no complete anchor before it (undefined or recursive)"
+            raise _problem("schema.yaml", event, message)
+        self.expanded += built[2]
+        if self.expanded > _EXPANSION_FACTOR * self.written + _EXPANSION_SLACK:
+            raise _problem(
+                "schema.alias-bomb",
+                event,
+                f"aliases expand {self.written} written nodes to over {self.expanded}: "
+                "refused as an alias bomb",
+            )
+        return built
+
+    def sequence(self, start: Any) -> Built:
+        _check_tag(self.loader, start, SequenceNode, _SEQ)
+        values: list[Any] = []
+        children: list[Src] = []
+        size = 1
+        while not isinstance(event := self.next(), yaml.SequenceEndEvent):
+            value, src, count = self.node(event)
+            values.append(value)
+            children.append(src)
+            size += count
+        return values, Src(*_pos(start), children=children), size
+
+    def mapping(self, start: Any) -> Built:
+        _check_tag(self.loader, start, MappingNode, _MAP)
+        values: dict[str, Any] = {}
+        children: dict[str, Src] = {}
+        keys: dict[str, tuple[int, int]] = {}
+        merged: list[Built] = []
+        size = 1
+        while not isinstance(key_event := self.next(), yaml.MappingEndEvent):
+            key = self.key(key_event)
+            value, src, count = self.node(self.next())
+            size += 1 + count
+            if key is None:
+                merged.extend(_merge_sources(value, src, count, key_event))
+                continue
+            if key in keys:
+                raise _problem(
+                    "schema.duplicate-key",
+                    key_event,
+                    f"duplicate key '{key}' (first set on line {keys[key][0]})",
+                )
+            keys[key], values[key], children[key] = _pos(key_event), value, src
+        for extra, extra_src, _ in merged:
+            assert isinstance(extra_src.children, dict) and extra_src.keys is not None
+            for key, value in extra.items():
+                if key not in values:
+                    values[key], children[key] = value, extra_src.children[key]
+                    keys[key] = extra_src.keys[key]
+        return values, Src(*_pos(start), children=children, keys=keys), size
+
+    def key(self, event: Any) -> str | None:
+        """A mapping key's own text, or None for the merge key `<<`."""
+        if not isinstance(event, yaml.ScalarEvent):
+            raise _problem("schema.yaml", event, "mapping keys must be plain names")
+        self.written += 1
+        if _tag(self.loader, event, ScalarNode, event.value) == _MERGE:
+            return None
+        # The key's own text: YAML 1.1 would read `on:` as True and `1:` as 1.
+        return str(event.value)
 
 
-def _scalar(node: ScalarNode) -> Any:
-    build = SafeConstructor.yaml_constructors.get(node.tag)
-    if build is None or node.tag == _MAP or node.tag == _SEQ:
-        raise _problem("schema.yaml", node, f"unsupported YAML tag {node.tag}")
+def _tag(loader: Any, event: Any, kind: type[Node], value: str | None) -> str:
+    """The event's tag, resolved from its plain text as YAML 1.1 says when implicit."""
+    if event.tag not in (None, "!"):
+        return str(event.tag)
+    return str(loader.resolve(kind, value, event.implicit))
+
+
+def _check_tag(loader: Any, event: Any, kind: type[Node], expected: str) -> None:
+    tag = _tag(loader, event, kind, None)
+    if tag != expected:
+        raise _problem("schema.yaml", event, f"unsupported YAML tag {tag}")
+
+
+def _scalar(loader: Any, event: Any) -> Any:
+    tag = _tag(loader, event, ScalarNode, event.value)
+    build = SafeConstructor.yaml_constructors.get(tag)
+    if build is None or tag in (_MAP, _SEQ):
+        raise _problem("schema.yaml", event, f"unsupported YAML tag {tag}")
+    node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
     try:
         value = build(_CONSTRUCTOR, node)
     except (ValueError, yaml.YAMLError) as exc:
-        raise _problem("schema.yaml", node, f"bad {node.tag.rsplit(':', 1)[-1]}: {exc}") from None
-    return WrittenFloat(value, node.value) if type(value) is float else value
+        raise _problem("schema.yaml", event, f"bad {tag.rsplit(':', 1)[-1]}: {exc}") from None
+    return WrittenFloat(value, event.value) if type(value) is float else value
 
 
-def _build(node: Node) -> tuple[Any, Src]:
-    if isinstance(node, ScalarNode):
-        return _scalar(node), Src(*_pos(node))
-    if isinstance(node, SequenceNode):
-        if node.tag != _SEQ:
-            raise _problem("schema.yaml", node, f"unsupported YAML tag {node.tag}")
-        built = [_build(item) for item in node.value]
-        return [v for v, _ in built], Src(*_pos(node), children=[s for _, s in built])
-    if isinstance(node, MappingNode):
-        return _mapping(node)
-    raise _problem("schema.yaml", node, "unsupported YAML node")  # pragma: no cover
-
-
-def _merge_sources(node: Node) -> list[MappingNode]:
+def _merge_sources(value: Any, src: Src, count: int, at: Any) -> list[Built]:
     """The mappings a `<<` key merges in, highest priority first (YAML merge spec)."""
-    if isinstance(node, MappingNode):
-        return [node]
-    if isinstance(node, SequenceNode) and all(isinstance(n, MappingNode) for n in node.value):
-        return list(node.value)
-    raise _problem("schema.yaml", node, "`<<` must merge a mapping or a list of mappings")
+    if isinstance(value, dict):
+        return [(value, src, count)]
+    if isinstance(value, list) and all(isinstance(v, dict) for v in value):
+        assert isinstance(src.children, list)
+        return [(v, s, 1) for v, s in zip(value, src.children, strict=True)]
+    raise _problem("schema.yaml", at, "`<<` must merge a mapping or a list of mappings")
 
 
-def _mapping(node: MappingNode) -> tuple[dict[str, Any], Src]:
-    if node.tag != _MAP:
-        raise _problem("schema.yaml", node, f"unsupported YAML tag {node.tag}")
-    values: dict[str, Any] = {}
-    children: dict[str, Src] = {}
-    keys: dict[str, tuple[int, int]] = {}
-    merged: list[MappingNode] = []
-    for key_node, value_node in node.value:
-        if key_node.tag == _MERGE:
-            merged.extend(_merge_sources(value_node))
-            continue
-        if not isinstance(key_node, ScalarNode):
-            raise _problem("schema.yaml", key_node, "mapping keys must be plain names")
-        # The key's own text: YAML 1.1 would read `on:` as True and `1:` as 1.
-        key = str(key_node.value)
-        if key in keys:
-            first = keys[key][0]
-            raise _problem(
-                "schema.duplicate-key", key_node, f"duplicate key '{key}' (first set on line {first})"
-            )
-        keys[key] = _pos(key_node)
-        values[key], children[key] = _build(value_node)
-    for source in merged:
-        extra, extra_src = _mapping(source)
-        assert extra_src.children is not None and isinstance(extra_src.children, dict)
-        assert extra_src.keys is not None
-        for key, value in extra.items():
-            if key not in values:
-                values[key] = value
-                children[key] = extra_src.children[key]
-                keys[key] = extra_src.keys[key]
-    return values, Src(*_pos(node), children=children, keys=keys)
-
-
-def _documents(text: str) -> Iterator[Node]:
-    try:
-        yield from yaml.compose_all(text, Loader=_Loader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        message = " ".join(str(p) for p in (exc.context, exc.problem) if p)
-        raise YamlProblem("schema.yaml", line, column, f"invalid YAML: {message}") from None
-    except yaml.YAMLError as exc:
-        raise YamlProblem("schema.yaml", 1, 1, f"invalid YAML: {exc}") from None
-
-
-def _is_empty(node: Node) -> bool:
+def _is_empty(value: Any, src: Src) -> bool:
     # `---` alone, `~` and `null` all say: nothing here.
-    return isinstance(node, ScalarNode) and node.tag == "tag:yaml.org,2002:null"
+    return value is None and src.children is None
 
 
 def parse(text: str) -> list[Document]:
     """All documents of a YAML text; raises YamlProblem on the first problem."""
     docs: list[Document] = []
-    # Only an alias (`*name`) can make a node graph larger than its text; the
-    # expansion count costs a fifth of the load, so skip it when there is none.
-    may_alias = "*" in text
-    for root in _documents(text):
-        if root is None or _is_empty(root):  # an empty document, e.g. after a last `---`
-            continue
-        try:
-            if may_alias:
-                _check_expansion(root)
-            value, src = _build(root)
-        except RecursionError:
-            raise _problem("schema.yaml", root, "nesting too deep") from None
-        docs.append(Document(value, src))
+    try:
+        for value, src, _ in _Builder(text).documents():
+            if not _is_empty(value, src):  # an empty document, e.g. after a last `---`
+                docs.append(Document(value, src))
+    except RecursionError:
+        raise YamlProblem("schema.yaml", 1, 1, "nesting too deep") from None
     return docs
 
 
