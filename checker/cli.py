@@ -232,7 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_rules_option(audit)
 
-    rules = _sub(subs, "rules", lambda a: 2, "list, show and test rules")
+    rules = subs.add_parser("rules", help="list, show, test and document rules")
     rule_subs = rules.add_subparsers(dest="rules_command", required=True, metavar="ACTION")
     _add_rules_option(_sub(rule_subs, "list", cmd_rules_list, "list every rule"))
     show = _sub(rule_subs, "show", cmd_rules_show, "show one rule")

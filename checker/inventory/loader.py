@@ -270,15 +270,22 @@ class _Builder:
         return True
 
     def add(self, doc: _Doc) -> None:
-        model = m.DOCUMENT_KINDS[doc.value["kind"]]
-        if model is m.ServersDoc:
-            shell = _validate(self.p, m.ServersDoc, doc)
-            if shell is not None:
-                self._server_docs.append((doc, shell))
-            return
-        validated = _validate(self.p, model, doc)
+        kind = doc.value["kind"]
+        validated = _validate(self.p, m.DOCUMENT_KINDS[kind], doc)
         if validated is not None:
-            getattr(self, f"_add_{doc.value['kind'].lower()}")(doc, validated)
+            self._adders[kind](doc, validated)
+
+    @property
+    def _adders(self) -> dict[str, Any]:
+        return {
+            "Facility": self._add_facility,
+            # Servers are placed in finish(): they refer to every other kind.
+            "Servers": lambda doc, shell: self._server_docs.append((doc, shell)),
+            "Workloads": self._add_workloads,
+            "Waivers": self._add_waivers,
+            "GpuModels": self._add_gpumodels,
+            "ServerModels": self._add_servermodels,
+        }
 
     def _add_facility(self, doc: _Doc, fac: m.Facility) -> None:
         place = Placed(fac, doc.file, doc.src)
