@@ -624,3 +624,19 @@ def test_user_catalog_cannot_redefine_a_builtin_gpu(cli: CliRunner, workdir: Wri
     assert run.lines == [f"gpus.yaml:3:12: error schema.duplicate-name duplicate GPU model name 'l4' "
                          f"(first defined at {builtin.as_posix()}:{line})",
                          summary(error=1)]
+
+
+def test_a_broken_document_does_not_cascade_into_dangling_references(tmp_path: Path) -> None:
+    (tmp_path / "f.yaml").write_text(
+        "kind: Facility\nname: f1\nracks:\n  - name: R01\n"
+        "    feeds:\n      - {name: a, voltage: -230, amps: 16}\n"
+    )
+    (tmp_path / "s.yaml").write_text(
+        "kind: Servers\nfacility: f1\nservers:\n"
+        "  - {name: s1, rack: R01, position: 1, u_height: 1, power_w: {max: 100}, workload: w1}\n"
+    )
+    (tmp_path / "w.yaml").write_text(
+        "kind: Workloads\nworkloads:\n  - {name: w1, task: training, params_b: 1, precision: bf16, zap: 1}\n"
+    )
+    _, problems = load([tmp_path])
+    assert [p.rule for p in problems] == ["schema.invalid", "schema.unknown-field"]

@@ -255,6 +255,9 @@ class _Builder:
         self.p = problems
         self.inv = Inventory()
         self._server_docs: list[tuple[_Doc, m.ServersDoc]] = []
+        # Names written in documents that failed validation: a reference to one
+        # is not reported again as dangling; that document's own error says why.
+        self._unvalidated: set[tuple[str, str]] = set()
 
     def unique(self, table: dict[Any, Any], key: Any, what: str, loc: Location) -> bool:
         if key in table:
@@ -274,6 +277,12 @@ class _Builder:
         validated = _validate(self.p, m.DOCUMENT_KINDS[kind], doc)
         if validated is not None:
             self._adders[kind](doc, validated)
+        else:
+            self._unvalidated.update((kind, name) for name in _written_names(doc.value))
+
+    def missing(self, kind: str, name: str, table: dict[str, Any]) -> bool:
+        """A reference to report as dangling: not defined, nor written in a broken document."""
+        return name not in table and (kind, name) not in self._unvalidated
 
     @property
     def _adders(self) -> dict[str, Any]:
@@ -361,6 +370,8 @@ class _Builder:
 
     def _add_servers(self, doc: _Doc, shell: m.ServersDoc) -> None:
         if shell.facility not in self.inv.facilities:
+            if not self.missing("Facility", shell.facility, self.inv.facilities):
+                return
             hint = did_you_mean(shell.facility, self.inv.facilities)
             loc = Location(doc.file, *doc.src.locate(["facility"], key=False))
             self.p.add("schema.reference", loc, f"unknown facility '{shell.facility}'{hint}")
@@ -412,6 +423,8 @@ class _Builder:
             return value, vsrc
         fields = self.inv.server_model_fields.get(model)
         if fields is None:
+            if not self.missing("ServerModels", model, self.inv.server_models):
+                return value, vsrc
             hint = did_you_mean(model, self.inv.server_models)
             self.p.add(
                 "schema.reference",
@@ -435,7 +448,7 @@ class _Builder:
                 place.at(["rack"], key=False),
                 f"no rack '{server.rack}' in facility {shell.facility}{hint}",
             )
-        if server.workload is not None and server.workload not in self.inv.workloads:
+        if server.workload is not None and self.missing("Workloads", server.workload, self.inv.workloads):
             hint = did_you_mean(server.workload, self.inv.workloads)
             self.p.add(
                 "schema.reference",
@@ -452,7 +465,7 @@ class _Builder:
         self._check_gpu_ref(server.gpu, place.file, place.src)
 
     def _check_gpu_ref(self, gpu: m.GpuRef | None, file: str, src: Src) -> None:
-        if gpu is not None and gpu.model not in self.inv.gpu_models:
+        if gpu is not None and self.missing("GpuModels", gpu.model, self.inv.gpu_models):
             hint = did_you_mean(gpu.model, self.inv.gpu_models)
             self.p.add(
                 "schema.reference",
@@ -477,6 +490,18 @@ class _Builder:
                 f"waiver names unknown entity '{entity}'{hint}",
             )
         self.inv.waivers = valid
+
+
+_NAMED_LISTS = {"Workloads": "workloads", "GpuModels": "gpus", "ServerModels": "servers"}
+
+
+def _written_names(value: dict[str, Any]) -> list[str]:
+    """The names a raw document defines, read without validating it."""
+    kind = value["kind"]
+    items = [value] if kind == "Facility" else value.get(_NAMED_LISTS.get(kind, ""), [])
+    if not isinstance(items, list):
+        return []
+    return [i["name"] for i in items if isinstance(i, dict) and isinstance(i.get("name"), str)]
 
 
 def _child(src: Src, *path: str | int) -> Src:
