@@ -28,6 +28,7 @@ from checker.render.templating import environment
 from checker.rulebook import CompiledRule, load_rulebook
 from checker.ruletest import run_rule_tests
 from checker.schema import inventory_schema
+from checker.suggest import did_you_mean
 
 DEFAULT_PATH = Path("inventories")
 BUG_HINT = (
@@ -108,13 +109,15 @@ def _describe_rule(rule: CompiledRule, full: bool) -> list[str]:
 
 
 def _show(args: argparse.Namespace, full: bool) -> int:
-    rule = next((r for r in _rulebook(args) if r.id == args.id), None)
+    rules = _rulebook(args)
+    rule = next((r for r in rules if r.id == args.id), None)
     if rule is not None:
         print("\n".join(_describe_rule(rule, full)))
         return 0
     check = builtin_check(args.id)
     if check is None:
-        raise UserError(f"unknown rule '{args.id}' (see `checker rules list`)")
+        hint = did_you_mean(args.id, [r.id for r in rules] + [c.id for c in BUILTIN_CHECKS])
+        raise UserError(f"unknown rule '{args.id}'{hint}; see `checker rules list`")
     print(
         "\n".join(
             [

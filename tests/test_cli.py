@@ -325,7 +325,7 @@ def test_rules_show_is_explain_without_examples(cli: CliRunner) -> None:
 @pytest.mark.parametrize("argv", [("explain", "nope"), ("rules", "show", "nope")])
 def test_explain_unknown_rule(cli: CliRunner, argv: tuple[str, ...]) -> None:
     run = cli(*argv)
-    assert (run.code, run.out, run.err) == (2, "", "unknown rule 'nope' (see `checker rules list`)\n")
+    assert (run.code, run.out, run.err) == (2, "", "unknown rule 'nope'; see `checker rules list`\n")
 
 
 def test_facts_rack(cli: CliRunner) -> None:
