@@ -23,7 +23,7 @@ from checker.expr import CompiledWhen, ExprError, compile_when
 from checker.facts import REGISTRY, FactKind
 from checker.findings import Category, Severity
 from checker.inventory.loader import describe_error, discover, display_path
-from checker.inventory.source import Src, YamlProblem, decode, parse
+from checker.inventory.source import Src, YamlProblem, decode, parse, scalar_position
 from checker.resources import rules_dir
 from checker.suggest import did_you_mean
 
@@ -111,58 +111,6 @@ def flatten(example: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-Segment = tuple[int, int, str]  # file line, file column, text
-
-
-def _scalar_lines(text: list[str], line: int, column: int) -> list[list[Segment]]:
-    """The lines of a scalar's value as YAML hands them over, each made of the
-    file segments it was folded from, so a position inside the value maps back
-    to the file. Literal blocks (`|`) keep lines; plain, quoted and folded
-    (`>`) scalars join lines with a space, and a blank line breaks them."""
-    raw = text[line - 1][column - 1 :] if line <= len(text) else ""
-    key_indent = len(text[line - 1]) - len(text[line - 1].lstrip()) if line <= len(text) else 0
-    if raw[:1] in ("|", ">"):
-        first: list[tuple[int, int, str]] = []
-        literal = raw[0] == "|"
-    else:
-        quoted = raw[:1] in ("'", '"')
-        first = [(line, column + 1, raw[1:])] if quoted else [(line, column, raw)]
-        literal = False
-    rows: list[tuple[int, int, str]] = first
-    indent = None
-    for number in range(line + 1, len(text) + 1):
-        body = text[number - 1]
-        lead = len(body) - len(body.lstrip())
-        if body.strip() and lead <= key_indent:
-            break
-        indent = lead if indent is None and body.strip() else indent
-        rows.append((number, (indent or lead) + 1, body[indent or lead :].rstrip()))
-    if literal:
-        return [[row] for row in rows]
-    lines: list[list[Segment]] = [[]]
-    for row in rows:
-        if row[2].strip():
-            lines[-1].append(row)
-        elif lines[-1]:
-            lines.append([])
-    return lines
-
-
-def _scalar_position(text: list[str], start: tuple[int, int], offset: tuple[int, int]) -> tuple[int, int]:
-    """File position of (line, column) inside a scalar's value, as far as it can be known
-    (escapes in quoted scalars are not counted back)."""
-    lines = _scalar_lines(text, *start)
-    line, column = offset
-    if not 1 <= line <= len(lines):
-        return start
-    remaining = column - 1
-    for seg_line, seg_col, body in lines[line - 1]:
-        if remaining <= len(body):
-            return seg_line, seg_col + remaining
-        remaining -= len(body) + 1  # folding joined the lines with one space
-    return start
-
-
 class _Errors:
     def __init__(self, file: str, src: Src, text: list[str]) -> None:
         self.file, self.src, self.text, self.lines = file, src, text, list[str]()
@@ -177,7 +125,7 @@ class _Errors:
     ) -> None:
         position = self.src.locate(path, key=key)
         if offset is not None:
-            position = _scalar_position(self.text, position, offset)
+            position = scalar_position(self.text, position, offset)
         self.lines.append(at(self.file, *position, message))
 
 

@@ -558,12 +558,9 @@ def test_error_position_in_a_multi_line_flow_when(
     assert run.err == f"rules/r.yaml:{position}: {UNKNOWN_LAOD_KW}\n"
 
 
-@pytest.mark.xfail(strict=True, reason="KNOWN: rulebook._scalar_position counts value characters as file "
-                   "characters, so an escape before the error ('' or \\\") shifts the column left by one per "
-                   "escape")
 @pytest.mark.parametrize(("when", "position"), [
-    pytest.param("'name == ''x'' and laod_kw > 1'", "7:30", id="single-quote-escape"),  # today 7:28
-    pytest.param('"name == \\"x\\" and laod_kw > 1"', "7:30", id="double-quote-escape"),  # today 7:28
+    pytest.param("'name == ''x'' and laod_kw > 1'", "7:30", id="single-quote-escape"),
+    pytest.param('"name == \\"x\\" and laod_kw > 1"', "7:30", id="double-quote-escape"),
 ])
 def test_error_position_in_a_flow_when_with_line_breaks_or_escapes(
     cli: CliRunner, workdir: Writer, when: str, position: str,

@@ -198,3 +198,23 @@ def test_read_a_file(tmp_path: Path) -> None:
     path.write_bytes("name: Zürich\n".encode())
     (doc,) = source.read(path)
     assert doc.value == {"name": "Zürich"}
+
+
+@pytest.mark.parametrize(
+    ("lines", "offset", "expected"),
+    [
+        (["when: a > 1"], (1, 5), (1, 11)),  # plain
+        (["when: 'a > 1'"], (1, 5), (1, 12)),  # single-quoted
+        (["when: 'x == ''y'' and z'"], (1, 14), (1, 23)),  # '' is one character
+        (['when: "x == \\"y\\" and z"'], (1, 14), (1, 23)),  # \" is one character
+        (['when: "\\x41 and z"'], (1, 7), (1, 17)),  # \xNN is one character
+        (["when: >-", "  a >", "  1"], (1, 5), (3, 3)),  # folded: lines joined by a space
+        (["when: |-", "  a >", "  1"], (2, 1), (3, 3)),  # literal: lines kept
+        (["when: >-", "  a", "", "  b"], (2, 1), (4, 3)),  # a blank line breaks a folded scalar
+        (["when: a > 1"], (9, 1), (1, 7)),  # beyond the value: the value's start
+    ],
+)
+def test_scalar_position_maps_value_offsets_back_to_the_file(
+    lines: list[str], offset: tuple[int, int], expected: tuple[int, int]
+) -> None:
+    assert source.scalar_position(lines, (1, 7), offset) == expected

@@ -300,5 +300,87 @@ def parse(text: str) -> list[Document]:
     return docs
 
 
+# ---------------------------------------------------------------- positions inside a scalar
+Segment = tuple[int, int, str]  # file line, file column, raw text
+
+
+def _scalar_lines(text: list[str], line: int, column: int) -> tuple[list[list[Segment]], str]:
+    """The lines of a scalar's value as YAML hands them over, each made of the
+    raw file segments it was folded from, and the scalar's quote character.
+    Literal blocks (`|`) keep lines; plain, quoted and folded (`>`) scalars
+    join lines with a space, and a blank line breaks them."""
+    raw = text[line - 1][column - 1 :] if line <= len(text) else ""
+    key_indent = len(text[line - 1]) - len(text[line - 1].lstrip()) if line <= len(text) else 0
+    quote = raw[:1] if raw[:1] in ("'", '"') else ""
+    literal = raw[:1] == "|"
+    rows: list[Segment] = []
+    if raw[:1] not in ("|", ">"):
+        rows.append((line, column + len(quote), raw[len(quote) :]))
+    indent = None
+    for number in range(line + 1, len(text) + 1):
+        body = text[number - 1]
+        lead = len(body) - len(body.lstrip())
+        if body.strip() and lead <= key_indent:
+            break
+        indent = lead if indent is None and body.strip() else indent
+        rows.append((number, (indent or lead) + 1, body[indent or lead :].rstrip()))
+    if literal:
+        return [[row] for row in rows], quote
+    lines: list[list[Segment]] = [[]]
+    for row in rows:
+        if row[2].strip():
+            lines[-1].append(row)
+        elif lines[-1]:
+            lines.append([])
+    return lines, quote
+
+
+# Characters of the raw text after a backslash in a double-quoted scalar.
+_ESCAPE_WIDTH = {"x": 4, "u": 6, "U": 10}
+
+
+def _raw_width(body: str, index: int, quote: str) -> int:
+    """Raw characters that make the one value character starting at body[index]."""
+    if quote == "'" and body.startswith("''", index):
+        return 2
+    if quote == '"' and body[index] == "\\" and index + 1 < len(body):
+        return _ESCAPE_WIDTH.get(body[index + 1], 2)
+    return 1
+
+
+def _raw_offset(body: str, chars: int, quote: str) -> int | None:
+    """Raw index of value character `chars` in the segment, or None past its end."""
+    index = 0
+    for _ in range(chars):
+        if index >= len(body):
+            return None
+        index += _raw_width(body, index, quote)
+    return index if index <= len(body) else None
+
+
+def _value_length(body: str, quote: str) -> int:
+    count = index = 0
+    while index < len(body):
+        index += _raw_width(body, index, quote)
+        count += 1
+    return count
+
+
+def scalar_position(text: list[str], start: tuple[int, int], offset: tuple[int, int]) -> tuple[int, int]:
+    """File position of (line, column) inside the value of the scalar at `start`:
+    through quotes, escapes, folded and literal lines. `text` is the file's lines."""
+    lines, quote = _scalar_lines(text, *start)
+    line, column = offset
+    if not 1 <= line <= len(lines):
+        return start
+    remaining = column - 1
+    for seg_line, seg_col, body in lines[line - 1]:
+        raw = _raw_offset(body, remaining, quote)
+        if raw is not None:
+            return seg_line, seg_col + raw
+        remaining -= _value_length(body, quote) + 1  # folding joined the lines with one space
+    return start
+
+
 def read(path: Path) -> list[Document]:
     return parse(decode(path.read_bytes()))
