@@ -114,3 +114,14 @@ def test_compiled_rules_are_immutable(cls: type) -> None:
     target = rule if cls is CompiledRule else rule.rule
     with pytest.raises((AttributeError, TypeError, ValueError)):
         target.severity = "info"  # type: ignore[misc, union-attr]
+
+
+def test_ten_thousand_facts_render_the_same_bytes_run_after_run() -> None:
+    rule = compiled_rule("t.half", "rack", "load_kw > capacity_kw")
+    src = parse("name: R\n")[0].src
+    facts = [
+        Fact("rack", f"rack/f/R{i}", values, "f.yaml", src) for i, (_, values) in enumerate(_facts(10_000))
+    ]
+    outputs = [json.dumps([f.__repr__() for f in evaluate([rule], facts)]) for _ in range(2)]
+    assert outputs[0] == outputs[1]
+    assert outputs[0].count("t.half on R") == 5_000
