@@ -173,13 +173,7 @@ def _compile(
             _check_fields(
                 kind, flatten(example), errors, [*base, "examples", label, i], f"rule {rule.id} example"
             )
-    return CompiledRule(rule, file, _child(src, "rules", index), when, template, builtin)
-
-
-def _child(src: Src, *path: str | int) -> Src:
-    for step in path:
-        src = src.child(step) or src
-    return src
+    return CompiledRule(rule, file, src.descend("rules", index), when, template, builtin)
 
 
 def _load_file(path: Path, builtin: bool) -> tuple[list[CompiledRule], list[str]]:

@@ -302,7 +302,7 @@ class _Builder:
             return
         self.inv.facilities[fac.name] = place
         for i, rack in enumerate(fac.racks):
-            self._add_rack(fac.name, rack, Placed(rack, doc.file, _child(doc.src, "racks", i)))
+            self._add_rack(fac.name, rack, Placed(rack, doc.file, doc.src.descend("racks", i)))
 
     def _add_rack(self, facility: str, rack: m.Rack, place: Placed[m.Rack]) -> None:
         key = (facility, rack.name)
@@ -310,7 +310,7 @@ class _Builder:
             return
         self.inv.racks[key] = place
         for i, feed in enumerate(rack.feeds):
-            feed_place = Placed(feed, place.file, _child(place.src, "feeds", i))
+            feed_place = Placed(feed, place.file, place.src.descend("feeds", i))
             feed_key = (facility, rack.name, feed.name)
             if self.unique(self.inv.feeds, feed_key, "feed", feed_place.at(["name"], key=False)):
                 self.inv.feeds[feed_key] = feed_place
@@ -335,24 +335,24 @@ class _Builder:
 
     def _add_workloads(self, doc: _Doc, wl: m.WorkloadsDoc) -> None:
         for i, w in enumerate(wl.workloads):
-            place = Placed(w, doc.file, _child(doc.src, "workloads", i))
+            place = Placed(w, doc.file, doc.src.descend("workloads", i))
             if self.unique(self.inv.workloads, w.name, "workload", place.at(["name"], key=False)):
                 self.inv.workloads[w.name] = place
 
     def _add_waivers(self, doc: _Doc, wv: m.WaiversDoc) -> None:
         for i, w in enumerate(wv.waivers):
-            self.inv.waivers.append(Placed(w, doc.file, _child(doc.src, "waivers", i)))
+            self.inv.waivers.append(Placed(w, doc.file, doc.src.descend("waivers", i)))
 
     def _add_gpumodels(self, doc: _Doc, gm: m.GpuModelsDoc) -> None:
         for i, g in enumerate(gm.gpus):
-            place = Placed(g, doc.file, _child(doc.src, "gpus", i))
+            place = Placed(g, doc.file, doc.src.descend("gpus", i))
             if self.unique(self.inv.gpu_models, g.name, "GPU model", place.at(["name"], key=False)):
                 self.inv.gpu_models[g.name] = place
 
     def _add_servermodels(self, doc: _Doc, sm: m.ServerModelsDoc) -> None:
         raw = doc.value["servers"]
         for i, s in enumerate(sm.servers):
-            place = Placed(s, doc.file, _child(doc.src, "servers", i))
+            place = Placed(s, doc.file, doc.src.descend("servers", i))
             if self.unique(self.inv.server_models, s.name, "server model", place.at(["name"], key=False)):
                 self.inv.server_models[s.name] = place
                 self.inv.server_model_fields[s.name] = {
@@ -376,9 +376,9 @@ class _Builder:
             loc = Location(doc.file, *doc.src.locate(["facility"], key=False))
             self.p.add("schema.reference", loc, f"unknown facility '{shell.facility}'{hint}")
             return
-        defaults_src = _child(doc.src, "defaults")
+        defaults_src = doc.src.descend("defaults")
         merged = [
-            self._merge_server(doc, shell.defaults, defaults_src, raw, _child(doc.src, "servers", i))
+            self._merge_server(doc, shell.defaults, defaults_src, raw, doc.src.descend("servers", i))
             for i, raw in enumerate(shell.servers)
         ]
         values = [v for v, _ in merged]
@@ -502,16 +502,6 @@ def _written_names(value: dict[str, Any]) -> list[str]:
     if not isinstance(items, list):
         return []
     return [i["name"] for i in items if isinstance(i, dict) and isinstance(i.get("name"), str)]
-
-
-def _child(src: Src, *path: str | int) -> Src:
-    node = src
-    for step in path:
-        nxt = node.child(step)
-        if nxt is None:
-            return node
-        node = nxt
-    return node
 
 
 def _flat_src(value: Any, pos: tuple[int, int]) -> Src:

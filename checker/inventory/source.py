@@ -11,7 +11,7 @@ duplicates, unknown tags and alias bombs
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +40,9 @@ class Src:
 
     line: int
     column: int
-    children: dict[str, Src] | list[Src] | None = None
-    keys: dict[str, tuple[int, int]] | None = None
+    # Not in repr: a document's whole tree would be printed with every value.
+    children: dict[str, Src] | list[Src] | None = field(default=None, repr=False)
+    keys: dict[str, tuple[int, int]] | None = field(default=None, repr=False)
 
     def child(self, step: str | int) -> Src | None:
         if isinstance(self.children, dict) and isinstance(step, str):
@@ -49,6 +50,16 @@ class Src:
         if isinstance(self.children, list) and isinstance(step, int):
             return self.children[step] if 0 <= step < len(self.children) else None
         return None
+
+    def descend(self, *path: str | int) -> Src:
+        """The source map of `path`, or of its deepest part that exists."""
+        node = self
+        for step in path:
+            nxt = node.child(step)
+            if nxt is None:
+                return node
+            node = nxt
+        return node
 
     def locate(self, path: Path_, *, key: bool = True) -> tuple[int, int]:
         """Position of `path`: its key (for mapping fields) or its value.
