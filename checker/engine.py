@@ -43,10 +43,6 @@ class _QuietHost(durable.Host):  # type: ignore[misc]
         pass
 
 
-def _condition(rule: CompiledRule) -> dict[str, Any]:
-    return {"all": [{"m": {"$and": [{"kind": rule.rule.on}, rule.when.condition]}}]}
-
-
 def _number(value: float | int, kind: str, key: str) -> str:
     if abs(value) >= _MAX_MAGNITUDE:
         raise UserError(f"{kind} fact field {key}: {value} is too large to evaluate")
@@ -83,36 +79,29 @@ def fact_json(index: int, kind: str, values: Mapping[str, Any]) -> str:
     return "{" + ", ".join(parts) + "}"
 
 
-def _chunks(rules: Sequence[CompiledRule]) -> list[list[int]]:
-    """Rule indices packed per fact kind, within the alternatives budget."""
-    packed: list[list[int]] = []
-    for _, group in itertools.groupby(
-        sorted(range(len(rules)), key=lambda i: rules[i].rule.on), key=lambda i: rules[i].rule.on
-    ):
-        chunk: list[int] = []
-        budget = 0
-        for i in group:
-            cost = alternatives(rules[i].when.condition)
-            if chunk and budget + cost > MAX_ALTERNATIVES:
-                packed.append(chunk)
-                chunk, budget = [], 0
-            chunk.append(i)
-            budget += cost
-        packed.append(chunk)
+def _pack(costs: Sequence[int]) -> list[list[int]]:
+    """Indices packed in order into groups of at most MAX_ALTERNATIVES total cost."""
+    packed: list[list[int]] = [[]]
+    budget = 0
+    for i, cost in enumerate(costs):
+        if packed[-1] and budget + cost > MAX_ALTERNATIVES:
+            packed.append([])
+            budget = 0
+        packed[-1].append(i)
+        budget += cost
     return packed
 
 
-def _run_ruleset(
-    rules: Sequence[CompiledRule], chunk: list[int], facts_json: str, fired: list[tuple[int, int]]
-) -> None:
-    def action_for(rule_index: int) -> Any:
-        def action(c: Any) -> None:
-            fired.append((rule_index, int(c.m["id"])))
+def run_ruleset(conditions: Sequence[Mapping[str, Any]], facts_json: str) -> set[tuple[int, int]]:
+    """(condition index, fact id) for every single-fact condition that fires on the
+    facts (a JSON list, each fact with an "id"); the conditions go into one ruleset."""
+    fired: set[tuple[int, int]] = set()
 
-        return action
+    def action_for(index: int) -> Any:
+        return lambda c: fired.add((index, int(c.m["id"])))
 
     name = f"checker{next(_names)}"
-    definition = {f"r{i}": {**_condition(rules[i]), "run": action_for(i)} for i in chunk}
+    definition = {f"r{i}": {"all": [{"m": c}], "run": action_for(i)} for i, c in enumerate(conditions)}
     ruleset = _QuietHost({name: definition}).get_ruleset(name)
     try:
         result = durable_rules_engine.assert_facts(ruleset._handle, facts_json)
@@ -123,24 +112,43 @@ def _run_ruleset(
     finally:
         # The C engine keeps every ruleset (and its facts) until deleted.
         durable_rules_engine.delete_ruleset(ruleset._handle)
+    return fired
+
+
+def match_kind(
+    kind: str, conditions: Sequence[Mapping[str, Any]], facts: Sequence[Mapping[str, Any]]
+) -> list[tuple[int, int]]:
+    """(condition index, fact index) for conditions over facts of one kind, the
+    conditions packed into rulesets within durable-rules' alternatives limits."""
+    if not conditions or not facts:
+        return []
+    facts_json = "[" + ", ".join(fact_json(i, kind, values) for i, values in enumerate(facts)) + "]"
+    fired: list[tuple[int, int]] = []
+    for chunk in _pack([alternatives(c) for c in conditions]):
+        wrapped = [{"$and": [{"kind": kind}, conditions[i]]} for i in chunk]
+        fired += [(chunk[j], fact) for j, fact in run_ruleset(wrapped, facts_json)]
+    return sorted(fired)
 
 
 def match(
     rules: Sequence[CompiledRule], facts: Sequence[tuple[str, Mapping[str, Any]]]
 ) -> list[tuple[int, int]]:
     """(rule index, fact index) for every rule that fires on a (kind, values) fact."""
-    by_kind: dict[str, list[str]] = {}
-    for i, (kind, values) in enumerate(facts):
-        by_kind.setdefault(kind, []).append(fact_json(i, kind, values))
+    rules_by_kind: dict[str, list[int]] = {}
+    for i, rule in enumerate(rules):
+        rules_by_kind.setdefault(rule.rule.on, []).append(i)
+    facts_by_kind: dict[str, list[int]] = {}
+    for i, (kind, _) in enumerate(facts):
+        facts_by_kind.setdefault(kind, []).append(i)
     fired: list[tuple[int, int]] = []
-    for chunk in _chunks(rules):
-        kind_facts = by_kind.get(rules[chunk[0]].rule.on)
-        if kind_facts:
-            _run_ruleset(rules, chunk, "[" + ", ".join(kind_facts) + "]", fired)
+    for kind, rule_ids in rules_by_kind.items():
+        fact_ids = facts_by_kind.get(kind, [])
+        pairs = match_kind(kind, [rules[r].when.condition for r in rule_ids], [facts[f][1] for f in fact_ids])
+        fired += [(rule_ids[r], fact_ids[f]) for r, f in pairs]
     return sorted(fired)
 
 
-def _drain(ruleset: Any, fired: list[tuple[int, int]]) -> None:
+def _drain(ruleset: Any, fired: set[tuple[int, int]]) -> None:
     while True:
         before = len(fired)
         ruleset.dispatch()

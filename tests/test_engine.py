@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from checker.engine import _chunks, evaluate, fact_json, match
+from checker.engine import _pack, evaluate, fact_json, match
 from checker.errors import UserError
 from checker.facts import Fact
 from checker.inventory.source import parse
@@ -84,8 +84,9 @@ def test_many_rules_are_packed_into_rulesets_within_durable_limits() -> None:
     # 200 rules of one kind, all matching one fact: in one ruleset durable fails
     # past 64 matching alternatives and hangs near 512.
     rules = [compiled_rule(f"t.r{i}", "rack", f"load_kw > {i}") for i in range(200)]
-    chunks = _chunks(rules)
-    assert all(len(c) <= 64 for c in chunks) and sorted(i for c in chunks for i in c) == list(range(200))
+    chunks = _pack([1] * 200)
+    assert all(len(c) <= 64 for c in chunks) and [i for c in chunks for i in c] == list(range(200))
+    assert _pack([40, 30, 64, 1]) == [[0], [1], [2], [3]] and _pack([]) == [[]]
     assert match(rules, [("rack", {"name": "a", "load_kw": 1000.0})]) == [(i, 0) for i in range(200)]
 
 
