@@ -58,69 +58,80 @@ def _feeds(inv: Inventory, rack_index: dict[tuple[str, str], int]) -> tuple[F64,
     return kw, racks, side
 
 
-def _server_draw_w(inv: Inventory) -> tuple[F64, F64]:
-    """Each server's max and typical wall draw (typical falls back to max)."""
+def _server_draw_kw(inv: Inventory, server_fac: npt.NDArray[np.intp]) -> F64:
+    """Each server's draw per its facility's `power.basis` (typical falls back to max)."""
     draws = [e.server.power_w for e in inv.servers.values()]
     peak = _column([d.max if d else 0.0 for d in draws])
     typical = _column([d.typical if d and d.typical else (d.max if d else 0.0) for d in draws])
-    return peak, typical
+    fac_typical = np.asarray(
+        [bool(p.value.power and p.value.power.basis == "typical") for p in inv.facilities.values()],
+        dtype=bool,
+    )
+    draw_w: F64 = np.where(fac_typical[server_fac], typical, peak) if len(draws) else peak
+    return draw_w / 1000.0
+
+
+def _server_facilities(inv: Inventory, fac_index: dict[str, int]) -> npt.NDArray[np.intp]:
+    return np.asarray([fac_index[e.facility] for e in inv.servers.values()], dtype=np.intp)
+
+
+def _racks_out(
+    keys: list[tuple[str, str]], two_n: npt.NDArray[np.bool_], columns: dict[str, npt.NDArray[Any]]
+) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for i, (fac, rack) in enumerate(keys):
+        cap, load = columns["capacity_kw"][i], columns["load_kw"][i]
+        row: dict[str, float] = {
+            "capacity_kw": _r(cap),
+            "load_kw": _r(load),
+            "servers": int(columns["servers"][i]),
+            "feeds": int(columns["feeds"][i]),
+        }
+        if two_n[i]:  # sides mean nothing for an N rack
+            row["side_a_kw"], row["side_b_kw"] = _r(columns["side_a_kw"][i]), _r(columns["side_b_kw"][i])
+        if cap > 0:
+            row["utilization_pct"] = _r(100.0 * load / cap)
+        out[f"rack/{fac}/{rack}"] = row
+    return out
 
 
 def compute(inv: Inventory) -> Capacity:
     rack_keys = list(inv.racks)
     rack_index = {k: i for i, k in enumerate(rack_keys)}
+    fac_index = {name: i for i, name in enumerate(inv.facilities)}
     n = len(rack_keys)
+
     kw, feed_rack, side = _feeds(inv, rack_index)
     side_a = np.bincount(feed_rack, weights=kw * (side == 1.0), minlength=n)
     side_b = np.bincount(feed_rack, weights=kw * (side == 2.0), minlength=n)
-    total = np.bincount(feed_rack, weights=kw, minlength=n)
     two_n = np.asarray([inv.racks[k].value.redundancy == "2N" for k in rack_keys], dtype=bool)
-    rack_cap = np.where(two_n, np.minimum(side_a, side_b), total)
+    total = np.bincount(feed_rack, weights=kw, minlength=n)
 
-    peak, typical = _server_draw_w(inv)
-    entries = list(inv.servers.values())
-    basis_typical = np.asarray([_basis(inv, e.facility) == "typical" for e in entries], dtype=bool)
-    draw_kw = np.where(basis_typical, typical, peak) / 1000.0
+    server_fac = _server_facilities(inv, fac_index)
+    draw_kw = _server_draw_kw(inv, server_fac)
     server_rack = np.asarray(
-        [rack_index.get((e.facility, e.server.rack), -1) for e in entries], dtype=np.intp
+        [rack_index.get((e.facility, e.server.rack), -1) for e in inv.servers.values()], dtype=np.intp
     )
     placed = server_rack >= 0
-    rack_load = np.bincount(server_rack[placed], weights=draw_kw[placed], minlength=n)
-    rack_servers = np.bincount(server_rack[placed], minlength=n)
-    feed_count = np.bincount(feed_rack, minlength=n)
-
-    fac_names = list(inv.facilities)
-    fac_index = {name: i for i, name in enumerate(fac_names)}
-    server_fac = np.asarray([fac_index[e.facility] for e in entries], dtype=np.intp)
-    fac_load = np.bincount(server_fac, weights=draw_kw, minlength=len(fac_names))
-    fac_servers = np.bincount(server_fac, minlength=len(fac_names))
-
+    columns = {
+        "capacity_kw": np.where(two_n, np.minimum(side_a, side_b), total),
+        "load_kw": np.bincount(server_rack[placed], weights=draw_kw[placed], minlength=n),
+        "servers": np.bincount(server_rack[placed], minlength=n),
+        "feeds": np.bincount(feed_rack, minlength=n),
+        "side_a_kw": side_a,
+        "side_b_kw": side_b,
+    }
+    fac_load = np.bincount(server_fac, weights=draw_kw, minlength=len(fac_index))
+    fac_servers = np.bincount(server_fac, minlength=len(fac_index))
     feeds_out = {
         f"feed/{fac}/{rack}/{feed}": {"capacity_kw": _r(kw[i])}
         for i, (fac, rack, feed) in enumerate(inv.feeds)
     }
-    racks_out = {
-        f"rack/{fac}/{rack}": {
-            "capacity_kw": _r(rack_cap[i]),
-            "load_kw": _r(rack_load[i]),
-            "side_a_kw": _r(side_a[i]),
-            "side_b_kw": _r(side_b[i]),
-            "servers": int(rack_servers[i]),
-            "feeds": int(feed_count[i]),
-            **({"utilization_pct": _r(100.0 * rack_load[i] / rack_cap[i])} if rack_cap[i] > 0 else {}),
-        }
-        for i, (fac, rack) in enumerate(rack_keys)
-    }
     fac_out = {
         f"facility/{name}": _facility(inv, name, float(fac_load[i]), int(fac_servers[i]))
-        for i, name in enumerate(fac_names)
+        for name, i in fac_index.items()
     }
-    return Capacity(feeds_out, racks_out, fac_out)
-
-
-def _basis(inv: Inventory, facility: str) -> str:
-    power = inv.facilities[facility].value.power
-    return power.basis if power else "max"
+    return Capacity(feeds_out, _racks_out(rack_keys, two_n, columns), fac_out)
 
 
 def _facility(inv: Inventory, name: str, load_kw: float, servers: int) -> dict[str, float]:

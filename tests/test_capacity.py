@@ -73,6 +73,7 @@ def test_2n_rack_capacity_is_the_smaller_side(capacity: dict[str, dict[str, floa
 
 def test_n_rack_capacity_is_the_sum(capacity: dict[str, dict[str, float]]) -> None:
     assert capacity["rack/f/RN"]["capacity_kw"] == pytest.approx(2 * 2.944)
+    assert "side_a_kw" not in capacity["rack/f/RN"]  # sides mean nothing without 2N
 
 
 def test_rack_load_sums_server_max_draw(capacity: dict[str, dict[str, float]]) -> None:
