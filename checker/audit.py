@@ -63,7 +63,7 @@ def run_audit(
     paths: Sequence[Path], cfg: Settings, as_of: dt.date, rulebook: Rulebook | None = None
 ) -> AuditResult:
     book = rulebook or load_rulebook(cfg.rule_dirs)
-    inv, schema = load(paths)
+    inv, schema = load(paths, exclude=cfg.config_file)
     active = book.selected(cfg.select, cfg.ignore)
     capacity: Capacity | None = None
     findings: list[Finding] = list(schema)

@@ -46,16 +46,20 @@ class Settings:
     severity: tuple[tuple[str, Severity], ...]
     fail_on: Severity
     rule_dirs: tuple[Path, ...]
+    # The config is not an inventory, even when it stands among the inventories.
+    config_file: Path | None = None
 
 
 def find_config(paths: Sequence[Path]) -> Path | None:
-    """`checker.yaml` beside the inventories (their parent folder) or inside them."""
+    """`checker.yaml` beside the inventories (their parent folder), inside them,
+    or in the current directory, where CI runs: the first that exists."""
     for path in paths:
         base = path if path.is_dir() else path.parent
         for candidate in (base.resolve().parent / CONFIG_NAME, base / CONFIG_NAME):
             if candidate.is_file():
                 return candidate
-    return None
+    cwd = Path(CONFIG_NAME)
+    return cwd if cwd.is_file() else None
 
 
 def load_config(path: Path | None) -> tuple[Config, Path | None]:
@@ -98,6 +102,7 @@ def settings(
         severity=tuple(config.severity.items()),
         fail_on=fail_on or config.fail_on,
         rule_dirs=(*(base / d for d in config.rules), *rule_dirs),
+        config_file=config_path,
     )
 
 

@@ -601,3 +601,16 @@ def test_internal_error_traceback_with_checker_debug(
     assert run.code == 3
     assert run.err.startswith("Traceback (most recent call last):")
     assert run.err.splitlines()[-1] == f"checker: internal error (RuntimeError: boom): {BUG_HINT}"
+
+
+def test_config_among_the_inventories_is_not_read_as_an_inventory(cli: CliRunner, workdir: Writer) -> None:
+    workdir("checker.yaml", "fail_on: warning\n", minimal=("facility", "servers", "workloads"))
+    run = cli("audit", ".", *AS_OF)
+    assert "schema." not in run.out and run.code in (0, 1)
+
+
+def test_config_in_the_current_directory_is_found(cli: CliRunner, workdir: Writer) -> None:
+    workdir("deep/inv/x.yaml", "kind: Workloads\nworkloads: []\n")
+    workdir("checker.yaml", "fial_on: warning\n")
+    run = cli("audit", "deep/inv", *AS_OF)
+    assert (run.code, run.err) == (2, "checker.yaml:1:1: unknown field 'fial_on' (did you mean 'fail_on'?)\n")

@@ -108,7 +108,8 @@ def display_path(path: Path) -> str:
     return path.as_posix() if rel.startswith("..") else Path(rel).as_posix()
 
 
-def discover(paths: Sequence[Path]) -> list[Path]:
+def discover(paths: Sequence[Path], exclude: Path | None = None) -> list[Path]:
+    """Every YAML file below `paths`, but `exclude` (the config file, if any)."""
     files: set[Path] = set()
     for path in paths:
         if path.is_file():
@@ -117,7 +118,8 @@ def discover(paths: Sequence[Path]) -> list[Path]:
             files.update(p for p in path.rglob("*") if p.suffix in YAML_SUFFIXES and p.is_file())
         else:
             raise UserError(f"{path}: no such file or directory")
-    return sorted(files)
+    skip = exclude.resolve() if exclude else None
+    return sorted(f for f in files if f.resolve() != skip)
 
 
 # ---------------------------------------------------------------- pydantic errors
@@ -537,15 +539,15 @@ def builtin_catalog_files() -> list[Path]:
     return discover([knowledge_dir()])
 
 
-def load(paths: Sequence[Path]) -> tuple[Inventory, list[Finding]]:
-    """Read every YAML file below `paths` plus the built-in catalog."""
+def load(paths: Sequence[Path], exclude: Path | None = None) -> tuple[Inventory, list[Finding]]:
+    """Read every YAML file below `paths` (but `exclude`) plus the built-in catalog."""
     with gc_paused():
-        return _load(paths)
+        return _load(paths, exclude)
 
 
-def _load(paths: Sequence[Path]) -> tuple[Inventory, list[Finding]]:
+def _load(paths: Sequence[Path], exclude: Path | None) -> tuple[Inventory, list[Finding]]:
     problems = _Problems()
-    files = builtin_catalog_files() + discover(paths)
+    files = builtin_catalog_files() + discover(paths, exclude)
     builder = _Builder(problems)
     docs = _documents(problems, files)
     # Catalog and facilities first: servers refer to both, wherever they are written.
