@@ -10,7 +10,7 @@ import datetime as dt
 import os
 import types
 import typing
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -260,6 +260,15 @@ class _Builder:
         # Names written in documents that failed validation: a reference to one
         # is not reported again as dangling; that document's own error says why.
         self._unvalidated: set[tuple[str, str]] = set()
+        self._adders: dict[str, Callable[[_Doc, Any], None]] = {
+            "Facility": self._add_facility,
+            # Servers are placed in finish(): they refer to every other kind.
+            "Servers": lambda doc, shell: self._server_docs.append((doc, shell)),
+            "Workloads": self._add_workloads,
+            "Waivers": self._add_waivers,
+            "GpuModels": self._add_gpumodels,
+            "ServerModels": self._add_servermodels,
+        }
 
     def unique(self, table: dict[Any, Any], key: Any, what: str, loc: Location) -> bool:
         if key in table:
@@ -285,18 +294,6 @@ class _Builder:
     def missing(self, kind: str, name: str, table: dict[str, Any]) -> bool:
         """A reference to report as dangling: not defined, nor written in a broken document."""
         return name not in table and (kind, name) not in self._unvalidated
-
-    @property
-    def _adders(self) -> dict[str, Any]:
-        return {
-            "Facility": self._add_facility,
-            # Servers are placed in finish(): they refer to every other kind.
-            "Servers": lambda doc, shell: self._server_docs.append((doc, shell)),
-            "Workloads": self._add_workloads,
-            "Waivers": self._add_waivers,
-            "GpuModels": self._add_gpumodels,
-            "ServerModels": self._add_servermodels,
-        }
 
     def _add_facility(self, doc: _Doc, fac: m.Facility) -> None:
         place = Placed(fac, doc.file, doc.src)
