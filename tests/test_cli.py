@@ -538,42 +538,17 @@ UNKNOWN_LAOD_KW = "rule acme.r1: unknown field 'laod_kw' (did you mean 'load_kw'
     pytest.param(">-\n      load_kw > 30 and laod_kw > 1", "8:24", id="folded-one-line"),
     pytest.param("|-\n      load_kw > 30 and laod_kw > 1", "8:24", id="literal-one-line"),
     pytest.param("|-\n      (load_kw > 30 and\n        laod_kw > 1)", "9:9", id="literal-two-lines"),
+    pytest.param("load_kw > 30 and\n      laod_kw > 1", "8:7", id="plain-two-lines"),
+    pytest.param("'load_kw > 30 and\n      laod_kw > 1'", "8:7", id="quoted-two-lines"),
+    pytest.param("'name == ''x'' and laod_kw > 1'", "7:30", id="single-quote-escape"),
+    pytest.param('"name == \\"x\\" and laod_kw > 1"', "7:30", id="double-quote-escape"),
+    pytest.param(">-\n      (load_kw > 30 and\n\n      laod_kw > 1)", "10:7", id="folded-blank-line"),
 ])
 def test_error_position_in_a_when(cli: CliRunner, workdir: Writer, when: str, position: str) -> None:
     workdir("rules/r.yaml", rule(when=when))
     run = cli("rules", "test", "rules")
     assert (run.code, run.out) == (2, "")
     assert run.err == f"rules/r.yaml:{position}: {UNKNOWN_LAOD_KW}\n"
-
-
-@pytest.mark.parametrize(("when", "position"), [
-    pytest.param("load_kw > 30 and\n      laod_kw > 1", "8:7", id="plain-two-lines"),
-    pytest.param("'load_kw > 30 and\n      laod_kw > 1'", "8:7", id="quoted-two-lines"),
-])
-def test_error_position_in_a_multi_line_flow_when(
-    cli: CliRunner, workdir: Writer, when: str, position: str,
-) -> None:
-    workdir("rules/r.yaml", rule(when=when))
-    run = cli("rules", "test", "rules")
-    assert run.err == f"rules/r.yaml:{position}: {UNKNOWN_LAOD_KW}\n"
-
-
-@pytest.mark.parametrize(("when", "position"), [
-    pytest.param("'name == ''x'' and laod_kw > 1'", "7:30", id="single-quote-escape"),
-    pytest.param('"name == \\"x\\" and laod_kw > 1"', "7:30", id="double-quote-escape"),
-])
-def test_error_position_in_a_flow_when_with_line_breaks_or_escapes(
-    cli: CliRunner, workdir: Writer, when: str, position: str,
-) -> None:
-    workdir("rules/r.yaml", rule(when=when))
-    run = cli("rules", "test", "rules")
-    assert run.err == f"rules/r.yaml:{position}: {UNKNOWN_LAOD_KW}\n"
-
-
-def test_error_position_in_a_folded_when_with_a_blank_line(cli: CliRunner, workdir: Writer) -> None:
-    workdir("rules/r.yaml", rule(when=">-\n      (load_kw > 30 and\n\n      laod_kw > 1)"))
-    run = cli("rules", "test", "rules")
-    assert run.err == f"rules/r.yaml:10:7: {UNKNOWN_LAOD_KW}\n"
 
 
 # ---------------------------------------------------------------- internal errors
