@@ -1,15 +1,21 @@
 # Each target creates its own virtualenv, so a fresh machine needs only
-# Python 3.10-3.12, pip and a C compiler (durable-rules builds from source).
+# Python 3.10-3.13, pip and a C compiler (durable-rules builds from source).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+
+# durable-rules 2.0.28 (its last release) calls PyEval_CallObject, which
+# Python 3.13 removed (fixed upstream, never released). Its setup.py overwrites
+# CFLAGS but not CPPFLAGS, so on 3.13+ the call is mapped to its replacement.
+DURABLE_CPPFLAGS := $(shell $(PYTHON) -c 'import sys; print("-DPyEval_CallObject=PyObject_CallObject" if sys.version_info >= (3, 13) else "")' 2>/dev/null)
 
 .PHONY: audit test lint rules-test wheel clean
 
 $(BIN)/checker: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	CPPFLAGS="$(DURABLE_CPPFLAGS) $$CPPFLAGS" $(BIN)/python -m pip install --quiet -e '.[dev]'
+	@$(BIN)/python -c 'import durable.engine' || { echo "durable-rules does not import; a wheel cached from an earlier build may lack the 3.13 fix: pip cache remove durable_rules, then make clean" >&2; exit 1; }
 	touch $@
 
 audit: $(BIN)/checker  ## audit the example rollout in inventories/
