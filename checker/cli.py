@@ -1,6 +1,6 @@
 """Command line: `main(argv) -> exit code`; subcommands are small functions.
 
-Exit codes (DESIGN.md): 0 pass; 1 findings at or above the threshold;
+Exit codes (docs/architecture.md): 0 pass; 1 findings at or above the threshold;
 2 invalid input or usage (one clean line per problem); 3 internal error.
 """
 
@@ -14,18 +14,20 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TextIO
 
 from checker import __version__
-from checker.audit import run_audit
-from checker.builtin import BUILTIN_CHECKS, builtin_check
+from checker.audit import AuditResult, run_audit
 from checker.decide import find_config, load_config, settings
 from checker.errors import UserError
 from checker.facts import REGISTRY, fact_kind
 from checker.findings import SEVERITIES
 from checker.perf import gc_paused
-from checker.render import get_formatter
+from checker.render import formats_help
+from checker.render.output import Output, append_step_summary, check_writable, emit, parse_spec, write_atomic
 from checker.render.templating import environment
-from checker.rulebook import CompiledRule, load_rulebook
+from checker.rulebook import load_rulebook
+from checker.rulemeta import RuleMeta
 from checker.ruletest import run_rule_tests
 from checker.schema import inventory_schema
 from checker.suggest import did_you_mean
@@ -44,18 +46,21 @@ def _date(text: str) -> dt.date:
         raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
 
 
-def _format_spec(text: str) -> tuple[str, Path | None]:
-    name, _, file = text.partition(":")
+def _format_spec(text: str) -> Output:
     try:
-        get_formatter(name)  # unknown names fail here, before any work
+        return parse_spec(text)
     except UserError as exc:
         raise argparse.ArgumentTypeError(exc.lines[0]) from None
-    return name, Path(file) if file else None
 
 
-# ---------------------------------------------------------------- audit
-def cmd_audit(args: argparse.Namespace) -> int:
+# ---------------------------------------------------------------- audit, report
+def _in_github_actions() -> bool:
+    return os.environ.get("GITHUB_ACTIONS") == "true"
+
+
+def _audit(args: argparse.Namespace, outputs: Sequence[Output]) -> AuditResult:
     paths = args.paths or [DEFAULT_PATH]
+    check_writable(outputs, paths)
     config, config_path = load_config(args.config or find_config(paths))
     cfg = settings(
         config,
@@ -65,70 +70,69 @@ def cmd_audit(args: argparse.Namespace) -> int:
         fail_on=args.fail_on,
         rule_dirs=args.rules,
     )
-    result = run_audit(paths, cfg, args.as_of or dt.date.today())
-    for name, file in args.format or [("text", None)]:
-        _write(file, get_formatter(name)(result))
+    return run_audit(paths, cfg, args.as_of or dt.date.today())
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    default = Output("github" if _in_github_actions() else "text", None)
+    outputs = args.format or [default]
+    result = _audit(args, outputs)
+    for out in outputs:
+        emit(result, out, color=_color(sys.stdout))
+    if _in_github_actions():
+        append_step_summary(result, os.environ)
     return result.exit_code
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    """The readiness report; written even when the rollout is blocked (exit 1)."""
+    out = Output("markdown", args.output)
+    result = _audit(args, [out])
+    emit(result, out)
+    return result.exit_code
+
+
+def _color(stream: TextIO) -> bool:
+    """Colour only for a person at a terminal, never with NO_COLOR (no-color.org)."""
+    return stream.isatty() and "NO_COLOR" not in os.environ
+
+
 # ---------------------------------------------------------------- rules, explain, facts
-def _rulebook(args: argparse.Namespace) -> list[CompiledRule]:
-    return list(load_rulebook(args.rules).rules)
+def _metadata(args: argparse.Namespace) -> tuple[RuleMeta, ...]:
+    return load_rulebook(args.rules).metadata()
 
 
 def cmd_rules_list(args: argparse.Namespace) -> int:
-    rows: list[tuple[str, str, str, str]] = [
-        (r.id, r.rule.severity, r.rule.category, r.rule.title) for r in _rulebook(args)
-    ]
-    rows += [(c.id, c.severity, c.category, c.title) for c in BUILTIN_CHECKS]
-    width = max(len(r[0]) for r in rows)
-    for rule_id, severity, category, title in sorted(rows):
-        print(f"{rule_id:<{width}}  {severity:<7}  {category:<13}  {title}")
+    metas = _metadata(args)
+    width = max(len(m.id) for m in metas)
+    for m in metas:
+        print(f"{m.id:<{width}}  {m.severity:<7}  {m.category:<13}  {m.title}")
     return 0
 
 
-def _describe_rule(rule: CompiledRule, full: bool) -> list[str]:
-    r = rule.rule
-    lines = [
-        f"{r.id}: {r.title}",
-        f"  severity: {r.severity}",
-        f"  category: {r.category}",
-        f"  on: {r.on}",
-        f"  when: {r.when}",
-        f"  defined in: {rule.file}:{rule.src.line}",
-    ]
-    if r.rationale:
-        lines.append(f"  rationale: {' '.join(r.rationale.split())}")
-    lines.append(f"  remediation: {' '.join(r.remediation.split())}")
-    if r.references:
-        lines.append(f"  references: {'; '.join(r.references)}")
+def _describe_rule(m: RuleMeta, full: bool) -> list[str]:
+    lines = [f"{m.id}: {m.title}", f"  severity: {m.severity}", f"  category: {m.category}"]
+    if m.on is not None:
+        lines += [f"  on: {m.on}", f"  when: {m.when}"]
+    lines.append(f"  defined in: {m.origin}")
+    if m.rationale:
+        lines.append(f"  rationale: {' '.join(m.rationale.split())}")
+    lines.append(f"  remediation: {' '.join(m.remediation.split())}")
+    if m.references:
+        lines.append(f"  references: {'; '.join(m.references)}")
     if full:
-        for label, examples in (("fails on", r.examples.fail), ("passes on", r.examples.pass_)):
+        for label, examples in (("fails on", m.fail_examples), ("passes on", m.pass_examples)):
             lines += [f"  {label}: {json.dumps(e, sort_keys=True, default=str)}" for e in examples]
     return lines
 
 
 def _show(args: argparse.Namespace, full: bool) -> int:
-    rules = _rulebook(args)
-    rule = next((r for r in rules if r.id == args.id), None)
-    if rule is not None:
-        print("\n".join(_describe_rule(rule, full)))
-        return 0
-    check = builtin_check(args.id)
-    if check is None:
-        hint = did_you_mean(args.id, [r.id for r in rules] + [c.id for c in BUILTIN_CHECKS])
+    metas = _metadata(args)
+    meta = next((m for m in metas if m.id == args.id), None)
+    if meta is None:
+        hint = did_you_mean(args.id, [m.id for m in metas])
         raise UserError(f"unknown rule '{args.id}'{hint}; see `checker rules list`")
-    print(
-        "\n".join(
-            [
-                f"{check.id}: {check.title}",
-                f"  severity: {check.severity}",
-                f"  category: {check.category}",
-                f"  rationale: {check.rationale}",
-                f"  remediation: {check.remediation}",
-            ]
-        )
-    )
+    print("\n".join(_describe_rule(meta, full)))
     return 0
 
 
@@ -151,20 +155,12 @@ def cmd_rules_test(args: argparse.Namespace) -> int:
 def cmd_rules_doc(args: argparse.Namespace) -> int:
     """Markdown reference of every rule, generated from the rules' own metadata."""
     template = environment().get_template("rules.md.j2")
-    rules = [r.rule for r in _rulebook(args)]
-    text = template.render(rules=rules, checks=BUILTIN_CHECKS, folders=[p.as_posix() for p in args.rules])
-    _write(args.output, text)
-    return 0
-
-
-def _write(file: Path | None, text: str) -> None:
-    if file is None:
+    text = template.render(rules=_metadata(args), folders=[p.as_posix() for p in args.rules])
+    if args.output is None:
         sys.stdout.write(text)
-        return
-    try:
-        file.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"{file}: cannot write: {exc.strerror}") from None
+    else:
+        write_atomic(args.output, text)
+    return 0
 
 
 def cmd_facts(args: argparse.Namespace) -> int:
@@ -195,6 +191,16 @@ def _add_rules_option(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_audit_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="inventory files or folders")
+    p.add_argument("--fail-on", choices=SEVERITIES, help="lowest failing severity (default error)")
+    p.add_argument("--select", action="append", default=[], metavar="ID", help="rule id glob to run")
+    p.add_argument("--ignore", action="append", default=[], metavar="ID", help="rule id glob to skip")
+    p.add_argument("--as-of", type=_date, metavar="YYYY-MM-DD", help="evaluate dates as of this day")
+    p.add_argument("--config", type=Path, metavar="FILE", help="config file (default: checker.yaml)")
+    _add_rules_option(p)
+
+
 def _sub(
     subs: argparse._SubParsersAction[argparse.ArgumentParser],
     name: str,
@@ -212,28 +218,17 @@ def build_parser() -> argparse.ArgumentParser:
     subs = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     audit = _sub(subs, "audit", cmd_audit, "audit inventories against the rulebook")
-    audit.add_argument(
-        "paths", nargs="*", type=Path, metavar="PATH", help="files or folders (default: inventories/)"
-    )
+    _add_audit_options(audit)
     audit.add_argument(
         "--format",
         action="append",
         type=_format_spec,
         metavar="FMT[:FILE]",
-        help="output format, optionally to a file (repeatable): text, json",
+        help=f"output format, optionally to a file (repeatable). {formats_help()}",
     )
-    audit.add_argument(
-        "--fail-on", choices=SEVERITIES, default=None, help="lowest failing severity (default error)"
-    )
-    audit.add_argument("--select", action="append", default=[], metavar="ID", help="rule id glob to run")
-    audit.add_argument("--ignore", action="append", default=[], metavar="ID", help="rule id glob to skip")
-    audit.add_argument(
-        "--as-of", type=_date, default=None, metavar="YYYY-MM-DD", help="evaluate dates as of this day"
-    )
-    audit.add_argument(
-        "--config", type=Path, default=None, metavar="FILE", help="config file (default: checker.yaml)"
-    )
-    _add_rules_option(audit)
+    report = _sub(subs, "report", cmd_report, "write the rollout readiness report (Markdown)")
+    _add_audit_options(report)
+    report.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here, not stdout")
 
     rules = subs.add_parser("rules", help="list, show, test and document rules")
     rule_subs = rules.add_subparsers(dest="rules_command", required=True, metavar="ACTION")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -18,6 +19,7 @@ from jinja2 import meta
 from jinja2.sandbox import SandboxedEnvironment
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from checker.builtin import BUILTIN_CHECKS
 from checker.errors import UserError, at
 from checker.expr import CompiledWhen, ExprError, compile_when
 from checker.facts import REGISTRY, FactKind
@@ -25,6 +27,7 @@ from checker.findings import Category, Severity
 from checker.inventory.loader import describe_error, discover, display_path
 from checker.inventory.source import Src, YamlProblem, decode, parse, scalar_position
 from checker.resources import rules_dir
+from checker.rulemeta import RuleMeta
 from checker.suggest import did_you_mean
 
 RuleId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)+$")]
@@ -82,6 +85,24 @@ class CompiledRule:
     @property
     def id(self) -> str:
         return self.rule.id
+
+    @cached_property
+    def meta(self) -> RuleMeta:
+        r = self.rule
+        return RuleMeta(
+            r.id,
+            r.title,
+            r.category,
+            r.severity,
+            r.remediation,
+            r.rationale or "",
+            tuple(r.references),
+            r.on,
+            r.when,
+            f"{self.file}:{self.src.line}",
+            tuple(r.examples.fail),
+            tuple(r.examples.pass_),
+        )
 
     def render(self, values: Mapping[str, Any]) -> str:
         return " ".join(self.template.render(nest(values)).split())
@@ -218,6 +239,10 @@ class Rulebook:
 
     def ids(self) -> list[str]:
         return [r.id for r in self.rules]
+
+    def metadata(self) -> tuple[RuleMeta, ...]:
+        """Every rule and built-in check, by id: what `rules list` and the formats describe."""
+        return tuple(sorted((*(r.meta for r in self.rules), *BUILTIN_CHECKS), key=lambda m: m.id))
 
     def selected(self, select: Sequence[str], ignore: Sequence[str]) -> Rulebook:
         return Rulebook(tuple(r for r in self.rules if matches(r.id, select) and not matches(r.id, ignore)))

@@ -1,13 +1,44 @@
-"""JSON per the contract (DESIGN.md "Findings and JSON output"); stable bytes."""
+"""JSON: the machine contract (docs/architecture.md "JSON output"); stable bytes.
+
+Fields are only ever added, never renamed or removed: CI scripts read them.
+"""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from checker.audit import AuditResult
-from checker.render import formatter
+from checker.findings import Finding
+from checker.render.context import PLAIN, RenderContext
 
 
-@formatter("json")
-def render(result: AuditResult) -> str:
-    return json.dumps(result.to_json(), indent=2, ensure_ascii=False) + "\n"
+def finding_json(f: Finding) -> dict[str, Any]:
+    return {
+        "rule": f.rule,
+        "severity": f.severity,
+        "category": f.category,
+        "entity": f.entity,
+        "message": f.message,
+        "remediation": f.remediation,
+        "file": f.file,
+        "line": f.line,
+        "column": f.column,
+        "waived": f.waived,
+    }
+
+
+def document(result: AuditResult) -> dict[str, Any]:
+    return {
+        "tool": "checker",
+        "version": result.version,
+        "as_of": result.as_of.isoformat(),
+        "verdict": result.verdict,
+        "summary": result.summary,
+        "findings": [finding_json(f) for f in result.findings],
+        "capacity": result.capacity.to_json() if result.capacity else {"facilities": [], "racks": []},
+    }
+
+
+def render(result: AuditResult, ctx: RenderContext = PLAIN) -> str:
+    return json.dumps(document(result), indent=2, ensure_ascii=False) + "\n"

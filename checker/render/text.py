@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 from checker.audit import AuditResult
-from checker.render import formatter
+from checker.render.context import PLAIN, RenderContext
 
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 or word == "info" else f"{n} {word}s"
 
 
-@formatter("text")
-def render(result: AuditResult) -> str:
-    lines = [
-        f"{f.file}:{f.line}:{f.column}: {f.severity} {f.rule} {f.message}" + (" [waived]" if f.waived else "")
-        for f in result.findings
-    ]
+def summary_line(result: AuditResult) -> str:
     s = result.summary
     counts = ", ".join(
         (
@@ -25,5 +20,13 @@ def render(result: AuditResult) -> str:
             f"{s['waived']} waived",
         )
     )
-    lines.append(f"checker: {counts}: {result.verdict}")
+    return f"checker: {counts}: {result.verdict}"
+
+
+def render(result: AuditResult, ctx: RenderContext = PLAIN) -> str:
+    lines = [
+        f"{f.file}:{f.line}:{f.column}: {f.severity} {f.rule} {f.message}" + (" [waived]" if f.waived else "")
+        for f in result.findings
+    ]
+    lines.append(summary_line(result))
     return "\n".join(lines) + "\n"
