@@ -1,4 +1,4 @@
-"""The CLI contract (DESIGN.md "CLI", "Findings and JSON output"): exact text, exit codes, JSON.
+"""The CLI contract (docs/architecture.md "CLI", "JSON output"): exact text, exit codes, JSON.
 
 Exit codes: 0 pass; 1 findings at or above --fail-on; 2 invalid input or usage;
 3 internal error. Every audit passes --as-of so dates are deterministic.

@@ -1,4 +1,4 @@
-"""Inventory models: field names, types and ranges from DESIGN.md "Inventory files (contract)"."""
+"""Inventory models: field names, types and ranges from the inventory contract (inventories/README.md, docs/architecture.md)."""
 
 from __future__ import annotations
 
