@@ -18,13 +18,25 @@ from typing import TextIO
 
 from checker import __version__
 from checker.audit import AuditResult, run_audit
-from checker.decide import find_config, load_config, settings
+from checker.decide import Settings, find_config, load_config, settings
+from checker.diff import diff
 from checker.errors import UserError
 from checker.facts import REGISTRY, fact_kind
 from checker.findings import SEVERITIES
 from checker.perf import gc_paused
 from checker.render import formats_help
-from checker.render.output import Output, append_step_summary, check_writable, emit, parse_spec, write_atomic
+from checker.render.context import RenderContext
+from checker.render.diff_formats import DIFF_FORMATS
+from checker.render.output import (
+    Output,
+    append_step_summary,
+    check_writable,
+    emit,
+    link_base,
+    parse_spec,
+    write_atomic,
+    write_output,
+)
 from checker.render.templating import environment
 from checker.rulebook import load_rulebook
 from checker.rulemeta import RuleMeta
@@ -58,11 +70,11 @@ def _in_github_actions() -> bool:
     return os.environ.get("GITHUB_ACTIONS") == "true"
 
 
-def _audit(args: argparse.Namespace, outputs: Sequence[Output]) -> AuditResult:
-    paths = args.paths or [DEFAULT_PATH]
-    check_writable(outputs, paths)
-    config, config_path = load_config(args.config or find_config(paths))
-    cfg = settings(
+def _settings(args: argparse.Namespace, paths: Sequence[Path]) -> Settings:
+    config_file = args.config or find_config(paths)
+    # Absolute, so `checker diff` reads the same config from inside the base tree.
+    config, config_path = load_config(config_file.resolve() if config_file else None)
+    return settings(
         config,
         config_path,
         select=args.select,
@@ -70,7 +82,12 @@ def _audit(args: argparse.Namespace, outputs: Sequence[Output]) -> AuditResult:
         fail_on=args.fail_on,
         rule_dirs=args.rules,
     )
-    return run_audit(paths, cfg, args.as_of or dt.date.today())
+
+
+def _audit(args: argparse.Namespace, outputs: Sequence[Output]) -> AuditResult:
+    paths = args.paths or [DEFAULT_PATH]
+    check_writable(outputs, paths)
+    return run_audit(paths, _settings(args, paths), args.as_of or dt.date.today())
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
@@ -89,6 +106,27 @@ def cmd_report(args: argparse.Namespace) -> int:
     out = Output("markdown", args.output)
     result = _audit(args, [out])
     emit(result, out)
+    return result.exit_code
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    """New and resolved findings and capacity changes against the same paths at a git ref."""
+    paths = args.paths or [DEFAULT_PATH]
+    outputs = args.format or [Output("text", None)]
+    check_writable(outputs, paths)
+    cfg = _settings(args, paths)
+    book = load_rulebook(cfg.rule_dirs)
+    as_of = args.as_of or dt.date.today()
+    result = diff(
+        args.base,
+        paths,
+        lambda p: run_audit(p, cfg, as_of, book),
+        fail_on=cfg.fail_on,
+        fail_on_new=args.fail_on_new,
+    )
+    for out in outputs:
+        text = DIFF_FORMATS[out.format](result, RenderContext(link_base=link_base(out.file)))
+        write_output(out, text)
     return result.exit_code
 
 
@@ -229,6 +267,20 @@ def build_parser() -> argparse.ArgumentParser:
     report = _sub(subs, "report", cmd_report, "write the rollout readiness report (Markdown)")
     _add_audit_options(report)
     report.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here, not stdout")
+
+    diff_ = _sub(subs, "diff", cmd_diff, "new and resolved findings and capacity changes against a git ref")
+    _add_audit_options(diff_)
+    diff_.add_argument("--base", required=True, metavar="REF", help="git branch, tag or commit to compare")
+    diff_.add_argument(
+        "--fail-on-new", action="store_true", help="fail only on new findings (adopt with existing debt)"
+    )
+    diff_.add_argument(
+        "--format",
+        action="append",
+        type=_format_spec,
+        metavar="FMT[:FILE]",
+        help="text (default), json, markdown (a PR comment); sarif, junit, github show new findings",
+    )
 
     rules = subs.add_parser("rules", help="list, show, test and document rules")
     rule_subs = rules.add_subparsers(dest="rules_command", required=True, metavar="ACTION")

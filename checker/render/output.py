@@ -104,7 +104,10 @@ def github_blob_base(env: Mapping[str, str]) -> str:
 
 def emit(result: AuditResult, out: Output, color: bool = False) -> None:
     ctx = RenderContext(link_base=link_base(out.file), color=color and out.file is None)
-    text = get_formatter(out.format)(result, ctx)
+    write_output(out, get_formatter(out.format)(result, ctx))
+
+
+def write_output(out: Output, text: str) -> None:
     if out.file is None:
         sys.stdout.write(text)
     else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from checker.audit import AuditResult
+from checker.findings import Finding
 from checker.render.context import PLAIN, RenderContext
 
 
@@ -23,10 +24,12 @@ def summary_line(result: AuditResult) -> str:
     return f"checker: {counts}: {result.verdict}"
 
 
+def finding_line(f: Finding) -> str:
+    waived = " [waived]" if f.waived else ""
+    return f"{f.file}:{f.line}:{f.column}: {f.severity} {f.rule} {f.message}{waived}"
+
+
 def render(result: AuditResult, ctx: RenderContext = PLAIN) -> str:
-    lines = [
-        f"{f.file}:{f.line}:{f.column}: {f.severity} {f.rule} {f.message}" + (" [waived]" if f.waived else "")
-        for f in result.findings
-    ]
+    lines = [finding_line(f) for f in result.findings]
     lines.append(summary_line(result))
     return "\n".join(lines) + "\n"
