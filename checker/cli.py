@@ -41,6 +41,7 @@ from checker.render.templating import environment
 from checker.rulebook import load_rulebook
 from checker.rulemeta import RuleMeta
 from checker.ruletest import run_rule_tests
+from checker.scaffold import init
 from checker.schema import inventory_schema
 from checker.suggest import did_you_mean
 
@@ -128,6 +129,13 @@ def cmd_diff(args: argparse.Namespace) -> int:
         text = DIFF_FORMATS[out.format](result, RenderContext(link_base=link_base(out.file)))
         write_output(out, text)
     return result.exit_code
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    for path in init(args.dir):
+        print(f"wrote {path}")
+    print(f"next: cd {args.dir} && checker audit")
+    return 0
 
 
 def _color(stream: TextIO) -> bool:
@@ -281,6 +289,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FMT[:FILE]",
         help="text (default), json, markdown (a PR comment); sarif, junit, github show new findings",
     )
+
+    init_ = _sub(subs, "init", cmd_init, "scaffold an inventory repository whose audit passes")
+    init_.add_argument("dir", nargs="?", type=Path, default=Path(), metavar="DIR", help="default: here")
 
     rules = subs.add_parser("rules", help="list, show, test and document rules")
     rule_subs = rules.add_subparsers(dest="rules_command", required=True, metavar="ACTION")
