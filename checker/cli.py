@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import io
 import json
 import os
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import TextIO
 
 from checker import __version__
 from checker.audit import run_audit
@@ -29,8 +31,10 @@ from checker.rulebook import CompiledRule, load_rulebook
 from checker.ruletest import run_rule_tests
 from checker.schema import inventory_schema
 from checker.suggest import did_you_mean
+from checker.terminal import SafeStream, escape, escape_lines
 
 DEFAULT_PATH = Path("inventories")
+EXIT_BROKEN_PIPE = 141
 BUG_HINT = (
     "this is a bug in checker; please report it with the command line and the input files"
     " (CHECKER_DEBUG=1 prints a traceback)"
@@ -82,8 +86,10 @@ def cmd_rules_list(args: argparse.Namespace) -> int:
     ]
     rows += [(c.id, c.severity, c.category, c.title) for c in BUILTIN_CHECKS]
     width = max(len(r[0]) for r in rows)
-    for rule_id, severity, category, title in sorted(rows):
-        print(f"{rule_id:<{width}}  {severity:<7}  {category:<13}  {title}")
+    _print_lines(
+        f"{rule_id:<{width}}  {severity:<7}  {category:<13}  {escape(title)}"
+        for rule_id, severity, category, title in sorted(rows)
+    )
     return 0
 
 
@@ -112,22 +118,20 @@ def _show(args: argparse.Namespace, full: bool) -> int:
     rules = _rulebook(args)
     rule = next((r for r in rules if r.id == args.id), None)
     if rule is not None:
-        print("\n".join(_describe_rule(rule, full)))
+        _print_lines(_describe_rule(rule, full))
         return 0
     check = builtin_check(args.id)
     if check is None:
         hint = did_you_mean(args.id, [r.id for r in rules] + [c.id for c in BUILTIN_CHECKS])
         raise UserError(f"unknown rule '{args.id}'{hint}; see `checker rules list`")
-    print(
-        "\n".join(
-            [
-                f"{check.id}: {check.title}",
-                f"  severity: {check.severity}",
-                f"  category: {check.category}",
-                f"  rationale: {check.rationale}",
-                f"  remediation: {check.remediation}",
-            ]
-        )
+    _print_lines(
+        [
+            f"{check.id}: {check.title}",
+            f"  severity: {check.severity}",
+            f"  category: {check.category}",
+            f"  rationale: {check.rationale}",
+            f"  remediation: {check.remediation}",
+        ]
     )
     return 0
 
@@ -144,7 +148,7 @@ def cmd_rules_test(args: argparse.Namespace) -> int:
     extra = [args.dir] if args.dir else []
     book = load_rulebook([*args.rules, *extra], builtin=args.dir is None)
     report, ok = run_rule_tests(book.rules)
-    sys.stdout.write(report)
+    _print_lines(report.splitlines())
     return 0 if ok else 1
 
 
@@ -157,7 +161,13 @@ def cmd_rules_doc(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_lines(lines: Iterable[str]) -> None:
+    """Lines for a human: a newline inside one (a rule title, say) is escaped, not obeyed."""
+    sys.stdout.write("".join(escape(line) + "\n" for line in lines))
+
+
 def _write(file: Path | None, text: str) -> None:
+    text = escape_lines(text)  # a report written to a file is read in a terminal too
     if file is None:
         sys.stdout.write(text)
         return
@@ -169,12 +179,14 @@ def _write(file: Path | None, text: str) -> None:
 
 def cmd_facts(args: argparse.Namespace) -> int:
     kinds = [fact_kind(args.kind)] if args.kind else list(REGISTRY.values())
+    lines = []
     for kind in kinds:
-        print(f"{kind.name}: {kind.doc}")
+        lines.append(f"{kind.name}: {kind.doc}")
         width = max(len(f.name) for f in kind.fields)
         for f in kind.fields:
             unit = f" [{f.unit}]" if f.unit else ""
-            print(f"  {f.name:<{width}}  {f.type:<7}  {f.doc}{unit}")
+            lines.append(f"  {f.name:<{width}}  {f.type:<7}  {f.doc}{unit}")
+    _print_lines(lines)
     return 0
 
 
@@ -261,6 +273,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Every byte for a human goes through one escaping stream (checker.terminal).
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = SafeStream(out), SafeStream(err)
+    try:
+        return _run(argv)
+    except BrokenPipeError:
+        return _broken_pipe(out)
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+def _run(argv: Sequence[str] | None) -> int:
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help, --version, usage errors (argparse exits 2)
@@ -268,18 +292,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with gc_paused():
             code: int = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return code
     except UserError as exc:
         for line in exc.lines:
-            print(line, file=sys.stderr)
+            print(escape(line), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        raise
     except Exception as exc:
         if os.environ.get("CHECKER_DEBUG"):
             traceback.print_exc(file=sys.stderr)
-        print(f"checker: internal error ({type(exc).__name__}: {exc}): {BUG_HINT}", file=sys.stderr)
+        print(f"checker: internal error ({type(exc).__name__}: {escape(exc)}): {BUG_HINT}", file=sys.stderr)
         return 3
+
+
+def _broken_pipe(stdout: TextIO) -> int:
+    """The reader went away (`checker schema | head -1`): stop quietly, as Unix
+    tools do when SIGPIPE ends them, with the shell's code for that (128 + 13)."""
+    try:
+        # Python flushes stdout again at exit; point it at /dev/null so that
+        # flush does not print a second BrokenPipeError.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stdout.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass  # not a real file descriptor (tests capture output in memory)
+    return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":
