@@ -175,7 +175,7 @@ def evaluate(rules: Sequence[CompiledRule], facts: Sequence[Fact]) -> list[Findi
                 rule.rule.severity,
                 rule.rule.category,
                 fact.entity,
-                rule.render(fact.values),
+                rule.render(fact.values, fact.entity),
                 rule.rule.remediation,
                 loc.file,
                 loc.line,
