@@ -48,6 +48,12 @@ def _date(text: str) -> dt.date:
         raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
 
 
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"not a whole number >= 0: {text!r}")
+    return int(text)
+
+
 def _format_spec(text: str) -> tuple[str, Path | None]:
     name, _, file = text.partition(":")
     try:
@@ -68,6 +74,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         ignore=args.ignore,
         fail_on=args.fail_on,
         rule_dirs=args.rules,
+        max_per_rule=args.max_per_rule,
     )
     result = run_audit(paths, cfg, args.as_of or dt.date.today())
     for name, file in args.format or [("text", None)]:
@@ -239,6 +246,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     audit.add_argument("--select", action="append", default=[], metavar="ID", help="rule id glob to run")
     audit.add_argument("--ignore", action="append", default=[], metavar="ID", help="rule id glob to skip")
+    audit.add_argument(
+        "--max-per-rule",
+        type=_count,
+        default=100,
+        metavar="N",
+        help="show at most N findings per rule, then a count (default 100; 0 shows all)",
+    )
     audit.add_argument(
         "--as-of", type=_date, default=None, metavar="YYYY-MM-DD", help="evaluate dates as of this day"
     )

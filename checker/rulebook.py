@@ -18,6 +18,7 @@ import jinja2
 from jinja2 import meta
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from checker.builtin import BUILTIN_CHECKS
 from checker.errors import UserError, at
 from checker.expr import CompiledWhen, ExprError, compile_when
 from checker.facts import REGISTRY, FactKind
@@ -171,6 +172,9 @@ def _compile(
     rule: Rule, index: int, file: str, src: Src, builtin: bool, errors: _Errors
 ) -> CompiledRule | None:
     base: list[str | int] = ["rules", index]
+    if rule.category == "schema":  # it would make the exit code 2 and bypass --ignore
+        errors.add([*base, "category"], f"rule {rule.id}: category schema is for the built-in input checks")
+        return None
     kind = REGISTRY.get(rule.on)
     if kind is None:
         hint = did_you_mean(rule.on, REGISTRY)
@@ -263,6 +267,12 @@ def matches(rule_id: str, globs: Sequence[str]) -> bool:
     return any(fnmatch.fnmatchcase(rule_id, g) for g in globs)
 
 
+_BUILTIN_IDS = frozenset(c.id for c in BUILTIN_CHECKS)
+# Input and waiver checks are built in; a rule there would be mistaken for one (and
+# a `schema` finding makes the exit code 2).
+_RESERVED = frozenset(c.split(".")[0] for c in _BUILTIN_IDS)
+
+
 def load_rulebook(extra: Sequence[Path] = (), *, builtin: bool = True) -> Rulebook:
     """The built-in rules plus every folder in `extra`; any problem -> UserError."""
     folders = ([(rules_dir(), True)] if builtin else []) + [(Path(p), False) for p in extra]
@@ -282,6 +292,10 @@ def load_rulebook(extra: Sequence[Path] = (), *, builtin: bool = True) -> Rulebo
             lines += errs
     seen: dict[str, CompiledRule] = {}
     for rule in rules:
+        if rule.id in _BUILTIN_IDS or rule.id.split(".")[0] in _RESERVED:
+            what = "a built-in check" if rule.id in _BUILTIN_IDS else "reserved for built-in checks"
+            lines.append(at(rule.file, rule.src.line, rule.src.column, f"rule id {rule.id} is {what}"))
+            continue
         if rule.id in seen:
             first = seen[rule.id]
             lines.append(

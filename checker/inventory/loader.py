@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import datetime as dt
 import errno
+import math
 import os
+import re
 import stat
 import types
 import typing
@@ -17,7 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
+from yaml.nodes import ScalarNode
 
 from checker.errors import UserError
 from checker.findings import Finding, Location, located
@@ -243,6 +247,25 @@ def _is_number(text: str) -> bool:
     return True
 
 
+_RESOLVER: Any = yaml.resolver.Resolver()
+_EXPONENT = re.compile(r"^([-+]?[0-9_]*)(\.[0-9_]*)?[eE]([-+]?)([0-9]+)$")
+
+
+def _number_hint(text: str) -> str:
+    """Why a number reads as text. Unquoted, YAML 1.1 takes `2.3e2` and `1e5` for
+    strings (an exponent needs a dot and a sign), so "quotes" would mislead."""
+    if _RESOLVER.resolve(ScalarNode, text, (True, False)) != "tag:yaml.org,2002:str":
+        return ": write the number without quotes"  # it reads as a number when unquoted
+    if not math.isfinite(float(text)):
+        return ": YAML reads it as text, and a quantity must be a finite number"
+    match = _EXPONENT.match(text.strip())
+    if match is None:
+        return ": YAML reads it as text; write it as a plain number"
+    whole, fraction, sign, digits = match.groups()
+    spelled = f"{whole or '0'}{fraction if fraction and len(fraction) > 1 else '.0'}e{sign or '+'}{digits}"
+    return f": YAML 1.1 reads this exponent form as text; write {spelled} or the plain number"
+
+
 def describe_error(error: Any, model: type[BaseModel]) -> tuple[str, str, bool]:
     """(rule, message, point-at-key) for one pydantic error."""
     loc = [s for s in error["loc"] if isinstance(s, (str, int))]
@@ -258,7 +281,7 @@ def describe_error(error: Any, model: type[BaseModel]) -> tuple[str, str, bool]:
     shown = "" if isinstance(got, (dict, list)) else f" (got {got!r})"
     message = str(error["msg"]).removeprefix("Value error, ")
     if kind in ("float_type", "int_type") and isinstance(got, str) and _is_number(got):
-        shown += ": write the number without quotes"
+        shown += _number_hint(got)
     return "schema.invalid", f"{where or 'document'}: {message}{shown}", False
 
 

@@ -25,6 +25,16 @@ def _name(value: Any) -> Any:
 
 
 Name = Annotated[str, AfterValidator(_name)]
+
+
+def _date(value: Any) -> Any:
+    # pydantic reads a number as seconds since 1970: `rollout_date: 0` is a typo, not 1970-01-01.
+    if isinstance(value, (bool, int, float)):
+        raise ValueError("expected a date (YYYY-MM-DD)")
+    return value
+
+
+Date = Annotated[dt.date, BeforeValidator(_date)]
 # Strict numbers: YAML reads `amps: yes` as True, which lax validation would
 # silently turn into a 1 A feed; quoted numbers are refused the same way.
 # The upper bound keeps every value readable by the rules engine (a C long).
@@ -193,7 +203,7 @@ class Software(Model):
 class Support(Model):
     vendor: str | None = None
     level: Literal["24x7", "8x5", "nbd", "none"]
-    until: dt.date | None = None
+    until: Date | None = None
 
 
 class ServerSpec(Model):
@@ -226,7 +236,7 @@ class ServersDoc(Model):
 
     kind: Literal["Servers"]
     facility: Name
-    rollout_date: dt.date | None = None
+    rollout_date: Date | None = None
     defaults: dict[str, Any] = {}
     servers: list[dict[str, Any]]
 
@@ -253,7 +263,7 @@ class Waiver(Model):
     entity: Annotated[str, Field(min_length=1)]
     reason: Annotated[str, Field(min_length=3)]
     owner: Annotated[str, Field(min_length=1)]
-    expires: dt.date
+    expires: Date
 
 
 class WaiversDoc(Model):

@@ -30,5 +30,10 @@ def render(result: AuditResult) -> str:
             f"{s['waived']} waived",
         )
     )
+    lines += [
+        f"checker: {n} more {escape(rule)} {'finding' if n == 1 else 'findings'} not shown"
+        " (--max-per-rule 0 shows all)"
+        for rule, n in result.truncated.items()
+    ]
     lines.append(f"checker: {counts}: {result.verdict}")
     return "\n".join(lines) + "\n"
