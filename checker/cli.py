@@ -15,7 +15,7 @@ import sys
 import traceback
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from checker import __version__
 from checker.audit import run_audit
@@ -214,8 +214,14 @@ def _add_rules_option(p: argparse.ArgumentParser) -> None:
     )
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        # The message quotes the command line: a newline in an argument must not start a line.
+        super().error(escape(message))
+
+
 def _sub(
-    subs: argparse._SubParsersAction[argparse.ArgumentParser],
+    subs: argparse._SubParsersAction[_Parser],
     name: str,
     func: Callable[[argparse.Namespace], int],
     help_: str,
@@ -226,7 +232,7 @@ def _sub(
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="checker", description="Audit datacenter GPU rollout inventories.")
+    parser = _Parser(prog="checker", description="Audit datacenter GPU rollout inventories.")
     parser.add_argument("--version", action="version", version=f"checker {__version__}")
     subs = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 

@@ -49,9 +49,14 @@ class MessageError(Exception):
 _steps: contextvars.ContextVar[list[int]] = contextvars.ContextVar("_steps")
 
 
+def _limit_length(length: int, what: str) -> None:
+    if length > MAX_TEXT:
+        raise MessageError(f"{what} makes {length} characters or items (the limit is {MAX_TEXT})")
+
+
 def _limit_size(value: Any, what: str) -> Any:
-    if isinstance(value, (str, list, tuple, dict)) and len(value) > MAX_TEXT:
-        raise MessageError(f"{what} makes {len(value)} characters or items (the limit is {MAX_TEXT})")
+    if isinstance(value, (str, list, tuple, dict)):
+        _limit_length(len(value), what)
     if isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
         raise MessageError(f"{what} makes a number of over {MAX_INT_BITS} bits")
     return value
@@ -157,7 +162,7 @@ class MessageEnvironment(SandboxedEnvironment):
         if operator in ("*", "+"):
             for a, b in ((left, right), (right, left)):
                 if isinstance(a, (str, list, tuple)) and isinstance(b, int) and not isinstance(b, bool):
-                    _limit_size(range(len(a) * max(b, 0)), f"'{operator}'")
+                    _limit_length(len(a) * max(b, 0), f"'{operator}'")  # before the memory is taken
             ints = isinstance(left, int) and isinstance(right, int)
             if ints and operator == "*" and left.bit_length() + right.bit_length() > MAX_INT_BITS:
                 raise MessageError(f"'*' makes a number of over {MAX_INT_BITS} bits")
