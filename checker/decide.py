@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from checker.errors import UserError, at
 from checker.findings import SEVERITY_RANK, Finding, Severity, located
-from checker.inventory.loader import Placed, describe_error, display_path
+from checker.inventory.loader import Placed, describe_error, display_path, not_a_file
 from checker.inventory.models import Waiver
 from checker.inventory.source import Src, YamlProblem, read
 from checker.rulebook import matches
@@ -31,7 +32,8 @@ class Config(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    select: list[str] = Field(default=["*"], description="globs over rule ids to run")
+    # An empty list would run no rule at all and pass every plan: refused.
+    select: list[str] = Field(default=["*"], min_length=1, description="globs over rule ids to run")
     ignore: list[str] = Field(default=[], description="globs over rule ids to skip")
     severity: dict[str, Severity] = Field(default={}, description="rule id glob -> severity")
     fail_on: Severity = Field(default="error", description="lowest severity that fails the run")
@@ -89,10 +91,13 @@ def load_config(path: Path | None) -> tuple[Config, Path | None]:
     if path is None:
         return Config(), None
     shown = display_path(path)
-    if path.is_dir():
-        raise UserError(f"{shown}: is a folder, not a config file")
-    if not path.exists():
-        raise UserError(f"{shown}: config file not found")
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        raise UserError(f"{shown}: config file not found") from None
+    if not stat.S_ISREG(mode):  # a FIFO would block the run forever
+        what = "a folder" if stat.S_ISDIR(mode) else not_a_file(mode).split(",")[0].removeprefix("is ")
+        raise UserError(f"{shown}: is {what}, not a config file")
     try:
         docs = read(path)
     except YamlProblem as exc:

@@ -281,7 +281,8 @@ def load_rulebook(extra: Sequence[Path] = (), *, builtin: bool = True) -> Rulebo
     seen_folders: set[Path] = set()
     for folder, is_builtin in folders:
         if not folder.is_dir():
-            raise UserError(f"{folder}: rule folder not found")
+            what = "is not a folder" if folder.exists() else "rule folder not found"
+            raise UserError(f"{display_path(folder)}: {what}")
         # The same folder named twice (config `rules:` and --rules) is read once.
         if folder.resolve() in seen_folders:
             continue

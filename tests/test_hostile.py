@@ -800,6 +800,21 @@ USER_MISTAKES = [
         ("audit", "inv", "--config", "conf", *AS_OF),
     ),
     Case(
+        "config-is-a-fifo",
+        2,
+        "fifo.yaml: is a FIFO, not a config file",
+        {},
+        ("audit", "inv", "--config", "fifo.yaml", *AS_OF),
+        setup=_fifo("fifo.yaml"),
+    ),
+    Case(
+        "rule-folder-is-a-file",
+        2,
+        "inv/servers.yaml: is not a folder",
+        {},
+        ("audit", "inv", "--rules", "inv/servers.yaml", *AS_OF),
+    ),
+    Case(
         "config-is-not-a-mapping",
         2,
         "checker.yaml:1:1: document: Input should be a valid dictionary",
@@ -1038,6 +1053,12 @@ QUIET = [
         "rules/r.yaml:4:15: rule acme.r1: category schema is for the built-in input checks",
         {"rules/r.yaml": rule(category="schema")},
         WITH_RULES,
+    ),
+    Case(
+        "config-selects-nothing",
+        2,
+        "checker.yaml:1:9: select: List should have at least 1 item",
+        {"checker.yaml": "select: []\n"},
     ),
     Case(
         "second-config-document",

@@ -118,7 +118,7 @@ def is_yaml(name: str) -> bool:
     return name.lower().endswith(YAML_SUFFIXES)
 
 
-def _not_a_file(mode: int) -> str:
+def not_a_file(mode: int) -> str:
     kinds = (
         (stat.S_ISFIFO, "a FIFO"),
         (stat.S_ISCHR, "a character device"),
@@ -157,7 +157,7 @@ class _Walk:
         elif stat.S_ISREG(mode):
             self.file(path)  # a file named on the command line is read whatever its name
         else:
-            self.problems.append((path, _not_a_file(mode)))
+            self.problems.append((path, not_a_file(mode)))
 
     def folder(self, path: Path, ancestors: frozenset[str]) -> None:
         real = os.path.realpath(path)
@@ -195,7 +195,7 @@ class _Walk:
         elif stat.S_ISREG(mode):
             self.file(path)
         else:
-            self.problems.append((path, _not_a_file(mode)))
+            self.problems.append((path, not_a_file(mode)))
 
     def file(self, path: Path) -> None:
         real = os.path.realpath(path)
