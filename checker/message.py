@@ -22,6 +22,9 @@ from jinja2.runtime import Context
 from jinja2.sandbox import SandboxedEnvironment
 
 MAX_TEXT = 1000  # characters of any string or items of any list a message builds
+# Characters plus items at every level of a nested value: `[[x] * 1000] * 1000` has
+# 1000 items at each level and would print as a gigabyte.
+MAX_WEIGHT = 20_000
 MAX_MESSAGE = 1000  # characters of a rendered message (one line)
 MAX_WIDTH = 200  # a format width, padding or wrap width
 MAX_ITERATIONS = 10_000  # loop steps in one rendering, all loops together
@@ -54,9 +57,24 @@ def _limit_length(length: int, what: str) -> None:
         raise MessageError(f"{what} makes {length} characters or items (the limit is {MAX_TEXT})")
 
 
+def _weight(value: Any) -> int:
+    """Characters and items of a value at every level, counted up to just past MAX_WEIGHT."""
+    total, stack = 0, [value]
+    while stack and total <= MAX_WEIGHT:
+        item = stack.pop()
+        total += len(item) if isinstance(item, (str, range)) else 1
+        if isinstance(item, dict):
+            stack += [*item.keys(), *item.values()]
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            stack += item
+    return total
+
+
 def _limit_size(value: Any, what: str) -> Any:
     if isinstance(value, (str, list, tuple, dict)):
         _limit_length(len(value), what)
+    if isinstance(value, (list, tuple, dict, set, frozenset)) and _weight(value) > MAX_WEIGHT:
+        raise MessageError(f"{what} makes a nested value of over {MAX_WEIGHT} characters and items")
     if isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
         raise MessageError(f"{what} makes a number of over {MAX_INT_BITS} bits")
     return value
@@ -105,6 +123,11 @@ def _range(*args: int) -> range:
     return rng
 
 
+def _literal(value: Any) -> Any:
+    """Every list, tuple and dict written in a message is measured as it is built."""
+    return _limit_size(value, "a literal")
+
+
 def _concat(*parts: Any) -> str:
     return str(_limit_size("".join(str(p) for p in parts), "'~'"))
 
@@ -139,6 +162,19 @@ class _Bounding(visitor.NodeTransformer):
         node.iter = nodes.Call(nodes.Name("_loop", "load"), [node.iter], [], None, None)
         return node
 
+    def visit_List(self, node: nodes.List) -> nodes.Node:
+        return self._measured(node)
+
+    def visit_Dict(self, node: nodes.Dict) -> nodes.Node:
+        return self._measured(node)
+
+    def visit_Tuple(self, node: nodes.Tuple) -> nodes.Node:
+        return self._measured(node) if node.ctx == "load" else node  # not `for k, v in ...`
+
+    def _measured(self, node: nodes.Expr) -> nodes.Node:
+        self.generic_visit(node)
+        return nodes.Call(nodes.Name("_literal", "load"), [node], [], None, None)
+
     def visit_Concat(self, node: nodes.Concat) -> nodes.Node:
         self.generic_visit(node)
         return nodes.Call(nodes.Name("_concat", "load"), list(node.nodes), [], None, None)
@@ -151,7 +187,9 @@ class MessageEnvironment(SandboxedEnvironment):
 
     def __init__(self, undefined: type[jinja2.Undefined]) -> None:
         super().__init__(undefined=undefined, autoescape=False, keep_trailing_newline=False)
-        self.globals = {"range": _range, "dict": dict, "_loop": _loop, "_concat": _concat}
+        # No lipsum, cycler, joiner or namespace: nothing a one-line message needs.
+        self.globals = {"range": _range, "dict": dict}
+        self.globals.update(_loop=_loop, _concat=_concat, _literal=_literal)  # see _Bounding
         self.filters = {name: _checked_filter(name, f) for name, f in self.filters.items()}
 
     def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:

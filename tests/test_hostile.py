@@ -572,6 +572,24 @@ TEMPLATES = [
         {"rules/r.yaml": rule('"{{ [0] * 999999999 }}"')},
     ),
     Case(
+        "nested-repetition",
+        2,
+        AT_MESSAGE + "'*' makes a nested value of over 20000 characters and items",
+        {"rules/r.yaml": rule("\"{{ [['x' * 1000] * 1000] * 1000 }}\"")},
+    ),
+    Case(
+        "nested-literals",
+        2,
+        AT_MESSAGE + "a literal makes a nested value of over 20000",
+        {
+            "rules/r.yaml": rule(
+                "\"{% set a = 'x' * 999 %}{% set b = [a, a, a, a, a, a, a, a, a, a] %}"
+                "{% set c = [b, b, b, b, b, b, b, b, b, b] %}{% set d = [c, c, c, c, c, c, c, c, c, c] %}"
+                '{{ [d, d, d, d, d, d, d, d, d, d] }}"'
+            )
+        },
+    ),
+    Case(
         "center-filter",
         2,
         AT_MESSAGE + "filter center: width 999999999",
