@@ -25,7 +25,8 @@ MAX_TEXT = 1000  # characters of any string or items of any list a message build
 # Characters plus items at every level of a nested value: `[[x] * 1000] * 1000` has
 # 1000 items at each level and would print as a gigabyte.
 MAX_WEIGHT = 20_000
-MAX_MESSAGE = 1000  # characters of a rendered message (one line)
+MAX_MESSAGE = 1000  # characters of a rendered message (one line); longer ones are cut
+CUT = " [cut at 1000 characters]"
 MAX_WIDTH = 200  # a format width, padding or wrap width
 MAX_ITERATIONS = 10_000  # loop steps in one rendering, all loops together
 MAX_INT_BITS = 4096  # no arithmetic result beyond ~1,200 digits
@@ -231,7 +232,10 @@ class MessageEnvironment(SandboxedEnvironment):
 
 
 def render_message(template: jinja2.Template, values: Mapping[str, Any]) -> str:
-    """One line of at most MAX_MESSAGE characters, or MessageError saying why not."""
+    """One line of at most MAX_MESSAGE characters, or MessageError saying why not.
+
+    A message that is merely long (a long free-text field from the inventory) is
+    cut, not an error: the rule is not at fault for its input."""
     token = _steps.set([0])
     try:
         out: list[str] = []
@@ -249,5 +253,5 @@ def render_message(template: jinja2.Template, values: Mapping[str, Any]) -> str:
     finally:
         _steps.reset(token)
     if len(text) > MAX_MESSAGE:
-        raise MessageError(f"the message is over {MAX_MESSAGE} characters")
+        return text[: MAX_MESSAGE - len(CUT)].rstrip() + CUT
     return text

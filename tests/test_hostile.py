@@ -660,10 +660,21 @@ TEMPLATES = [
         {"rules/r.yaml": rule("\"{% set a = 'x' * 999 %}{% set b = a ~ a %}{% set c = b ~ b %}{{ c }}\"")},
     ),
     Case(
-        "long-message",
-        2,
-        AT_MESSAGE + "the message is over 1000 characters",
+        "long-message-is-cut",
+        1,
+        "xxx [cut at 1000 characters]\n",
         {"rules/r.yaml": rule("\"{% for i in range(9) %}{{ 'x' * 999 }}{% endfor %}\"")},
+    ),
+    Case(
+        "long-input-in-message-is-cut",
+        1,
+        "error acme.r1 os " + "o" * 972 + " [cut at 1000 characters]\n",
+        {
+            "rules/r.yaml": rule('"os {{ software.os }}"'),
+            "inv/servers.yaml": servers(
+                **{"workload: w1": "workload: w1\n    software: {os: " + "o" * 5000 + "}"}
+            ),
+        },
     ),
     Case("division-by-zero", 2, AT_MESSAGE + "ZeroDivisionError", {"rules/r.yaml": rule('"{{ 1 / 0 }}"')}),
     Case(
