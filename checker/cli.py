@@ -295,6 +295,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     # Every byte for a human goes through one escaping stream (checker.terminal).
     out, err = sys.stdout, sys.stderr
+    for stream in (out, err):
+        # A terminal that cannot show a name (an ASCII-only CI log) gets `\xe9`, not a crash.
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     sys.stdout, sys.stderr = SafeStream(out), SafeStream(err)
     try:
         return _run(argv)

@@ -1285,3 +1285,16 @@ def test_mutated_example_inventories_never_crash(case: tuple[str, list[Any]]) ->
 def test_mutated_example_inventories_never_crash_at_length(case: tuple[str, list[Any]]) -> None:
     with _deadline(60):
         _audit_mutation(*case)
+
+
+def test_a_terminal_that_cannot_show_a_name_gets_an_escape_not_a_crash(tmp_path: Path) -> None:
+    shutil.copytree(MINIMAL, tmp_path / "inv")
+    servers_file = tmp_path / "inv" / "servers.yaml"
+    servers_file.write_text(servers(**{"workload: w1": "workload: wé"}), encoding="utf-8")
+    checker = Path(sys.executable).parent / "checker"
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    proc = subprocess.run(
+        [str(checker), "audit", "inv", *AS_OF], cwd=tmp_path, env=env, capture_output=True, timeout=60
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert b"inv/servers.yaml:12:15: error schema.reference unknown workload 'w\\xe9'" in proc.stdout
