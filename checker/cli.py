@@ -179,7 +179,7 @@ def _write(file: Path | None, text: str) -> None:
         sys.stdout.write(text)
         return
     try:
-        file.write_text(text, encoding="utf-8")
+        file.write_text(text, encoding="utf-8", errors="backslashreplace")
     except OSError as exc:
         raise UserError(f"{file}: cannot write: {exc.strerror}") from None
 

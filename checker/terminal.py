@@ -4,8 +4,9 @@ inventory, a rule folder or a file name reaches a terminal.
 Inventories and rule folders come from pull requests anyone can open; a name
 with ESC in it could clear or rewrite a CI log, a newline could forge a finding
 line. Every human-readable string is escaped here: C0 and C1 control characters
-(ECMA-48), DEL, the Unicode line separators and the bidirectional overrides
-("Trojan Source", CVE-2021-42574) become visible `\\xNN` / `\\uNNNN` text.
+(ECMA-48), DEL, the Unicode line separators, the bidirectional overrides
+("Trojan Source", CVE-2021-42574) and lone surrogates (undecodable bytes in a
+file name) become visible `\\xNN` / `\\uNNNN` text.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 _BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
-_UNSAFE = (*range(0x20), 0x7F, *range(0x80, 0xA0), 0x2028, 0x2029, *_BIDI)
+# Lone surrogates stand for undecodable bytes in file names; no encoder writes them.
+_SURROGATES = range(0xD800, 0xE000)
+_UNSAFE = (*range(0x20), 0x7F, *range(0x80, 0xA0), 0x2028, 0x2029, *_BIDI, *_SURROGATES)
 
 
 def _spelled(code: int) -> str:

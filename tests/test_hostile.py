@@ -161,7 +161,24 @@ WITH_RULES = ("audit", "inv", "--rules", "rules", *AS_OF)
 
 
 # ---------------------------------------------------------------- 1. terminal escape injection
+def _undecodable_name(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (Path(os.fsdecode(os.fsencode(tmp / "inv") + b"/\xff.yaml"))).write_text("kind: Nope\n")
+
+
 TERMINAL = [
+    Case(
+        "undecodable-file-name",
+        2,
+        "inv/\\udcff.yaml:1:7: error schema.document unknown kind 'Nope'",
+        setup=_undecodable_name,
+    ),
+    Case(
+        "undecodable-file-name-json-to-a-file",
+        2,
+        "",
+        argv=("audit", "inv", "--format", "json:out.json", *AS_OF),
+        setup=_undecodable_name,
+    ),
     Case(
         "esc-in-server-name",
         2,

@@ -22,6 +22,7 @@ from checker.terminal import SafeStream, escape, escape_json, escape_lines
         ("line\u2028sep", "line\\u2028sep"),
         ("rtl\u202eoverride", "rtl\\u202eoverride"),
         ("isolate\u2066x\u2069", "isolate\\u2066x\\u2069"),
+        ("\udcff.yaml", "\\udcff.yaml"),  # the byte 0xff in a file name
         ("café Ω 数据", "café Ω 数据"),  # printable text is left alone
     ],
 )
