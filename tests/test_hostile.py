@@ -380,6 +380,28 @@ def _fifo(name: str) -> Setup:
 BAD_KIND = "kind: Nope\n"
 DISCOVERY = [
     Case(
+        "empty-folder",
+        2,
+        "empty:1:1: error schema.file no .yaml or .yml file here: nothing to check",
+        {"empty/README.md": "# nothing\n"},
+        ("audit", "empty", *AS_OF),
+    ),
+    Case(
+        "folder-with-only-the-config",
+        2,
+        "only:1:1: error schema.file no .yaml or .yml file here",
+        {"only/checker.yaml": "fail_on: error\n"},
+        ("audit", "only", *AS_OF),
+    ),
+    Case(
+        "empty-rule-folder",
+        2,
+        "rules: no .yaml or .yml file here: nothing to check",
+        {"rules/README.md": "# none yet\n"},
+        WITH_RULES,
+    ),
+    Case("same-folder-twice", 0, "checker: 0 errors", {}, ("audit", "inv", "inv", "./inv/", *AS_OF)),
+    Case(
         "unreadable-subfolder",
         2,
         "inv/sub:1:1: error schema.file cannot read folder: Permission denied",

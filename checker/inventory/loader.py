@@ -208,7 +208,13 @@ def discover(paths: Sequence[Path], exclude: Path | None = None) -> tuple[list[P
     (path, problem) for everything that could not be read or was not followed."""
     walk = _Walk(exclude)
     for path in paths:
+        real = os.path.realpath(path)
+        again = real in walk.folders or real in walk.files  # `checker audit inv inv`
+        before = (len(walk.files), len(walk.problems))
         walk.top(path)
+        if not again and (len(walk.files), len(walk.problems)) == before:
+            # A path that holds no inventory is a typo or a wrong folder, not a pass.
+            walk.problems.append((path, "no .yaml or .yml file here: nothing to check"))
     return sorted(walk.files.values()), sorted(walk.problems)
 
 
