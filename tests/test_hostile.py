@@ -1337,3 +1337,65 @@ def test_a_terminal_that_cannot_show_a_name_gets_an_escape_not_a_crash(tmp_path:
     )
     assert proc.returncode == 2, proc.stderr
     assert b"inv/servers.yaml:12:15: error schema.reference unknown workload 'w\\xe9'" in proc.stdout
+
+
+# ---------------------------------------------------------------- property: mutated rule folders
+def _plain(value: Any) -> Any:
+    """Our parser's values as PyYAML can dump them (floats remember their text)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return float(value) if isinstance(value, float) else value
+
+
+def _rule_docs() -> dict[str, list[Any]]:
+    from checker.inventory.source import parse
+
+    # Renamed, so a folder of them can stand beside the built-in rulebook.
+    texts = {p.name: p.read_text(encoding="utf-8") for p in sorted((ROOT / "rules").glob("*.yaml"))}
+    return {
+        name: [_plain(d.value) for d in parse(t.replace("- id: ", "- id: acme-"))]
+        for name, t in texts.items()
+    }
+
+
+RULE_DOCS = _rule_docs()
+TEMPLATE_BITS = st.sampled_from(
+    ["{{ x.y.z }}", "{{ 1 / 0 }}", "{% for i in range(9999) %}{% endfor %}", "load_kw > 1e400", "exists(x)"]
+)
+
+
+@st.composite
+def mutated_rule_file(draw: st.DrawFn) -> tuple[str, list[Any]]:
+    name = draw(st.sampled_from(sorted(RULE_DOCS)))
+    docs = copy.deepcopy(RULE_DOCS[name])
+    for _ in range(draw(st.integers(1, 3))):
+        paths = [(i, *p) for i, d in enumerate(docs) for p in _slots(d)]
+        if not paths:
+            break
+        path = draw(st.sampled_from(paths))
+        op = draw(st.sampled_from(["scalar", "delete", "control", "swap"]))
+        nasty = st.text(alphabet=NASTY, min_size=1, max_size=2)
+        _mutate(docs[path[0]], path[1:], op, draw(nasty if op == "control" else scalars | TEMPLATE_BITS))
+    return name, docs
+
+
+@pytest.mark.slow
+@settings(PROPERTY, max_examples=300)
+@given(mutated_rule_file())
+def test_mutated_rule_folders_never_crash(case: tuple[str, list[Any]]) -> None:
+    name, docs = case
+    with tempfile.TemporaryDirectory() as tmp, _deadline(60):
+        folder = Path(tmp) / "rules"
+        folder.mkdir()
+        (folder / name).write_text(yaml.safe_dump_all(docs), encoding="utf-8")
+        for argv in (
+            ("rules", "test", str(folder)),
+            ("audit", str(EXAMPLE), "--rules", str(folder), *AS_OF),
+            ("explain", "power.rack-capacity", "--rules", str(folder)),
+        ):
+            first, again = _call(argv), _call(argv)
+            assert first.code in (0, 1, 2), first.text
+            _assert_clean(first)
+            assert first == again
