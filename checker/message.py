@@ -63,7 +63,7 @@ def _weight(value: Any) -> int:
     total, stack = 0, [value]
     while stack and total <= MAX_WEIGHT:
         item = stack.pop()
-        total += len(item) if isinstance(item, (str, range)) else 1
+        total += len(item) if isinstance(item, (str, bytes, range)) else 1
         if isinstance(item, dict):
             stack += [*item.keys(), *item.values()]
         elif isinstance(item, (list, tuple, set, frozenset)):
@@ -72,7 +72,7 @@ def _weight(value: Any) -> int:
 
 
 def _limit_size(value: Any, what: str) -> Any:
-    if isinstance(value, (str, list, tuple, dict)):
+    if isinstance(value, (str, bytes, list, tuple, dict)):
         _limit_length(len(value), what)
     if isinstance(value, (list, tuple, dict, set, frozenset)) and _weight(value) > MAX_WEIGHT:
         raise MessageError(f"{what} makes a nested value of over {MAX_WEIGHT} characters and items")
@@ -200,7 +200,7 @@ class MessageEnvironment(SandboxedEnvironment):
             _check_printf(left)
         if operator in ("*", "+"):
             for a, b in ((left, right), (right, left)):
-                if isinstance(a, (str, list, tuple)) and isinstance(b, int) and not isinstance(b, bool):
+                if isinstance(a, (str, bytes, list, tuple)) and isinstance(b, int) and not isinstance(b, bool):
                     _limit_length(len(a) * max(b, 0), f"'{operator}'")  # before the memory is taken
             ints = isinstance(left, int) and isinstance(right, int)
             if ints and operator == "*" and left.bit_length() + right.bit_length() > MAX_INT_BITS:

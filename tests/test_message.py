@@ -55,6 +55,7 @@ def test_ordinary_messages_render(source: str, values: dict[str, object], text: 
         ("{{ 'a\tb'.expandtabs(10**9) }}", "str.expandtabs: width 1000000000"),
         ("{{ 2 ** 100000 }}", "exponent 100000 is over the limit of 64"),
         ("{{ [[[]] * 1000] * 1000 }}", "'*' makes a nested value of over 20000"),
+        ("{{ ('x' * 999).encode() * 999999 }}", "'*' makes 998999001 characters"),
         (
             "{% set a = [[1] * 999] %}{{ [a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a] }}",
             "a literal makes a nested value",
