@@ -46,6 +46,9 @@ _REFUSED_NODES = (
 )
 
 
+_SEQUENCES = (str, bytes, list, tuple)
+
+
 class MessageError(Exception):
     """A message template that breaks a limit or fails when rendered."""
 
@@ -200,7 +203,7 @@ class MessageEnvironment(SandboxedEnvironment):
             _check_printf(left)
         if operator in ("*", "+"):
             for a, b in ((left, right), (right, left)):
-                if isinstance(a, (str, bytes, list, tuple)) and isinstance(b, int) and not isinstance(b, bool):
+                if isinstance(a, _SEQUENCES) and isinstance(b, int) and not isinstance(b, bool):
                     _limit_length(len(a) * max(b, 0), f"'{operator}'")  # before the memory is taken
             ints = isinstance(left, int) and isinstance(right, int)
             if ints and operator == "*" and left.bit_length() + right.bit_length() > MAX_INT_BITS:
