@@ -44,8 +44,6 @@ _REFUSED_NODES = (
     nodes.Extends,
     nodes.Block,
 )
-
-
 _SEQUENCES = (str, bytes, list, tuple)
 
 
