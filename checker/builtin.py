@@ -27,6 +27,13 @@ def _schema(id_: str, title: str, rationale: str, remediation: str) -> BuiltinCh
 
 BUILTIN_CHECKS: tuple[BuiltinCheck, ...] = (
     _schema(
+        "file",
+        "Every file and folder below the inventory paths is read",
+        "A folder that cannot be read, a symbolic link that is broken or loops, or a FIFO or device "
+        "where a YAML file should be would otherwise be skipped, and a plan nobody checked would pass.",
+        "Fix the permissions or the link, or move the entry out of the inventory folders.",
+    ),
+    _schema(
         "yaml",
         "File is valid YAML",
         "A file that does not parse cannot be checked; nothing in it is silently skipped.",

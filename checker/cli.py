@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import io
 import json
 import os
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import NoReturn, TextIO
 
 from checker import __version__
 from checker.audit import run_audit
@@ -29,8 +31,10 @@ from checker.rulebook import CompiledRule, load_rulebook
 from checker.ruletest import run_rule_tests
 from checker.schema import inventory_schema
 from checker.suggest import did_you_mean
+from checker.terminal import SafeStream, escape, escape_lines
 
 DEFAULT_PATH = Path("inventories")
+EXIT_BROKEN_PIPE = 141
 BUG_HINT = (
     "this is a bug in checker; please report it with the command line and the input files"
     " (CHECKER_DEBUG=1 prints a traceback)"
@@ -42,6 +46,12 @@ def _date(text: str) -> dt.date:
         return dt.date.fromisoformat(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
+
+
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"not a whole number >= 0: {text!r}")
+    return int(text)
 
 
 def _format_spec(text: str) -> tuple[str, Path | None]:
@@ -64,6 +74,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         ignore=args.ignore,
         fail_on=args.fail_on,
         rule_dirs=args.rules,
+        max_per_rule=args.max_per_rule,
     )
     result = run_audit(paths, cfg, args.as_of or dt.date.today())
     for name, file in args.format or [("text", None)]:
@@ -82,8 +93,10 @@ def cmd_rules_list(args: argparse.Namespace) -> int:
     ]
     rows += [(c.id, c.severity, c.category, c.title) for c in BUILTIN_CHECKS]
     width = max(len(r[0]) for r in rows)
-    for rule_id, severity, category, title in sorted(rows):
-        print(f"{rule_id:<{width}}  {severity:<7}  {category:<13}  {title}")
+    _print_lines(
+        f"{rule_id:<{width}}  {severity:<7}  {category:<13}  {escape(title)}"
+        for rule_id, severity, category, title in sorted(rows)
+    )
     return 0
 
 
@@ -112,22 +125,20 @@ def _show(args: argparse.Namespace, full: bool) -> int:
     rules = _rulebook(args)
     rule = next((r for r in rules if r.id == args.id), None)
     if rule is not None:
-        print("\n".join(_describe_rule(rule, full)))
+        _print_lines(_describe_rule(rule, full))
         return 0
     check = builtin_check(args.id)
     if check is None:
         hint = did_you_mean(args.id, [r.id for r in rules] + [c.id for c in BUILTIN_CHECKS])
         raise UserError(f"unknown rule '{args.id}'{hint}; see `checker rules list`")
-    print(
-        "\n".join(
-            [
-                f"{check.id}: {check.title}",
-                f"  severity: {check.severity}",
-                f"  category: {check.category}",
-                f"  rationale: {check.rationale}",
-                f"  remediation: {check.remediation}",
-            ]
-        )
+    _print_lines(
+        [
+            f"{check.id}: {check.title}",
+            f"  severity: {check.severity}",
+            f"  category: {check.category}",
+            f"  rationale: {check.rationale}",
+            f"  remediation: {check.remediation}",
+        ]
     )
     return 0
 
@@ -144,7 +155,7 @@ def cmd_rules_test(args: argparse.Namespace) -> int:
     extra = [args.dir] if args.dir else []
     book = load_rulebook([*args.rules, *extra], builtin=args.dir is None)
     report, ok = run_rule_tests(book.rules)
-    sys.stdout.write(report)
+    _print_lines(report.splitlines())
     return 0 if ok else 1
 
 
@@ -157,24 +168,32 @@ def cmd_rules_doc(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_lines(lines: Iterable[str]) -> None:
+    """Lines for a human: a newline inside one (a rule title, say) is escaped, not obeyed."""
+    sys.stdout.write("".join(escape(line) + "\n" for line in lines))
+
+
 def _write(file: Path | None, text: str) -> None:
+    text = escape_lines(text)  # a report written to a file is read in a terminal too
     if file is None:
         sys.stdout.write(text)
         return
     try:
-        file.write_text(text, encoding="utf-8")
+        file.write_text(text, encoding="utf-8", errors="backslashreplace")
     except OSError as exc:
         raise UserError(f"{file}: cannot write: {exc.strerror}") from None
 
 
 def cmd_facts(args: argparse.Namespace) -> int:
     kinds = [fact_kind(args.kind)] if args.kind else list(REGISTRY.values())
+    lines = []
     for kind in kinds:
-        print(f"{kind.name}: {kind.doc}")
+        lines.append(f"{kind.name}: {kind.doc}")
         width = max(len(f.name) for f in kind.fields)
         for f in kind.fields:
             unit = f" [{f.unit}]" if f.unit else ""
-            print(f"  {f.name:<{width}}  {f.type:<7}  {f.doc}{unit}")
+            lines.append(f"  {f.name:<{width}}  {f.type:<7}  {f.doc}{unit}")
+    _print_lines(lines)
     return 0
 
 
@@ -195,8 +214,14 @@ def _add_rules_option(p: argparse.ArgumentParser) -> None:
     )
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        # The message quotes the command line: a newline in an argument must not start a line.
+        super().error(escape(message))
+
+
 def _sub(
-    subs: argparse._SubParsersAction[argparse.ArgumentParser],
+    subs: argparse._SubParsersAction[_Parser],
     name: str,
     func: Callable[[argparse.Namespace], int],
     help_: str,
@@ -207,7 +232,7 @@ def _sub(
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="checker", description="Audit datacenter GPU rollout inventories.")
+    parser = _Parser(prog="checker", description="Audit datacenter GPU rollout inventories.")
     parser.add_argument("--version", action="version", version=f"checker {__version__}")
     subs = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -227,6 +252,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     audit.add_argument("--select", action="append", default=[], metavar="ID", help="rule id glob to run")
     audit.add_argument("--ignore", action="append", default=[], metavar="ID", help="rule id glob to skip")
+    audit.add_argument(
+        "--max-per-rule",
+        type=_count,
+        default=100,
+        metavar="N",
+        help="show at most N findings per rule, then a count (default 100; 0 shows all)",
+    )
     audit.add_argument(
         "--as-of", type=_date, default=None, metavar="YYYY-MM-DD", help="evaluate dates as of this day"
     )
@@ -261,6 +293,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Every byte for a human goes through one escaping stream (checker.terminal).
+    out, err = sys.stdout, sys.stderr
+    for stream in (out, err):
+        # A terminal that cannot show a name (an ASCII-only CI log) gets `\xe9`, not a crash.
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+    sys.stdout, sys.stderr = SafeStream(out), SafeStream(err)
+    try:
+        return _run(argv)
+    except BrokenPipeError:
+        return _broken_pipe(out)
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+def _run(argv: Sequence[str] | None) -> int:
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help, --version, usage errors (argparse exits 2)
@@ -268,18 +317,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with gc_paused():
             code: int = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return code
     except UserError as exc:
         for line in exc.lines:
-            print(line, file=sys.stderr)
+            print(escape(line), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        raise
     except Exception as exc:
         if os.environ.get("CHECKER_DEBUG"):
             traceback.print_exc(file=sys.stderr)
-        print(f"checker: internal error ({type(exc).__name__}: {exc}): {BUG_HINT}", file=sys.stderr)
+        print(f"checker: internal error ({type(exc).__name__}: {escape(exc)}): {BUG_HINT}", file=sys.stderr)
         return 3
+
+
+def _broken_pipe(stdout: TextIO) -> int:
+    """The reader went away (`checker schema | head -1`): stop quietly, as Unix
+    tools do when SIGPIPE ends them, with the shell's code for that (128 + 13)."""
+    try:
+        # Python flushes stdout again at exit; point it at /dev/null so that
+        # flush does not print a second BrokenPipeError.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stdout.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass  # not a real file descriptor (tests capture output in memory)
+    return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":

@@ -6,8 +6,9 @@ import json
 
 from checker.audit import AuditResult
 from checker.render import formatter
+from checker.terminal import escape_json
 
 
 @formatter("json")
 def render(result: AuditResult) -> str:
-    return json.dumps(result.to_json(), indent=2, ensure_ascii=False) + "\n"
+    return escape_json(json.dumps(result.to_json(), indent=2, ensure_ascii=False)) + "\n"
