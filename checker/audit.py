@@ -7,12 +7,19 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from checker import __version__
 from checker.capacity import Capacity, compute
-from checker.decide import Settings, apply_waivers, override_severity, verdict
+from checker.decide import (
+    Settings,
+    apply_waivers,
+    cap_per_rule,
+    check_selection,
+    override_severity,
+    verdict,
+)
 from checker.engine import evaluate
 from checker.facts import Fact, build_all
 from checker.findings import Finding
@@ -39,6 +46,8 @@ class AuditResult:
     rules: tuple[RuleMeta, ...] = ()
     facts: tuple[Fact, ...] = ()
     version: str = __version__
+    # Findings left out per rule (Settings.max_per_rule); the summary counts them.
+    truncated: dict[str, int] = field(default_factory=dict)
 
     @property
     def rules_evaluated(self) -> bool:
@@ -49,6 +58,9 @@ def run_audit(
     paths: Sequence[Path], cfg: Settings, as_of: dt.date, rulebook: Rulebook | None = None
 ) -> AuditResult:
     book = rulebook or load_rulebook(cfg.rule_dirs)
+    metas = book.metadata()
+    known = [m.id for m in metas]
+    check_selection(cfg, known)
     inv, schema = load(paths, exclude=cfg.config_file)
     active = book.selected(cfg.select, cfg.ignore)
     capacity: Capacity | None = None
@@ -60,16 +72,18 @@ def run_audit(
         facts = build_all(inv, capacity)
         findings += evaluate(active.rules, facts)
     findings = override_severity(findings, cfg.severity)
-    metas = book.metadata()
-    known = [m.id for m in metas]
     selected = [r for r in known if matches(r, cfg.select) and not matches(r, cfg.ignore)]
-    findings = apply_waivers(findings, inv.waivers, as_of, selected, known)
+    # With input errors no rule ran: no waiver can be called unused.
+    findings = apply_waivers(findings, inv.waivers, as_of, [] if schema else selected, known)
     findings = [f for f in findings if f.category == "schema" or f.rule in selected]
-    ordered = tuple(sorted(findings, key=Finding.sort_key))
+    ordered = sorted(findings, key=Finding.sort_key)
     v = verdict(ordered, cfg.fail_on)
+    shown, cut = cap_per_rule(ordered, cfg.max_per_rule)
     # Schema findings stay even when their check is not selected: describe them too.
     reported = {f.rule for f in ordered}
     ran = tuple(
         m for m in metas if m.id in reported or (m.id in selected and (m.builtin or capacity is not None))
     )
-    return AuditResult(as_of, v.verdict, v.exit_code, v.counts, ordered, capacity, ran, tuple(facts))
+    return AuditResult(
+        as_of, v.verdict, v.exit_code, v.counts, tuple(shown), capacity, ran, tuple(facts), truncated=cut
+    )

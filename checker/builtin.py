@@ -11,6 +11,7 @@ from __future__ import annotations
 from checker.findings import Severity
 from checker.rulemeta import RuleMeta
 
+SCHEMA_FILE = "schema.file"
 SCHEMA_YAML = "schema.yaml"
 SCHEMA_ENCODING = "schema.encoding"
 SCHEMA_DUPLICATE_KEY = "schema.duplicate-key"
@@ -37,6 +38,13 @@ def _schema(id_: str, title: str, rationale: str, remediation: str) -> RuleMeta:
 
 
 BUILTIN_CHECKS: tuple[RuleMeta, ...] = (
+    _schema(
+        SCHEMA_FILE,
+        "Every file and folder below the inventory paths is read",
+        "A folder that cannot be read, a symbolic link that is broken or loops, or a FIFO or device "
+        "where a YAML file should be would otherwise be skipped, and a plan nobody checked would pass.",
+        "Fix the permissions or the link, or move the entry out of the inventory folders.",
+    ),
     _schema(
         SCHEMA_YAML,
         "File is valid YAML",

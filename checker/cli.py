@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import io
 import json
 import os
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from checker import __version__
 from checker.audit import AuditResult, run_audit
@@ -34,7 +35,6 @@ from checker.render.output import (
     emit,
     link_base,
     parse_spec,
-    write_atomic,
     write_output,
 )
 from checker.render.templating import environment
@@ -44,8 +44,10 @@ from checker.ruletest import run_rule_tests
 from checker.scaffold import init
 from checker.schema import inventory_schema
 from checker.suggest import did_you_mean
+from checker.terminal import SafeStream, escape
 
 DEFAULT_PATH = Path("inventories")
+EXIT_BROKEN_PIPE = 141
 BUG_HINT = (
     "this is a bug in checker; please report it with the command line and the input files"
     " (CHECKER_DEBUG=1 prints a traceback)"
@@ -57,6 +59,12 @@ def _date(text: str) -> dt.date:
         return dt.date.fromisoformat(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
+
+
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"not a whole number >= 0: {text!r}")
+    return int(text)
 
 
 def _format_spec(text: str) -> Output:
@@ -82,6 +90,7 @@ def _settings(args: argparse.Namespace, paths: Sequence[Path]) -> Settings:
         ignore=args.ignore,
         fail_on=args.fail_on,
         rule_dirs=args.rules,
+        max_per_rule=args.max_per_rule,
     )
 
 
@@ -132,9 +141,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    for path in init(args.dir):
-        print(f"wrote {path}")
-    print(f"next: cd {args.dir} && checker audit")
+    written = [f"wrote {path}" for path in init(args.dir)]
+    _print_lines([*written, f"next: cd {args.dir} && checker audit"])
     return 0
 
 
@@ -151,8 +159,7 @@ def _metadata(args: argparse.Namespace) -> tuple[RuleMeta, ...]:
 def cmd_rules_list(args: argparse.Namespace) -> int:
     metas = _metadata(args)
     width = max(len(m.id) for m in metas)
-    for m in metas:
-        print(f"{m.id:<{width}}  {m.severity:<7}  {m.category:<13}  {m.title}")
+    _print_lines(f"{m.id:<{width}}  {m.severity:<7}  {m.category:<13}  {m.title}" for m in metas)
     return 0
 
 
@@ -178,7 +185,7 @@ def _show(args: argparse.Namespace, full: bool) -> int:
     if meta is None:
         hint = did_you_mean(args.id, [m.id for m in metas])
         raise UserError(f"unknown rule '{args.id}'{hint}; see `checker rules list`")
-    print("\n".join(_describe_rule(meta, full)))
+    _print_lines(_describe_rule(meta, full))
     return 0
 
 
@@ -194,7 +201,7 @@ def cmd_rules_test(args: argparse.Namespace) -> int:
     extra = [args.dir] if args.dir else []
     book = load_rulebook([*args.rules, *extra], builtin=args.dir is None)
     report, ok = run_rule_tests(book.rules)
-    sys.stdout.write(report)
+    _print_lines(report.splitlines())
     return 0 if ok else 1
 
 
@@ -202,21 +209,25 @@ def cmd_rules_doc(args: argparse.Namespace) -> int:
     """Markdown reference of every rule, generated from the rules' own metadata."""
     template = environment().get_template("rules.md.j2")
     text = template.render(rules=_metadata(args), folders=[p.as_posix() for p in args.rules])
-    if args.output is None:
-        sys.stdout.write(text)
-    else:
-        write_atomic(args.output, text)
+    write_output(Output("markdown", args.output), text)
     return 0
+
+
+def _print_lines(lines: Iterable[str]) -> None:
+    """Lines for a human: a newline inside one (a rule title, say) is escaped, not obeyed."""
+    sys.stdout.write("".join(escape(line) + "\n" for line in lines))
 
 
 def cmd_facts(args: argparse.Namespace) -> int:
     kinds = [fact_kind(args.kind)] if args.kind else list(REGISTRY.values())
+    lines = []
     for kind in kinds:
-        print(f"{kind.name}: {kind.doc}")
+        lines.append(f"{kind.name}: {kind.doc}")
         width = max(len(f.name) for f in kind.fields)
         for f in kind.fields:
             unit = f" [{f.unit}]" if f.unit else ""
-            print(f"  {f.name:<{width}}  {f.type:<7}  {f.doc}{unit}")
+            lines.append(f"  {f.name:<{width}}  {f.type:<7}  {f.doc}{unit}")
+    _print_lines(lines)
     return 0
 
 
@@ -242,13 +253,26 @@ def _add_audit_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fail-on", choices=SEVERITIES, help="lowest failing severity (default error)")
     p.add_argument("--select", action="append", default=[], metavar="ID", help="rule id glob to run")
     p.add_argument("--ignore", action="append", default=[], metavar="ID", help="rule id glob to skip")
+    p.add_argument(
+        "--max-per-rule",
+        type=_count,
+        default=100,
+        metavar="N",
+        help="show at most N findings per rule, then a count (default 100; 0 shows all)",
+    )
     p.add_argument("--as-of", type=_date, metavar="YYYY-MM-DD", help="evaluate dates as of this day")
     p.add_argument("--config", type=Path, metavar="FILE", help="config file (default: checker.yaml)")
     _add_rules_option(p)
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        # The message quotes the command line: a newline in an argument must not start a line.
+        super().error(escape(message))
+
+
 def _sub(
-    subs: argparse._SubParsersAction[argparse.ArgumentParser],
+    subs: argparse._SubParsersAction[_Parser],
     name: str,
     func: Callable[[argparse.Namespace], int],
     help_: str,
@@ -259,7 +283,7 @@ def _sub(
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="checker", description="Audit datacenter GPU rollout inventories.")
+    parser = _Parser(prog="checker", description="Audit datacenter GPU rollout inventories.")
     parser.add_argument("--version", action="version", version=f"checker {__version__}")
     subs = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -319,6 +343,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Every byte for a human goes through one escaping stream (checker.terminal).
+    out, err = sys.stdout, sys.stderr
+    for stream in (out, err):
+        # A terminal that cannot show a name (an ASCII-only CI log) gets `\xe9`, not a crash.
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+    sys.stdout, sys.stderr = SafeStream(out), SafeStream(err)
+    try:
+        return _run(argv)
+    except BrokenPipeError:
+        return _broken_pipe(out)
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+def _run(argv: Sequence[str] | None) -> int:
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help, --version, usage errors (argparse exits 2)
@@ -326,18 +367,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with gc_paused():
             code: int = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return code
     except UserError as exc:
         for line in exc.lines:
-            print(line, file=sys.stderr)
+            print(escape(line), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        raise
     except Exception as exc:
         if os.environ.get("CHECKER_DEBUG"):
             traceback.print_exc(file=sys.stderr)
-        print(f"checker: internal error ({type(exc).__name__}: {exc}): {BUG_HINT}", file=sys.stderr)
+        print(f"checker: internal error ({type(exc).__name__}: {escape(exc)}): {BUG_HINT}", file=sys.stderr)
         return 3
+
+
+def _broken_pipe(stdout: TextIO) -> int:
+    """The reader went away (`checker schema | head -1`): stop quietly, as Unix
+    tools do when SIGPIPE ends them, with the shell's code for that (128 + 13)."""
+    try:
+        # Python flushes stdout again at exit; point it at /dev/null so that
+        # flush does not print a second BrokenPipeError.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stdout.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass  # not a real file descriptor (tests capture output in memory)
+    return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":

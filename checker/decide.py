@@ -7,17 +7,19 @@ severity) and adds waiver findings. It never re-reads inventory files.
 from __future__ import annotations
 
 import datetime as dt
+import fnmatch
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from checker.errors import UserError, at
 from checker.findings import SEVERITY_RANK, Finding, Severity, located
-from checker.inventory.loader import Placed, describe_error, display_path
+from checker.inventory.loader import Placed, describe_error, display_path, not_a_file
 from checker.inventory.models import Waiver
-from checker.inventory.source import YamlProblem, read
+from checker.inventory.source import Src, YamlProblem, read
 from checker.rulebook import matches
 from checker.suggest import did_you_mean
 
@@ -30,11 +32,31 @@ class Config(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    select: list[str] = Field(default=["*"], description="globs over rule ids to run")
+    # An empty list would run no rule at all and pass every plan: refused.
+    select: list[str] = Field(default=["*"], min_length=1, description="globs over rule ids to run")
     ignore: list[str] = Field(default=[], description="globs over rule ids to skip")
     severity: dict[str, Severity] = Field(default={}, description="rule id glob -> severity")
     fail_on: Severity = Field(default="error", description="lowest severity that fails the run")
     rules: list[str] = Field(default=[], description="extra rule folders, relative to this file")
+    # Where each value was written, so a `select:` entry that matches nothing is located.
+    _where: tuple[str, Src] | None = PrivateAttr(default=None)
+
+    def position(self, *path: str | int, key: bool = False) -> str:
+        """`file:line:column` of a config value (or key), or '' for defaults."""
+        if self._where is None:
+            return ""
+        file, src = self._where
+        line, column = src.locate(path, key=key)
+        return f"{file}:{line}:{column}"
+
+
+@dataclass(frozen=True)
+class Origin:
+    """A rule id glob and where it was given: the command line, or the config file."""
+
+    option: str
+    glob: str
+    where: str = ""
 
 
 @dataclass(frozen=True)
@@ -48,6 +70,9 @@ class Settings:
     rule_dirs: tuple[Path, ...]
     # The config is not an inventory, even when it stands among the inventories.
     config_file: Path | None = None
+    origins: tuple[Origin, ...] = ()
+    # Findings shown per rule (0: all); the summary always counts every finding.
+    max_per_rule: int = 100
 
 
 def find_config(paths: Sequence[Path]) -> Path | None:
@@ -66,16 +91,28 @@ def load_config(path: Path | None) -> tuple[Config, Path | None]:
     if path is None:
         return Config(), None
     shown = display_path(path)
-    if not path.is_file():
-        raise UserError(f"{shown}: config file not found")
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        raise UserError(f"{shown}: config file not found") from None
+    if not stat.S_ISREG(mode):  # a FIFO would block the run forever
+        what = "a folder" if stat.S_ISDIR(mode) else not_a_file(mode).split(",")[0].removeprefix("is ")
+        raise UserError(f"{shown}: is {what}, not a config file")
     try:
         docs = read(path)
     except YamlProblem as exc:
         raise UserError(at(shown, exc.line, exc.column, exc.message)) from None
+    except OSError as exc:
+        raise UserError(f"{shown}: cannot read: {exc.strerror}") from None
     if not docs:
         return Config(), path
+    if len(docs) > 1:
+        second = docs[1].src
+        raise UserError(at(shown, second.line, second.column, "a config file holds one YAML document"))
     try:
-        return Config.model_validate(docs[0].value), path
+        config = Config.model_validate(docs[0].value)
+        config._where = (shown, docs[0].src)
+        return config, path
     except ValidationError as exc:
         lines = []
         for error in exc.errors():
@@ -93,9 +130,17 @@ def settings(
     ignore: Sequence[str],
     fail_on: Severity | None,
     rule_dirs: Sequence[Path],
+    max_per_rule: int = 100,
 ) -> Settings:
     """The command line narrows the config: --select replaces, --ignore adds."""
     base = config_path.parent if config_path else Path()
+    origins = (
+        *(Origin("--select", g) for g in select),
+        *(Origin("--ignore", g) for g in ignore),
+        *(Origin("select", g, config.position("select", i)) for i, g in enumerate(config.select)),
+        *(Origin("ignore", g, config.position("ignore", i)) for i, g in enumerate(config.ignore)),
+        *(Origin("severity", g, config.position("severity", g, key=True)) for g in config.severity),
+    )
     return Settings(
         select=tuple(select) or tuple(config.select),
         ignore=(*config.ignore, *ignore),
@@ -103,7 +148,21 @@ def settings(
         fail_on=fail_on or config.fail_on,
         rule_dirs=(*(base / d for d in config.rules), *rule_dirs),
         config_file=config_path,
+        origins=origins,
+        max_per_rule=max_per_rule,
     )
+
+
+def check_selection(cfg: Settings, known: Sequence[str]) -> None:
+    """A glob that matches no rule is a typo that would check nothing: an error."""
+    lines = []
+    for origin in cfg.origins:
+        if any(fnmatch.fnmatchcase(rule, origin.glob) for rule in known):
+            continue
+        message = f"{origin.option} '{origin.glob}' matches no rule{did_you_mean(origin.glob, known)}"
+        lines.append(f"{origin.where}: {message}" if origin.where else f"checker: {message}")
+    if lines:
+        raise UserError(lines)
 
 
 def override_severity(
@@ -197,6 +256,20 @@ def _waiver_findings(
             )
         )
     return out
+
+
+def cap_per_rule(findings: Sequence[Finding], limit: int) -> tuple[list[Finding], dict[str, int]]:
+    """The first `limit` findings of each rule, in order, and how many of each were
+    left out: a million errors make a readable log, not 150 MB (0: no limit)."""
+    if limit <= 0:
+        return list(findings), {}
+    shown: list[Finding] = []
+    seen: dict[str, int] = {}
+    for f in findings:
+        seen[f.rule] = seen.get(f.rule, 0) + 1
+        if seen[f.rule] <= limit:
+            shown.append(f)
+    return shown, {rule: n - limit for rule, n in sorted(seen.items()) if n > limit}
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -24,16 +25,16 @@ import durable_rules_engine
 import numpy as np
 from durable import engine as durable
 
-from checker.errors import UserError
 from checker.expr import MAX_ALTERNATIVES, alternatives, fact_key
 from checker.facts import Fact
-from checker.findings import Finding, Location
+from checker.findings import Finding, Location, located
 from checker.rulebook import CompiledRule
 
 _names = itertools.count()
 # durable reads integers as a C long; beyond about 1e15 a float's digits are
 # not its value anyway. No quantity in a rollout plan comes near.
 _MAX_MAGNITUDE = 1e15
+_MAX_INT = 10**15 - 1
 
 
 class _QuietHost(durable.Host):  # type: ignore[misc]
@@ -43,13 +44,14 @@ class _QuietHost(durable.Host):  # type: ignore[misc]
         pass
 
 
-def _number(value: float | int, kind: str, key: str) -> str:
-    if abs(value) >= _MAX_MAGNITUDE:
-        raise UserError(f"{kind} fact field {key}: {value} is too large to evaluate")
+def _number(value: float | int) -> str:
+    # Valid input can derive a huge number (a 900 MW server on a 1 mW feed is a
+    # utilisation of 1e17 %). Clamped, it still compares as "more than any
+    # threshold"; the message shows the true value, rendered from the fact.
     if isinstance(value, int):
-        return str(value)
-    if not np.isfinite(value):
-        raise UserError(f"{kind} fact field {key}: {value} is not a finite number")
+        return str(max(-_MAX_INT, min(_MAX_INT, value)))
+    if not abs(value) < _MAX_MAGNITUDE:
+        value = math.copysign(_MAX_INT, value)
     return np.format_float_positional(value, trim="-")
 
 
@@ -57,8 +59,12 @@ def _value(value: Any, kind: str, key: str) -> str:
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, (int, float)):
-        return _number(value, kind, key)
+        return _number(value)
     raise TypeError(f"{kind} fact field {key}: unsupported value {value!r}")  # a bug, not input
+
+
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)
 
 
 def _plain(value: Any) -> bool:
@@ -72,7 +78,7 @@ def fact_json(index: int, kind: str, values: Mapping[str, Any]) -> str:
     """One fact as durable-rules JSON: a unique id (durable refuses an identical
     fact twice), its kind, and every present field under its durable key."""
     fact = {"id": index, "kind": kind}
-    fact.update((fact_key(k), v) for k, v in values.items() if v is not None)
+    fact.update((fact_key(k), v) for k, v in values.items() if v is not None and not _is_nan(v))
     if all(_plain(v) for v in fact.values()):
         return json.dumps(fact, ensure_ascii=False)  # the common case, at C speed
     parts = [f"{json.dumps(k, ensure_ascii=False)}: {_value(v, kind, k)}" for k, v in fact.items()]
@@ -162,10 +168,28 @@ def _location(rule: CompiledRule, fact: Fact) -> Location:
     return Location(fact.file, *fact.src.locate(path, key=True))
 
 
+def not_a_number(facts: Sequence[Fact]) -> list[Finding]:
+    """A field that is NaN cannot be compared: it is left out of the fact (no rule
+    fires on it) and reported at the entity it belongs to, never skipped silently."""
+    return [
+        located(
+            "schema.invalid",
+            "schema",
+            Location(fact.file, fact.src.line, fact.src.column),
+            f"{fact.entity}: {name} cannot be evaluated (it is not a number); check the values it is "
+            "derived from",
+            entity=fact.entity,
+        )
+        for fact in facts
+        for name, value in fact.values.items()
+        if _is_nan(value)
+    ]
+
+
 def evaluate(rules: Sequence[CompiledRule], facts: Sequence[Fact]) -> list[Finding]:
     """One finding per rule x matching fact, located at `locate` or the entity."""
     pairs = match(rules, [(f.kind, f.values) for f in facts])
-    findings = []
+    findings = not_a_number(facts)
     for rule_index, fact_index in pairs:
         rule, fact = rules[rule_index], facts[fact_index]
         loc = _location(rule, fact)
@@ -175,7 +199,7 @@ def evaluate(rules: Sequence[CompiledRule], facts: Sequence[Fact]) -> list[Findi
                 rule.rule.severity,
                 rule.rule.category,
                 fact.entity,
-                rule.render(fact.values),
+                rule.render(fact.values, fact.entity),
                 rule.rule.remediation,
                 loc.file,
                 loc.line,

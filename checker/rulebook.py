@@ -7,6 +7,7 @@ Every problem names the rule file, line and column; none is a traceback.
 
 from __future__ import annotations
 
+import datetime as dt
 import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -16,7 +17,6 @@ from typing import Annotated, Any
 
 import jinja2
 from jinja2 import meta
-from jinja2.sandbox import SandboxedEnvironment
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from checker.builtin import BUILTIN_CHECKS
@@ -26,6 +26,7 @@ from checker.facts import REGISTRY, FactKind
 from checker.findings import Category, Severity
 from checker.inventory.loader import describe_error, discover, display_path
 from checker.inventory.source import Src, YamlProblem, decode, parse, scalar_position
+from checker.message import MessageEnvironment, MessageError, render_message
 from checker.resources import rules_dir
 from checker.rulemeta import RuleMeta
 from checker.suggest import did_you_mean
@@ -62,15 +63,19 @@ class RuleFile(_Strict):
     rules: list[Rule]
 
 
-class _MessageUndefined(jinja2.Undefined):
-    """A field the fact lacks renders as 'unknown', never as an empty gap."""
+class _MessageUndefined(jinja2.ChainableUndefined):
+    """A field the fact lacks renders as 'unknown', never as an empty gap, however
+    deep it is read (`{{ support.contract.id }}` when there is no support)."""
 
     def __str__(self) -> str:
         return "unknown"
 
+    def __round__(self, ndigits: int | None = None) -> _MessageUndefined:
+        return self  # `{{ load_kw | round(1) }}` of a missing field is still 'unknown'
 
-# Messages are user-written templates: sandboxed, no autoescape (plain text out).
-_JINJA = SandboxedEnvironment(undefined=_MessageUndefined, autoescape=False, keep_trailing_newline=False)
+
+# Messages are user-written templates: sandboxed, bounded, plain text out.
+_JINJA = MessageEnvironment(_MessageUndefined)
 
 
 @dataclass(frozen=True)
@@ -104,8 +109,15 @@ class CompiledRule:
             tuple(r.examples.pass_),
         )
 
-    def render(self, values: Mapping[str, Any]) -> str:
-        return " ".join(self.template.render(nest(values)).split())
+    def render(self, values: Mapping[str, Any], entity: str = "") -> str:
+        """The message for one fact; a template that fails is this rule's error (exit 2)."""
+        try:
+            return render_message(self.template, nest(values))
+        except MessageError as exc:
+            where = f" for {entity}" if entity else ""
+            line, column = self.src.locate(["message"], key=False)
+            message = f"rule {self.id}: message fails{where}: {exc}"
+            raise UserError(at(self.file, line, column, message)) from None
 
 
 def nest(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -113,10 +125,11 @@ def nest(values: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, value in values.items():
         *parents, leaf = name.split(".")
-        node = out
+        node: Any = out
         for p in parents:
             node = node.setdefault(p, {})
-        node[leaf] = value
+        if isinstance(node, dict):  # `gpu` and `gpu.count` cannot both be there; the first wins
+            node.setdefault(leaf, value)
     return out
 
 
@@ -128,8 +141,22 @@ def flatten(example: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
         if isinstance(value, Mapping):
             out.update(flatten(value, f"{name}."))
         else:
-            out[name] = value
+            # Facts hold dates as ISO text: `until: 2027-01-01` unquoted means the same.
+            out[name] = value.isoformat() if isinstance(value, dt.date) else value
     return out
+
+
+_EXAMPLE_SCALARS = (str, int, float, bool, type(None))
+
+
+def _check_example_values(
+    example: Mapping[str, Any], errors: _Errors, path: list[str | int], what: str
+) -> None:
+    for name, value in flatten(example).items():
+        if not isinstance(value, _EXAMPLE_SCALARS):
+            got = "a list" if isinstance(value, list) else type(value).__name__
+            message = f"{what}: {name} is {got}; a fact field is a number, string, boolean or date"
+            errors.add([*path, *name.split(".")], message)
 
 
 class _Errors:
@@ -165,6 +192,9 @@ def _compile(
     rule: Rule, index: int, file: str, src: Src, builtin: bool, errors: _Errors
 ) -> CompiledRule | None:
     base: list[str | int] = ["rules", index]
+    if rule.category == "schema":  # it would make the exit code 2 and bypass --ignore
+        errors.add([*base, "category"], f"rule {rule.id}: category schema is for the built-in input checks")
+        return None
     kind = REGISTRY.get(rule.on)
     if kind is None:
         hint = did_you_mean(rule.on, REGISTRY)
@@ -177,10 +207,13 @@ def _compile(
         errors.add([*base, "when"], f"rule {rule.id}: {exc.message}", offset=(exc.line, exc.column))
         return None
     try:
-        template = _JINJA.from_string(rule.message)
+        template = _JINJA.compile_message(rule.message)
         used = meta.find_undeclared_variables(_JINJA.parse(rule.message))
     except jinja2.TemplateSyntaxError as exc:
         errors.add([*base, "message"], f"rule {rule.id}: bad message template: {exc.message}")
+        return None
+    except MessageError as exc:
+        errors.add([*base, "message"], f"rule {rule.id}: bad message template: {exc}")
         return None
     tops = {f.name.split(".")[0] for f in kind.fields}
     _check_fields(kind, sorted(used - tops), errors, [*base, "message"], f"rule {rule.id} message")
@@ -191,9 +224,9 @@ def _compile(
         )
     for label, examples in (("fail", rule.examples.fail), ("pass", rule.examples.pass_)):
         for i, example in enumerate(examples):
-            _check_fields(
-                kind, flatten(example), errors, [*base, "examples", label, i], f"rule {rule.id} example"
-            )
+            at_example: list[str | int] = [*base, "examples", label, i]
+            _check_fields(kind, flatten(example), errors, at_example, f"rule {rule.id} example")
+            _check_example_values(example, errors, at_example, f"rule {rule.id} example")
     return CompiledRule(rule, file, src.descend("rules", index), when, template, builtin)
 
 
@@ -205,6 +238,8 @@ def _load_file(path: Path, builtin: bool) -> tuple[list[CompiledRule], list[str]
         docs = parse(text)
     except YamlProblem as exc:
         return [], [at(shown, exc.line, exc.column, exc.message)]
+    except OSError as exc:
+        return [], [f"{shown}: cannot read: {exc.strerror}"]
     out: list[CompiledRule] = []
     lines: list[str] = []
     for doc in docs:
@@ -226,8 +261,12 @@ def _load_file(path: Path, builtin: bool) -> tuple[list[CompiledRule], list[str]
 
 
 def rule_files(folder: Path) -> list[Path]:
-    """Rule files of a folder; the knowledge base below it is data, not rules."""
-    return [p for p in discover([folder]) if "knowledge" not in p.relative_to(folder).parts]
+    """Rule files of a folder, found as inventories are; the knowledge base below
+    it is data, not rules. A folder or file that cannot be read is an error."""
+    files, problems = discover([folder])
+    if problems:
+        raise UserError(f"{display_path(path)}: {message}" for path, message in problems)
+    return [p for p in files if "knowledge" not in p.relative_to(folder).parts]
 
 
 @dataclass(frozen=True)
@@ -252,6 +291,12 @@ def matches(rule_id: str, globs: Sequence[str]) -> bool:
     return any(fnmatch.fnmatchcase(rule_id, g) for g in globs)
 
 
+_BUILTIN_IDS = frozenset(c.id for c in BUILTIN_CHECKS)
+# Input and waiver checks are built in; a rule there would be mistaken for one (and
+# a `schema` finding makes the exit code 2).
+_RESERVED = frozenset(c.split(".")[0] for c in _BUILTIN_IDS)
+
+
 def load_rulebook(extra: Sequence[Path] = (), *, builtin: bool = True) -> Rulebook:
     """The built-in rules plus every folder in `extra`; any problem -> UserError."""
     folders = ([(rules_dir(), True)] if builtin else []) + [(Path(p), False) for p in extra]
@@ -260,7 +305,8 @@ def load_rulebook(extra: Sequence[Path] = (), *, builtin: bool = True) -> Rulebo
     seen_folders: set[Path] = set()
     for folder, is_builtin in folders:
         if not folder.is_dir():
-            raise UserError(f"{folder}: rule folder not found")
+            what = "is not a folder" if folder.exists() else "rule folder not found"
+            raise UserError(f"{display_path(folder)}: {what}")
         # The same folder named twice (config `rules:` and --rules) is read once.
         if folder.resolve() in seen_folders:
             continue
@@ -271,6 +317,10 @@ def load_rulebook(extra: Sequence[Path] = (), *, builtin: bool = True) -> Rulebo
             lines += errs
     seen: dict[str, CompiledRule] = {}
     for rule in rules:
+        if rule.id in _BUILTIN_IDS or rule.id.split(".")[0] in _RESERVED:
+            what = "a built-in check" if rule.id in _BUILTIN_IDS else "reserved for built-in checks"
+            lines.append(at(rule.file, rule.src.line, rule.src.column, f"rule id {rule.id} is {what}"))
+            continue
         if rule.id in seen:
             first = seen[rule.id]
             lines.append(

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from checker.engine import match
-from checker.rulebook import CompiledRule, flatten
+from checker.message import MessageError, render_message
+from checker.rulebook import CompiledRule, flatten, nest
 
 
 def _cases(rules: Sequence[CompiledRule]) -> list[tuple[int, str, int, dict[str, Any]]]:
@@ -27,8 +28,13 @@ def run_rule_tests(rules: Sequence[CompiledRule]) -> tuple[str, bool]:
     cases = _cases(rules)
     fired = set(match(rules, [(rules[i].rule.on, values) for i, _, _, values in cases]))
     problems: dict[int, list[str]] = {i: [] for i in range(len(rules))}
-    for fact_index, (i, label, n, _) in enumerate(cases):
+    for fact_index, (i, label, n, values) in enumerate(cases):
         did_fire = (i, fact_index) in fired
+        try:
+            if did_fire:  # a message is rendered when its rule fires, as in an audit
+                render_message(rules[i].template, nest(values))
+        except MessageError as exc:
+            problems[i].append(f"message fails on {label} example {n}: {exc}")
         if label == "fail" and not did_fire:
             problems[i].append(f"fail example {n} did not fire")
         if label == "pass" and did_fire:

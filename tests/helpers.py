@@ -28,7 +28,7 @@ def compiled_rule(
         }
     )
     when_ = compile_when(when, REGISTRY[on].field_types())
-    return CompiledRule(rule, "rules/t.yaml", Src(1, 1), when_, _JINJA.from_string(rule.message), False)
+    return CompiledRule(rule, "rules/t.yaml", Src(1, 1), when_, _JINJA.compile_message(rule.message), False)
 
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -8,6 +8,8 @@ import pytest
 from checker.decide import (
     Config,
     apply_waivers,
+    cap_per_rule,
+    check_selection,
     find_config,
     load_config,
     override_severity,
@@ -137,3 +139,48 @@ def test_invalid_config_names_file_line_column(tmp_path: Path) -> None:
     with pytest.raises(UserError) as exc:
         load_config(tmp_path / "checker.yaml")
     assert exc.value.lines[0].endswith("checker.yaml:2:1: unknown field 'fial_on' (did you mean 'fail_on'?)")
+
+
+@pytest.mark.parametrize(("limit", "shown", "truncated"), [
+    (0, 5, {}),
+    (3, 4, {"a.x": 1}),
+    (1, 2, {"a.x": 3}),
+    (10, 5, {}),
+])
+def test_cap_per_rule_keeps_the_first_of_each_rule(limit: int, shown: int, truncated: dict[str, int]) -> None:
+    findings = [_finding(rule="a.x", entity=f"rack/f/{i}") for i in range(4)] + [_finding(rule="b.y")]
+    kept, cut = cap_per_rule(findings, limit)
+    assert (len(kept), cut) == (shown, truncated)
+    assert kept == [f for f in findings if f in kept]  # order kept
+
+
+@pytest.mark.parametrize(("config", "select", "ignore", "lines"), [
+    (Config(), [], [], []),
+    (Config(), ["power.*"], ["support.missing"], []),
+    (Config(), ["power.rack-capacty"], [],
+     ["checker: --select 'power.rack-capacty' matches no rule (did you mean 'power.rack-capacity'?)"]),
+    (Config(), [], ["nope.*"], ["checker: --ignore 'nope.*' matches no rule"]),
+    (Config(severity={"x.*": "info"}), [], [], ["checker: severity 'x.*' matches no rule"]),
+])
+def test_every_glob_must_match_a_rule(
+    config: Config, select: list[str], ignore: list[str], lines: list[str]
+) -> None:
+    known = ["power.rack-capacity", "support.missing", "schema.yaml"]
+    cfg = settings(config, None, select=select, ignore=ignore, fail_on=None, rule_dirs=[])
+    if not lines:
+        check_selection(cfg, known)
+        return
+    with pytest.raises(UserError) as exc:
+        check_selection(cfg, known)
+    assert list(exc.value.lines) == lines
+
+
+def test_config_globs_are_located(tmp_path: Path) -> None:
+    (tmp_path / "checker.yaml").write_text("select:\n  - power.*\n  - suport.*\n")
+    config, where = load_config(tmp_path / "checker.yaml")
+    cfg = settings(config, where, select=[], ignore=[], fail_on=None, rule_dirs=[])
+    with pytest.raises(UserError) as exc:
+        check_selection(cfg, ["power.rack-capacity", "support.missing"])
+    assert exc.value.lines[0].endswith(
+        "checker.yaml:3:5: select 'suport.*' matches no rule (did you mean 'support.missing'?)"
+    )

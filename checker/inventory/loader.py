@@ -7,7 +7,11 @@ category `schema` (so every output format shows them) and the audit exits 2.
 from __future__ import annotations
 
 import datetime as dt
+import errno
+import math
 import os
+import re
+import stat
 import types
 import typing
 from collections.abc import Callable, Iterator, Sequence
@@ -15,7 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
+from yaml.nodes import ScalarNode
 
 from checker.errors import UserError
 from checker.findings import Finding, Location, located
@@ -108,18 +114,108 @@ def display_path(path: Path) -> str:
     return path.as_posix() if rel.startswith("..") else Path(rel).as_posix()
 
 
-def discover(paths: Sequence[Path], exclude: Path | None = None) -> list[Path]:
-    """Every YAML file below `paths`, but `exclude` (the config file, if any)."""
-    files: set[Path] = set()
-    for path in paths:
-        if path.is_file():
-            files.add(path)
-        elif path.is_dir():
-            files.update(p for p in path.rglob("*") if p.suffix in YAML_SUFFIXES and p.is_file())
+def is_yaml(name: str) -> bool:
+    return name.lower().endswith(YAML_SUFFIXES)
+
+
+def not_a_file(mode: int) -> str:
+    kinds = (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    what = next((name for test, name in kinds if test(mode)), "not a regular file")
+    return f"is {what}, not a file: not read"
+
+
+class _Walk:
+    """File discovery (inventories/README.md, "Which files are read"): every folder
+    below a given path is read or reported, symbolic links are followed, a link
+    that leads back to a folder it is in is reported as a loop, entries whose
+    name starts with a dot are skipped, and so is the config file."""
+
+    def __init__(self, exclude: Path | None) -> None:
+        self.skip = os.path.realpath(exclude) if exclude else None
+        self.files: dict[str, Path] = {}  # real path -> first path it was reached by
+        self.folders: set[str] = set()
+        self.problems: list[tuple[Path, str]] = []
+
+    def top(self, path: Path) -> None:
+        try:
+            mode = path.stat().st_mode
+        except FileNotFoundError:
+            if not path.is_symlink():
+                raise UserError(f"{display_path(path)}: no such file or directory") from None
+            self.problems.append((path, "broken symbolic link: not read"))
+            return
+        except OSError as exc:
+            self.problems.append((path, f"cannot read: {exc.strerror}"))
+            return
+        if stat.S_ISDIR(mode):
+            self.folder(path, frozenset())
+        elif stat.S_ISREG(mode):
+            self.file(path)  # a file named on the command line is read whatever its name
         else:
-            raise UserError(f"{path}: no such file or directory")
-    skip = exclude.resolve() if exclude else None
-    return sorted(f for f in files if f.resolve() != skip)
+            self.problems.append((path, not_a_file(mode)))
+
+    def folder(self, path: Path, ancestors: frozenset[str]) -> None:
+        real = os.path.realpath(path)
+        if real in ancestors:
+            self.problems.append((path, "symbolic link loop: leads back to a folder it is in; not followed"))
+            return
+        if real in self.folders:
+            return  # the same folder reached twice (through a link) is read once
+        self.folders.add(real)
+        try:
+            with os.scandir(path) as it:
+                names = sorted(entry.name for entry in it)
+        except OSError as exc:
+            self.problems.append((path, f"cannot read folder: {exc.strerror}"))
+            return
+        for name in names:
+            if not name.startswith("."):  # .git, .github, .venv, editor files
+                self.entry(path / name, ancestors | {real})
+
+    def entry(self, path: Path, ancestors: frozenset[str]) -> None:
+        try:
+            mode = path.stat().st_mode
+        except OSError as exc:
+            loop = exc.errno == errno.ELOOP
+            if path.is_symlink() and (loop or isinstance(exc, FileNotFoundError)):
+                what = "symbolic link loop" if loop else "broken symbolic link"
+                self.problems.append((path, f"{what}: not followed"))
+            else:
+                self.problems.append((path, f"cannot read: {exc.strerror}"))
+            return
+        if stat.S_ISDIR(mode):
+            self.folder(path, ancestors)
+        elif not is_yaml(path.name):
+            return  # README.md and the like: only YAML files are inventories
+        elif stat.S_ISREG(mode):
+            self.file(path)
+        else:
+            self.problems.append((path, not_a_file(mode)))
+
+    def file(self, path: Path) -> None:
+        real = os.path.realpath(path)
+        if real != self.skip:
+            self.files.setdefault(real, path)
+
+
+def discover(paths: Sequence[Path], exclude: Path | None = None) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """Every YAML file below `paths` but `exclude` (the config file, if any), and
+    (path, problem) for everything that could not be read or was not followed."""
+    walk = _Walk(exclude)
+    for path in paths:
+        real = os.path.realpath(path)
+        again = real in walk.folders or real in walk.files  # `checker audit inv inv`
+        before = (len(walk.files), len(walk.problems))
+        walk.top(path)
+        if not again and (len(walk.files), len(walk.problems)) == before:
+            # A path that holds no inventory is a typo or a wrong folder, not a pass.
+            walk.problems.append((path, "no .yaml or .yml file here: nothing to check"))
+    return sorted(walk.files.values()), sorted(walk.problems)
 
 
 # ---------------------------------------------------------------- pydantic errors
@@ -157,6 +253,25 @@ def _is_number(text: str) -> bool:
     return True
 
 
+_RESOLVER: Any = yaml.resolver.Resolver()
+_EXPONENT = re.compile(r"^([-+]?[0-9_]*)(\.[0-9_]*)?[eE]([-+]?)([0-9]+)$")
+
+
+def _number_hint(text: str) -> str:
+    """Why a number reads as text. Unquoted, YAML 1.1 takes `2.3e2` and `1e5` for
+    strings (an exponent needs a dot and a sign), so "quotes" would mislead."""
+    if _RESOLVER.resolve(ScalarNode, text, (True, False)) != "tag:yaml.org,2002:str":
+        return ": write the number without quotes"  # it reads as a number when unquoted
+    if not math.isfinite(float(text)):
+        return ": YAML reads it as text, and a quantity must be a finite number"
+    match = _EXPONENT.match(text.strip())
+    if match is None:
+        return ": YAML reads it as text; write it as a plain number"
+    whole, fraction, sign, digits = match.groups()
+    spelled = f"{whole or '0'}{fraction if fraction and len(fraction) > 1 else '.0'}e{sign or '+'}{digits}"
+    return f": YAML 1.1 reads this exponent form as text; write {spelled} or the plain number"
+
+
 def describe_error(error: Any, model: type[BaseModel]) -> tuple[str, str, bool]:
     """(rule, message, point-at-key) for one pydantic error."""
     loc = [s for s in error["loc"] if isinstance(s, (str, int))]
@@ -172,7 +287,7 @@ def describe_error(error: Any, model: type[BaseModel]) -> tuple[str, str, bool]:
     shown = "" if isinstance(got, (dict, list)) else f" (got {got!r})"
     message = str(error["msg"]).removeprefix("Value error, ")
     if kind in ("float_type", "int_type") and isinstance(got, str) and _is_number(got):
-        shown += ": write the number without quotes"
+        shown += _number_hint(got)
     return "schema.invalid", f"{where or 'document'}: {message}{shown}", False
 
 
@@ -213,7 +328,7 @@ def _documents(problems: _Problems, files: Sequence[Path]) -> list[_Doc]:
             problems.add(exc.rule, Location(shown, exc.line, exc.column), exc.message)
             continue
         except OSError as exc:
-            problems.add("schema.yaml", Location(shown, 1, 1), f"cannot read: {exc.strerror}")
+            problems.add("schema.file", Location(shown, 1, 1), f"cannot read: {exc.strerror}")
             continue
         docs.extend(d for d in (_typed(problems, shown, doc) for doc in parsed) if d)
     return docs
@@ -243,9 +358,13 @@ def _typed(problems: _Problems, file: str, doc: Document) -> _Doc | None:
     if kind is None:
         problems.add("schema.document", where, f"missing `kind` (one of {', '.join(m.DOCUMENT_KINDS)})")
         return None
+    at = Location(file, *doc.src.locate(["kind"], key=False))
+    if not isinstance(kind, str):  # `kind: [Facility]` is a list, not a kind
+        got = _YAML_TYPES.get(type(kind).__name__, "a mapping")
+        problems.add("schema.document", at, f"`kind` must be one of {', '.join(m.DOCUMENT_KINDS)}, not {got}")
+        return None
     if kind not in m.DOCUMENT_KINDS:
-        at = Location(file, *doc.src.locate(["kind"], key=False))
-        hint = did_you_mean(str(kind), m.DOCUMENT_KINDS)
+        hint = did_you_mean(kind, m.DOCUMENT_KINDS)
         problems.add("schema.document", at, f"unknown kind '{kind}'{hint}")
         return None
     return _Doc(file, value, doc.src)
@@ -533,7 +652,9 @@ def _deep_merge(
 
 
 def builtin_catalog_files() -> list[Path]:
-    return discover([knowledge_dir()])
+    files, problems = discover([knowledge_dir()])
+    assert not problems, problems  # the package's own files: a broken install, not user input
+    return files
 
 
 def load(paths: Sequence[Path], exclude: Path | None = None) -> tuple[Inventory, list[Finding]]:
@@ -544,7 +665,10 @@ def load(paths: Sequence[Path], exclude: Path | None = None) -> tuple[Inventory,
 
 def _load(paths: Sequence[Path], exclude: Path | None) -> tuple[Inventory, list[Finding]]:
     problems = _Problems()
-    files = builtin_catalog_files() + discover(paths, exclude)
+    found, unread = discover(paths, exclude)
+    for path, message in unread:
+        problems.add("schema.file", Location(display_path(path), 1, 1), message)
+    files = builtin_catalog_files() + found
     builder = _Builder(problems)
     docs = _documents(problems, files)
     # Catalog and facilities first: servers refer to both, wherever they are written.

@@ -15,13 +15,26 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 
 def _name(value: Any) -> Any:
     if isinstance(value, str) and (
-        not value or len(value) > 200 or any(c.isspace() or c == "/" for c in value)
+        not value or len(value) > 200 or any(c.isspace() or c == "/" or not c.isprintable() for c in value)
     ):
-        raise ValueError("a name is 1-200 characters without spaces or '/' (it becomes part of entity ids)")
+        # Names reach terminals and CI logs: no control (ESC, BEL) or invisible characters.
+        raise ValueError(
+            "a name is 1-200 printable characters without spaces or '/' (it becomes part of entity ids)"
+        )
     return value
 
 
 Name = Annotated[str, AfterValidator(_name)]
+
+
+def _date(value: Any) -> Any:
+    # pydantic reads a number as seconds since 1970: `rollout_date: 0` is a typo, not 1970-01-01.
+    if isinstance(value, (bool, int, float)):
+        raise ValueError("expected a date (YYYY-MM-DD)")
+    return value
+
+
+Date = Annotated[dt.date, BeforeValidator(_date)]
 # Strict numbers: YAML reads `amps: yes` as True, which lax validation would
 # silently turn into a 1 A feed; quoted numbers are refused the same way.
 # The upper bound keeps every value readable by the rules engine (a C long).
@@ -190,7 +203,7 @@ class Software(Model):
 class Support(Model):
     vendor: str | None = None
     level: Literal["24x7", "8x5", "nbd", "none"]
-    until: dt.date | None = None
+    until: Date | None = None
 
 
 class ServerSpec(Model):
@@ -223,7 +236,7 @@ class ServersDoc(Model):
 
     kind: Literal["Servers"]
     facility: Name
-    rollout_date: dt.date | None = None
+    rollout_date: Date | None = None
     defaults: dict[str, Any] = {}
     servers: list[dict[str, Any]]
 
@@ -250,7 +263,7 @@ class Waiver(Model):
     entity: Annotated[str, Field(min_length=1)]
     reason: Annotated[str, Field(min_length=3)]
     owner: Annotated[str, Field(min_length=1)]
-    expires: dt.date
+    expires: Date
 
 
 class WaiversDoc(Model):

@@ -150,6 +150,7 @@ class _Builder:
     """
 
     def __init__(self, text: str) -> None:
+        self.text = text
         self.loader = _Loader(text)
         self.anchors: dict[str, Built] = {}
         self.written = 0
@@ -163,8 +164,14 @@ class _Builder:
             line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
             message = " ".join(str(p) for p in (exc.context, exc.problem) if p)
             raise YamlProblem("schema.yaml", line, column, f"invalid YAML: {message}") from None
+        except yaml.reader.ReaderError as exc:
+            # A character YAML refuses (a raw ESC, say): point at it, and say which.
+            head = self.text[: exc.position]
+            line, column = head.count("\n") + 1, exc.position - (head.rfind("\n") + 1) + 1
+            message = f"invalid YAML: character U+{exc.character:04X} is not allowed ({exc.reason})"
+            raise YamlProblem("schema.yaml", line, column, message) from None
         except yaml.YAMLError as exc:
-            raise YamlProblem("schema.yaml", 1, 1, f"invalid YAML: {exc}") from None
+            raise YamlProblem("schema.yaml", 1, 1, f"invalid YAML: {' '.join(str(exc).split())}") from None
 
     def documents(self) -> Iterator[Built]:
         try:

@@ -3,14 +3,13 @@ audit's machine formats (sarif, junit, github) show the new findings only."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 from checker.diff import Delta, DiffResult
 from checker.render import FORMATS
 from checker.render.context import PLAIN, RenderContext
-from checker.render.json_format import finding_json
+from checker.render.json_format import dumps, finding_json
 from checker.render.templating import environment
 from checker.render.text import finding_line
 
@@ -67,7 +66,7 @@ def json_format(result: DiffResult, ctx: RenderContext = PLAIN) -> str:
         "resolved": [finding_json(f) for f in result.resolved],
         "capacity_changes": [_delta_json(d) for d in result.deltas],
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return dumps(doc)
 
 
 def markdown(result: DiffResult, ctx: RenderContext = PLAIN) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 from checker.audit import AuditResult
 from checker.findings import Finding
 from checker.render.context import PLAIN, RenderContext
+from checker.terminal import escape_json
 
 
 def finding_json(f: Finding) -> dict[str, Any]:
@@ -29,6 +30,8 @@ def finding_json(f: Finding) -> dict[str, Any]:
 
 
 def document(result: AuditResult) -> dict[str, Any]:
+    # `truncated` (findings left out per rule, --max-per-rule) appears only when some were.
+    extra = {"truncated": result.truncated} if result.truncated else {}
     return {
         "tool": "checker",
         "version": result.version,
@@ -37,8 +40,14 @@ def document(result: AuditResult) -> dict[str, Any]:
         "summary": result.summary,
         "findings": [finding_json(f) for f in result.findings],
         "capacity": result.capacity.to_json() if result.capacity else {"facilities": [], "racks": []},
+        **extra,
     }
 
 
+def dumps(doc: dict[str, Any]) -> str:
+    """Indented, non-ASCII kept, and no raw control character even where JSON allows one."""
+    return escape_json(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n"
+
+
 def render(result: AuditResult, ctx: RenderContext = PLAIN) -> str:
-    return json.dumps(document(result), indent=2, ensure_ascii=False) + "\n"
+    return dumps(document(result))

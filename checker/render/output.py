@@ -21,6 +21,7 @@ from checker.errors import UserError
 from checker.inventory.loader import YAML_SUFFIXES
 from checker.render import get_formatter
 from checker.render.context import RenderContext
+from checker.terminal import escape_lines
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ def write_atomic(file: Path, text: str) -> None:
     except OSError as exc:
         raise UserError(f"{file}: cannot write: {exc.strerror}") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as handle:
             handle.write(text)
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, file)
@@ -108,6 +109,9 @@ def emit(result: AuditResult, out: Output, color: bool = False) -> None:
 
 
 def write_output(out: Output, text: str) -> None:
+    # Formatters escape user strings for their own syntax; this is the terminal's
+    # last line of defence, since any of these files may be printed by `cat`.
+    text = escape_lines(text)
     if out.file is None:
         sys.stdout.write(text)
     else:
@@ -119,9 +123,9 @@ def append_step_summary(result: AuditResult, env: Mapping[str, str]) -> None:
     path = env.get("GITHUB_STEP_SUMMARY")
     if not path:
         return
-    text = get_formatter("markdown")(result, RenderContext(link_base=github_blob_base(env)))
+    text = escape_lines(get_formatter("markdown")(result, RenderContext(link_base=github_blob_base(env))))
     try:
-        with open(path, "a", encoding="utf-8") as handle:
+        with open(path, "a", encoding="utf-8", errors="backslashreplace") as handle:
             handle.write(text)
     except OSError as exc:
         raise UserError(f"{path}: cannot append the step summary: {exc.strerror}") from None

@@ -9,7 +9,6 @@ an external suppression (§3.35), so they stay visible but do not alert.
 
 from __future__ import annotations
 
-import json
 from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import quote
@@ -17,6 +16,7 @@ from urllib.parse import quote
 from checker.audit import AuditResult
 from checker.findings import Finding
 from checker.render.context import PLAIN, RenderContext
+from checker.render.json_format import dumps
 from checker.rulemeta import RuleMeta
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -96,4 +96,4 @@ def document(result: AuditResult, ctx: RenderContext = PLAIN) -> dict[str, Any]:
 
 
 def render(result: AuditResult, ctx: RenderContext = PLAIN) -> str:
-    return json.dumps(document(result, ctx), indent=2, ensure_ascii=False) + "\n"
+    return dumps(document(result, ctx))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from checker.audit import AuditResult
 from checker.findings import Finding
 from checker.render.context import PLAIN, RenderContext
+from checker.terminal import escape
 
 
 def _plural(n: int, word: str) -> str:
@@ -25,11 +26,21 @@ def summary_line(result: AuditResult) -> str:
 
 
 def finding_line(f: Finding) -> str:
-    waived = " [waived]" if f.waived else ""
-    return f"{f.file}:{f.line}:{f.column}: {f.severity} {f.rule} {f.message}{waived}"
+    # Each field escaped on its own: a newline in a file name must not start a line.
+    text = f"{escape(f.file)}:{f.line}:{f.column}: {f.severity} {escape(f.rule)} {escape(f.message)}"
+    return text + (" [waived]" if f.waived else "")
+
+
+def truncation_lines(result: AuditResult) -> list[str]:
+    return [
+        f"checker: {n} more {escape(rule)} {'finding' if n == 1 else 'findings'} not shown"
+        " (--max-per-rule 0 shows all)"
+        for rule, n in result.truncated.items()
+    ]
 
 
 def render(result: AuditResult, ctx: RenderContext = PLAIN) -> str:
     lines = [finding_line(f) for f in result.findings]
+    lines += truncation_lines(result)
     lines.append(summary_line(result))
     return "\n".join(lines) + "\n"

@@ -1,0 +1,258 @@
+"""Rule messages: sandboxed Jinja templates whose cost is bounded.
+
+A rule's `message` comes from a folder anyone can edit. Jinja's sandbox blocks
+attribute escapes; the limits here bound time and memory too, so no rule can
+hang a run or eat its memory (`range(99999)` nested twice, `'%999999999d' % 1`).
+Anything a message does wrong is a MessageError, which the rulebook reports as
+that rule's error, with its file and line.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import re
+import string
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import jinja2
+from jinja2 import nodes, visitor
+from jinja2.runtime import Context
+from jinja2.sandbox import SandboxedEnvironment
+
+MAX_TEXT = 1000  # characters of any string or items of any list a message builds
+# Characters plus items at every level of a nested value: `[[x] * 1000] * 1000` has
+# 1000 items at each level and would print as a gigabyte.
+MAX_WEIGHT = 20_000
+MAX_MESSAGE = 1000  # characters of a rendered message (one line); longer ones are cut
+CUT = " [cut at 1000 characters]"
+MAX_WIDTH = 200  # a format width, padding or wrap width
+MAX_ITERATIONS = 10_000  # loop steps in one rendering, all loops together
+MAX_INT_BITS = 4096  # no arithmetic result beyond ~1,200 digits
+
+_PRINTF_SPEC = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(\*|\d+)?(?:\.(\*|\d+))?")
+# Filters whose arguments are sizes: (filter, indices of size arguments counting the value as 0).
+_SIZE_ARGS = {"center": (1,), "indent": (1,), "wordwrap": (1,), "batch": (1,), "slice": (1,)}
+_SIZE_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"})
+_REFUSED_NODES = (
+    nodes.Macro,
+    nodes.CallBlock,
+    nodes.Import,
+    nodes.FromImport,
+    nodes.Include,
+    nodes.Extends,
+    nodes.Block,
+)
+_SEQUENCES = (str, bytes, list, tuple)
+
+
+class MessageError(Exception):
+    """A message template that breaks a limit or fails when rendered."""
+
+
+_steps: contextvars.ContextVar[list[int]] = contextvars.ContextVar("_steps")
+
+
+def _limit_length(length: int, what: str) -> None:
+    if length > MAX_TEXT:
+        raise MessageError(f"{what} makes {length} characters or items (the limit is {MAX_TEXT})")
+
+
+def _weight(value: Any) -> int:
+    """Characters and items of a value at every level, counted up to just past MAX_WEIGHT."""
+    total, stack = 0, [value]
+    while stack and total <= MAX_WEIGHT:
+        item = stack.pop()
+        total += len(item) if isinstance(item, (str, bytes, range)) else 1
+        if isinstance(item, dict):
+            stack += [*item.keys(), *item.values()]
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            stack += item
+    return total
+
+
+def _limit_size(value: Any, what: str) -> Any:
+    if isinstance(value, (str, bytes, list, tuple, dict)):
+        _limit_length(len(value), what)
+    if isinstance(value, (list, tuple, dict, set, frozenset)) and _weight(value) > MAX_WEIGHT:
+        raise MessageError(f"{what} makes a nested value of over {MAX_WEIGHT} characters and items")
+    if isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
+        raise MessageError(f"{what} makes a number of over {MAX_INT_BITS} bits")
+    return value
+
+
+def _limit_width(value: Any, what: str) -> None:
+    if isinstance(value, str):
+        _limit_size(value, what)
+    elif isinstance(value, (int, float)) and abs(value) > MAX_WIDTH:
+        raise MessageError(f"{what}: width {value} is over the limit of {MAX_WIDTH}")
+
+
+def _check_printf(spec: str) -> None:
+    for match in _PRINTF_SPEC.finditer(spec):
+        for part in match.groups():
+            if part == "*":
+                raise MessageError("'%*d' widths from arguments are not allowed in messages")
+            if part is not None:
+                _limit_width(int(part), "% format")
+
+
+def _check_format(spec: str) -> None:
+    for _, field, fmt, _ in string.Formatter().parse(spec):
+        if field is not None and fmt:
+            if "{" in fmt:
+                raise MessageError("nested fields in a format spec are not allowed in messages")
+            for number in re.findall(r"\d+", fmt):
+                _limit_width(int(number), "format spec")
+
+
+def _loop(iterable: Any) -> Iterator[Any]:
+    """Every `for` of a message iterates through here: steps are counted per rendering."""
+    _limit_size(iterable, "a loop")
+    steps = _steps.get()
+    for item in iterable:
+        steps[0] += 1
+        if steps[0] > MAX_ITERATIONS:
+            raise MessageError(f"loops take over {MAX_ITERATIONS} steps")
+        yield item
+
+
+def _range(*args: int) -> range:
+    rng = range(*args)
+    if len(rng) > MAX_TEXT:
+        raise MessageError(f"range of {len(rng)} items (the limit is {MAX_TEXT})")
+    return rng
+
+
+def _literal(value: Any) -> Any:
+    """Every list, tuple and dict written in a message is measured as it is built."""
+    return _limit_size(value, "a literal")
+
+
+def _concat(*parts: Any) -> str:
+    return str(_limit_size("".join(str(p) for p in parts), "'~'"))
+
+
+def _checked_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
+    sizes = _SIZE_ARGS.get(name, ())
+    skip = 1 if getattr(func, "jinja_pass_arg", None) is not None else 0  # context/environment first
+
+    @functools.wraps(func)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        values = args[skip:]
+        for index in sizes:
+            if index < len(values):
+                _limit_width(values[index], f"filter {name}")
+        for key in ("width", "length", "linecount", "slices"):
+            if key in kwargs:
+                _limit_width(kwargs[key], f"filter {name}")
+        if name == "format" and values and isinstance(values[0], str):
+            _check_printf(values[0])
+        return _limit_size(func(*args, **kwargs), f"filter {name}")
+
+    return run
+
+
+class _Bounding(visitor.NodeTransformer):
+    """Rewrites loops and `~` so that both go through the counted helpers."""
+
+    def visit_For(self, node: nodes.For) -> nodes.Node:
+        if node.recursive:
+            raise MessageError("recursive loops are not allowed in messages")
+        self.generic_visit(node)
+        node.iter = nodes.Call(nodes.Name("_loop", "load"), [node.iter], [], None, None)
+        return node
+
+    def visit_List(self, node: nodes.List) -> nodes.Node:
+        return self._measured(node)
+
+    def visit_Dict(self, node: nodes.Dict) -> nodes.Node:
+        return self._measured(node)
+
+    def visit_Tuple(self, node: nodes.Tuple) -> nodes.Node:
+        return self._measured(node) if node.ctx == "load" else node  # not `for k, v in ...`
+
+    def _measured(self, node: nodes.Expr) -> nodes.Node:
+        self.generic_visit(node)
+        return nodes.Call(nodes.Name("_literal", "load"), [node], [], None, None)
+
+    def visit_Concat(self, node: nodes.Concat) -> nodes.Node:
+        self.generic_visit(node)
+        return nodes.Call(nodes.Name("_concat", "load"), list(node.nodes), [], None, None)
+
+
+class MessageEnvironment(SandboxedEnvironment):
+    """The sandbox with every way of making a message large or slow capped."""
+
+    intercepted_binops = frozenset({"*", "**", "%", "+"})
+
+    def __init__(self, undefined: type[jinja2.Undefined]) -> None:
+        super().__init__(undefined=undefined, autoescape=False, keep_trailing_newline=False)
+        # No lipsum, cycler, joiner or namespace: nothing a one-line message needs.
+        self.globals = {"range": _range, "dict": dict}
+        self.globals.update(_loop=_loop, _concat=_concat, _literal=_literal)  # see _Bounding
+        self.filters = {name: _checked_filter(name, f) for name, f in self.filters.items()}
+
+    def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
+        if operator == "**" and isinstance(right, (int, float)) and abs(right) > 64:
+            raise MessageError(f"exponent {right} is over the limit of 64")
+        if operator == "%" and isinstance(left, str):
+            _check_printf(left)
+        if operator in ("*", "+"):
+            for a, b in ((left, right), (right, left)):
+                if isinstance(a, _SEQUENCES) and isinstance(b, int) and not isinstance(b, bool):
+                    _limit_length(len(a) * max(b, 0), f"'{operator}'")  # before the memory is taken
+            ints = isinstance(left, int) and isinstance(right, int)
+            if ints and operator == "*" and left.bit_length() + right.bit_length() > MAX_INT_BITS:
+                raise MessageError(f"'*' makes a number of over {MAX_INT_BITS} bits")
+        return _limit_size(super().call_binop(context, operator, left, right), f"'{operator}'")
+
+    def call(__self, __context: Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        # The sandbox hands out str.format wrapped; the string is on the wrapped method.
+        method = getattr(__obj, "__wrapped__", __obj)
+        name = getattr(method, "__name__", "")
+        owner = getattr(method, "__self__", None)
+        if isinstance(owner, str):
+            if name in _SIZE_METHODS:
+                for value in (*args, *kwargs.values()):
+                    _limit_width(value, f"str.{name}")
+            if name in ("format", "format_map"):
+                _check_format(owner)
+        result = super().call(__context, __obj, *args, **kwargs)
+        return _limit_size(result, f"{name or 'a call'}()")
+
+    def compile_message(self, source: str) -> jinja2.Template:
+        """The template of a message; MessageError or TemplateSyntaxError if it cannot be one."""
+        tree = self.parse(source)
+        for node in tree.find_all(_REFUSED_NODES):
+            raise MessageError(f"{type(node).__name__.lower()} tags are not allowed in messages")
+        bounded = _Bounding().visit(tree)
+        assert isinstance(bounded, nodes.Template)
+        return self.from_string(bounded)
+
+
+def render_message(template: jinja2.Template, values: Mapping[str, Any]) -> str:
+    """One line of at most MAX_MESSAGE characters, or MessageError saying why not.
+
+    A message that is merely long (a long free-text field from the inventory) is
+    cut, not an error: the rule is not at fault for its input."""
+    token = _steps.set([0])
+    try:
+        out: list[str] = []
+        size = 0
+        for chunk in template.generate(values):
+            out.append(chunk)
+            size += len(chunk)
+            if size > 4 * MAX_MESSAGE:  # whitespace is collapsed below; stop well before memory matters
+                break
+        text = " ".join("".join(out).split())
+    except MessageError:
+        raise
+    except Exception as exc:  # anything a user's template does wrong is the template's error
+        raise MessageError(f"{type(exc).__name__}: {exc}") from None
+    finally:
+        _steps.reset(token)
+    if len(text) > MAX_MESSAGE:
+        return text[: MAX_MESSAGE - len(CUT)].rstrip() + CUT
+    return text

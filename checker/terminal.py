@@ -1,0 +1,58 @@
+"""The one choke point for human-readable output: no control character from an
+inventory, a rule folder or a file name reaches a terminal.
+
+Inventories and rule folders come from pull requests anyone can open; a name
+with ESC in it could clear or rewrite a CI log, a newline could forge a finding
+line. Every human-readable string is escaped here: C0 and C1 control characters
+(ECMA-48), DEL, the Unicode line separators, the bidirectional overrides
+("Trojan Source", CVE-2021-42574) and lone surrogates (undecodable bytes in a
+file name) become visible `\\xNN` / `\\uNNNN` text.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+_BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+# Lone surrogates stand for undecodable bytes in file names; no encoder writes them.
+_SURROGATES = range(0xD800, 0xE000)
+_UNSAFE = (*range(0x20), 0x7F, *range(0x80, 0xA0), 0x2028, 0x2029, *_BIDI, *_SURROGATES)
+
+
+def _spelled(code: int) -> str:
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+_FIELD = {code: _spelled(code) for code in _UNSAFE}
+_LINES = {code: text for code, text in _FIELD.items() if code != 0x0A}
+# JSON escapes C0 itself; DEL, C1 and the rest are legal raw in JSON strings.
+_JSON = {code: f"\\u{code:04x}" for code in _UNSAFE if code >= 0x20}
+
+
+def escape(text: object) -> str:
+    """One field of one line: every control character, newline included, escaped."""
+    return str(text).translate(_FIELD)
+
+
+def escape_lines(text: str) -> str:
+    """Several lines: every control character but the newline escaped."""
+    return text.translate(_LINES)
+
+
+def escape_json(text: str) -> str:
+    """JSON text with the control characters JSON leaves raw written as `\\uNNNN`."""
+    return text.translate(_JSON)
+
+
+class SafeStream:
+    """A text stream that escapes what is written to it, the last line of defence
+    for output that no formatter wrote (argparse messages, say)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(escape_lines(text))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)

@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from checker.terminal import SafeStream, escape, escape_json, escape_lines
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("plain name", "plain name"),
+        ("s1\x1b[2J", "s1\\x1b[2J"),
+        ("bell\x07", "bell\\x07"),
+        ("two\nlines", "two\\x0alines"),
+        ("tab\there", "tab\\x09here"),
+        ("del\x7f", "del\\x7f"),
+        ("csi\x9b2J", "csi\\x9b2J"),
+        ("nel\x85", "nel\\x85"),
+        ("line\u2028sep", "line\\u2028sep"),
+        ("rtl\u202eoverride", "rtl\\u202eoverride"),
+        ("isolate\u2066x\u2069", "isolate\\u2066x\\u2069"),
+        ("\udcff.yaml", "\\udcff.yaml"),  # the byte 0xff in a file name
+        ("café Ω 数据", "café Ω 数据"),  # printable text is left alone
+    ],
+)
+def test_escape_shows_every_control_character(text: str, shown: str) -> None:
+    assert escape(text) == shown
+
+
+def test_escape_lines_keeps_newlines_only() -> None:
+    assert escape_lines("a\x1b\nb\tc\n") == "a\\x1b\nb\\x09c\n"
+
+
+def test_escape_json_stays_json() -> None:
+    text = json.dumps({"m": "a\x1b\x7f\x9b\u202e\t"}, ensure_ascii=False)
+    escaped = escape_json(text)
+    assert json.loads(escaped) == {"m": "a\x1b\x7f\x9b\u202e\t"}
+    assert escaped == '{"m": "a\\u001b\\u007f\\u009b\\u202e\\t"}'
+
+
+def test_safe_stream_escapes_what_is_written() -> None:
+    inner = io.StringIO()
+    stream = SafeStream(inner)
+    stream.write("error: \x1b[31mred\x1b[0m\n")
+    stream.flush()
+    assert inner.getvalue() == "error: \\x1b[31mred\\x1b[0m\n"
