@@ -7,6 +7,7 @@ together.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,7 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from checker.audit import AuditResult, run_audit
 from checker.capacity import Capacity, compute, feed_kw
+from checker.decide import Config, settings
 from checker.engine import evaluate
 from checker.facts import build_all
 from checker.findings import Finding
@@ -367,3 +370,36 @@ def test_json_capacity_section_is_keyed_by_entity_id(audit: Auditor) -> None:
     assert [r["entity"] for r in doc["feeds"]] == ["feed/f/R1/a", "feed/f/R1/b"]
     assert doc["racks"][0]["entity"] == "rack/f/R1" and doc["racks"][0]["load_kw"] == 20.4
     assert [r["entity"] for r in doc["servers"]] == ["server/g1", "server/g2"]
+
+
+# ---------------------------------------------------------------- the example rollout
+EXAMPLE = Path(__file__).resolve().parent.parent / "inventories"
+
+
+@pytest.fixture(scope="module")
+def example() -> AuditResult:
+    cfg = settings(Config(), None, select=[], ignore=[], fail_on=None, rule_dirs=[])
+    return run_audit([EXAMPLE], cfg, dt.date(2027, 1, 15))
+
+
+def test_the_example_has_no_errors_but_the_waived_one(example: AuditResult) -> None:
+    errors = [(f.rule, f.entity, f.waived) for f in example.findings if f.severity == "error"]
+    assert errors == [("power.rack-capacity", "rack/sh1/A08", True)]
+    assert example.exit_code == 0
+
+
+def test_the_example_tight_rack_b02(example: AuditResult) -> None:
+    """The figures inventories/README.md walks through."""
+    assert example.capacity is not None
+    b02 = example.capacity.racks.row(("sh1", "B02"))
+    assert (b02["load_kw"], b02["capacity_kw"], b02["total_feed_kw"]) == (15.4, 16.849, 33.699)
+    assert (b02["normal_side_load_kw"], b02["side_b_failover_pct"], b02["headroom_kw"]) == (
+        7.7,
+        91.398,
+        1.449,
+    )
+    assert (b02["heat_kw"], b02["heat_btu_h"], b02["cooling_utilization_pct"]) == (15.4, 52544.8, 77)
+    tight = [f for f in example.findings if f.rule == "power.rack-headroom"]
+    assert [(f.entity, Path(f.file).name, f.line) for f in tight] == [("rack/sh1/B02", "facility.yaml", 119)]
+    sh1 = example.capacity.facilities.row("sh1")
+    assert (sh1["cooling_usable_kw"], sh1["projected_pue"]) == (360, 1.244)
