@@ -10,6 +10,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -83,8 +84,16 @@ class CompiledRule:
     def id(self) -> str:
         return self.rule.id
 
+    @cached_property
+    def message_names(self) -> frozenset[str]:
+        """Top-level names the message uses: only those fields are nested for it
+        (a template reaches no other field), which keeps rendering cheap."""
+        return frozenset(meta.find_undeclared_variables(_JINJA.parse(self.rule.message)))
+
     def render(self, values: Mapping[str, Any]) -> str:
-        return " ".join(self.template.render(nest(values)).split())
+        names = self.message_names
+        used = {k: v for k, v in values.items() if k.partition(".")[0] in names}
+        return " ".join(self.template.render(nest(used)).split())
 
 
 def nest(values: Mapping[str, Any]) -> dict[str, Any]:

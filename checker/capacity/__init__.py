@@ -52,7 +52,9 @@ class Capacity:
 
 
 def _entities(kind: str, table: Table[Any]) -> list[dict[str, Any]]:
-    rows = [{"entity": entity_id(kind, key), **row} for key, row in zip(table.keys, table.rows, strict=True)]
+    rows = [
+        {"entity": entity_id(kind, key), **row} for key, row in zip(table.keys, table.figures, strict=True)
+    ]
     return sorted(rows, key=lambda r: str(r["entity"]))
 
 

@@ -58,7 +58,7 @@ RACK_COLUMNS = (
     Column("total_weight_kg", "kg", "empty rack weight_kg (if given) + servers with a known weight"),
     Column("unweighed_server_count", "", "servers without weight_kg (not in total_weight_kg)"),
     Column("floor_load_kg_per_m2", "kg/m2", "total_weight_kg / footprint_m2"),
-    Column("floor_max_kg_per_m2", "kg/m2", "the facility's floor loading limit"),
+    Column("floor_max_kg_per_m2", "kg/m2", "the facility's floor loading limit", context=True),
 )
 
 

@@ -40,12 +40,12 @@ SERVER_COLUMNS = (
         "psu_side_pct", "%", "psu_side_w / peak_w x 100: the share of peak draw that survives a side loss"
     ),
     Column("top_u", "U", "highest U occupied: position + u_height - 1 (rack-mounted servers)"),
-    Column("rack_u_height", "U", "height of the server's rack"),
+    Column("rack_u_height", "U", "height of the server's rack", context=True),
     Column("overlaps_with", "", "the server whose U range this one's overlaps (first in U order)", "string"),
-    Column("rack_mounted", "", "whether the server has a position (takes U)", "boolean"),
-    Column("rack_redundancy", "", "N | N+1 | 2N of the server's rack", "string"),
-    Column("rack_cooling", "", "air | rear-door | liquid of the server's rack", "string"),
-    Column("facility_inlet_c", "degC", "design inlet temperature of the server's facility"),
+    Column("rack_mounted", "", "whether the server has a position (takes U)", "boolean", context=True),
+    Column("rack_redundancy", "", "N | N+1 | 2N of the server's rack", "string", context=True),
+    Column("rack_cooling", "", "air | rear-door | liquid of the server's rack", "string", context=True),
+    Column("facility_inlet_c", "degC", "design inlet temperature of the server's facility", context=True),
 )
 
 

@@ -29,6 +29,9 @@ class Column:
     unit: str
     doc: str
     type: ColumnType = "number"
+    # A value looked up from the entity's rack or facility so one-fact rules can
+    # compare against it; not a figure of its own, so not in the JSON section.
+    context: bool = False
 
 
 def _cells(values: npt.NDArray[Any], kind: ColumnType) -> list[Any]:
@@ -67,6 +70,14 @@ class Table(Generic[K]):
             {name: values[i] for name, values in cells if values[i] is not None}
             for i in range(len(self.keys))
         ]
+
+    @cached_property
+    def figures(self) -> list[dict[str, Any]]:
+        """Rows without context columns: what the JSON `capacity` section shows."""
+        context = {c.name for c in self.spec if c.context}
+        if not context:
+            return self.rows
+        return [{k: v for k, v in row.items() if k not in context} for row in self.rows]
 
     def row(self, key: K) -> dict[str, Any]:
         return self.rows[self.index[key]]
