@@ -85,14 +85,15 @@ class CompiledRule:
         return self.rule.id
 
     @cached_property
-    def message_names(self) -> frozenset[str]:
-        """Top-level names the message uses: only those fields are nested for it
-        (a template reaches no other field), which keeps rendering cheap."""
-        return frozenset(meta.find_undeclared_variables(_JINJA.parse(self.rule.message)))
+    def message_fields(self) -> tuple[str, ...]:
+        """The fact fields the message can reach (a template names its top-level
+        variables): only those are nested for it, which keeps rendering cheap."""
+        names = meta.find_undeclared_variables(_JINJA.parse(self.rule.message))
+        kind = REGISTRY.get(self.rule.on)
+        return tuple(f.name for f in kind.fields if f.name.partition(".")[0] in names) if kind else ()
 
     def render(self, values: Mapping[str, Any]) -> str:
-        names = self.message_names
-        used = {k: v for k, v in values.items() if k.partition(".")[0] in names}
+        used = {k: values[k] for k in self.message_fields if k in values}
         return " ".join(self.template.render(nest(used)).split())
 
 

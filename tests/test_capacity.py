@@ -200,21 +200,27 @@ def test_power_cap_replaces_max_draw_on_branch_circuits(audit: Auditor) -> None:
 
 # ---------------------------------------------------------------- PSUs
 @pytest.mark.parametrize(
-    ("model", "side_w", "peak_w", "rule"),
+    ("model", "side_w", "peak_w", "server_rule", "rack_rule"),
     [
-        ("dgx-b200", 9900, 14300, "power.psu-side-loss"),  # 6 x 3.3 kW 5+1: 3 left = 9.9 kW
-        ("dgx-h100", 9900, 10200, "power.psu-side-degraded"),  # 4+2: reduced performance
-        ("dgx-a100", 9000, 6500, None),  # 6 x 3 kW 3+3: 9 kW a side
+        # 6 x 3.3 kW 5+1: 3 left = 9.9 kW of 14.3 kW: an error on the server.
+        ("dgx-b200", 9900, 14300, "power.psu-side-loss", "power.psu-side-degraded"),
+        # 4+2: 9.9 of 10.2 kW, reduced performance: a warning on the rack.
+        ("dgx-h100", 9900, 10200, None, "power.psu-side-degraded"),
+        ("dgx-a100", 9000, 6500, None, None),  # 6 x 3 kW 3+3: 9 kW a side
     ],
 )
 def test_server_psus_on_side_loss(
-    audit: Auditor, model: str, side_w: int, peak_w: int, rule: str | None
+    audit: Auditor, model: str, side_w: int, peak_w: int, server_rule: str | None, rack_rule: str | None
 ) -> None:
     run = audit(rack(ab(380, 63)), servers(srv("s", f"model: {model}, position: 1")))
     row = run.capacity.servers.row("s")
     assert (row["psu_side_w"], row["peak_w"]) == (side_w, peak_w)
-    psu_rules = {r for r in run.fired("server/s") if r.startswith("power.psu-side")}
-    assert psu_rules == ({rule} if rule else set())
+    assert {r for r in run.fired("server/s") if r.startswith("power.psu-side")} == (
+        {server_rule} if server_rule else set()
+    )
+    assert {r for r in run.fired("rack/f/R1") if r.startswith("power.psu-side")} == (
+        {rack_rule} if rack_rule else set()
+    )
 
 
 def test_psu_per_side_overrides_the_even_split(audit: Auditor) -> None:
@@ -223,7 +229,8 @@ def test_psu_per_side_overrides_the_even_split(audit: Auditor) -> None:
     )
     assert run.capacity.servers.row("s")["psu_side_w"] == 6000
     assert "power.psu-side-loss" not in run.fired("server/s")  # 6.0 of 6.5 kW = 92 %
-    assert "power.psu-side-degraded" in run.fired("server/s")
+    assert run.capacity.racks.row(("f", "R1"))["min_psu_side_pct"] == pytest.approx(92.308, abs=0.001)
+    assert "power.psu-side-degraded" in run.fired("rack/f/R1")
 
 
 def test_no_side_figures_for_servers_in_n_racks(audit: Auditor) -> None:

@@ -44,6 +44,14 @@ RACK_COLUMNS = (
     Column("normal_side_load_kw", "kW", "2N: each side's load with both sides up (half the rack)"),
     Column("side_a_failover_pct", "%", "2N: load on side A alone (side B failed) / side A capacity x 100"),
     Column("side_b_failover_pct", "%", "2N: load on side B alone (side A failed) / side B capacity x 100"),
+    Column(
+        "side_short_server_count", "", "2N: servers whose one-side PSUs deliver less than their peak draw"
+    ),
+    Column(
+        "min_psu_side_pct",
+        "%",
+        "2N: the lowest psu_side_pct of the rack's servers (share of peak left on a side loss)",
+    ),
     Column("heat_kw", "kW", "heat to reject: every watt drawn becomes heat (load_kw)"),
     Column("heat_btu_h", "BTU/h", "heat_kw x 3,412"),
     Column(
@@ -134,8 +142,20 @@ def _power(
             "normal_side_load_kw": np.where(two_n, load / 2, NAN),
             "side_a_failover_pct": np.where(two_n & (a > 0), 100.0 * load / a, NAN),
             "side_b_failover_pct": np.where(two_n & (b > 0), 100.0 * load / b, NAN),
+            **_side_loss(n, s),
         }
     return cols, kw
+
+
+def _side_loss(n: int, s: ServerArrays) -> dict[str, F64]:
+    known = (s.rack >= 0) & ~np.isnan(s.psu_side_pct)
+    short = known & (s.psu_side_pct < 100.0)
+    lowest = np.full(n, np.inf)
+    np.minimum.at(lowest, s.rack[known], s.psu_side_pct[known])
+    return {
+        "side_short_server_count": np.bincount(s.rack[short], minlength=n).astype(np.float64),
+        "min_psu_side_pct": np.where(np.isinf(lowest), NAN, lowest),
+    }
 
 
 def _thermal(racks: dict[str, Any], facilities: dict[str, Any], load: F64, s: ServerArrays) -> dict[str, F64]:

@@ -61,12 +61,21 @@ class ServerArrays:
     mounted: npt.NDArray[np.bool_]
     weight_kg: F64
     liquid: npt.NDArray[np.bool_]
+    psu_side_pct: F64  # NaN: not in a 2N rack, or PSUs unknown
 
 
 def pick(mask: npt.NDArray[np.bool_], values: npt.NDArray[Any]) -> npt.NDArray[Any]:
     """An object column: `values` where `mask`, else None (absent)."""
     out = np.full(len(mask), None, dtype=object)
     out[mask] = values[mask]
+    return out
+
+
+def at(values: npt.NDArray[Any], index: IDX, fill: Any) -> npt.NDArray[Any]:
+    """values[index] per row, `fill` where the index is -1 (no such rack)."""
+    out = np.full(len(index), fill, dtype=values.dtype)
+    found = index >= 0
+    out[found] = values[index[found]]
     return out
 
 
@@ -132,24 +141,25 @@ def server_table(
     fac_index = {name: i for i, name in enumerate(inv.facilities)}
     facility = np.asarray([fac_index[e.facility] for e in entries], dtype=np.intp)
     rack = np.asarray([rack_index.get((e.facility, e.server.rack), -1) for e in entries], dtype=np.intp)
-    placed = np.where(rack >= 0, rack, 0)  # a harmless row for lookups; masked below
     position = _col([e.server.position for e in entries])
     u_height = _col([e.server.u_height for e in entries])
     mounted = ~np.isnan(position) & ~np.isnan(u_height)
     peak, basis = _draws(inv, facilities["basis_typical"], facility)
-    two_n = (racks["redundancy"][placed] == "2N") & (rack >= 0)
+    redundancy = at(racks["redundancy"], rack, None)
+    two_n = redundancy == "2N"
     names = np.asarray(list(inv.servers), dtype=object)
     overlap = _overlaps(rack, position, u_height, mounted)
+    psus = _psus(inv, two_n, peak)
     columns: dict[str, npt.NDArray[Any]] = {
         "peak_w": peak,
         "basis_w": basis,
-        **_psus(inv, two_n, peak),
+        **psus,
         "top_u": np.where(mounted, position + u_height - 1, NAN),
-        "rack_u_height": np.where(rack >= 0, racks["u_height"][placed], NAN),
+        "rack_u_height": at(racks["u_height"], rack, NAN),
         "overlaps_with": pick(overlap >= 0, names[overlap]),
         "rack_mounted": mounted.astype(np.float64),
-        "rack_redundancy": pick(rack >= 0, racks["redundancy"][placed]),
-        "rack_cooling": pick(rack >= 0, racks["cooling"][placed]),
+        "rack_redundancy": redundancy,
+        "rack_cooling": at(racks["cooling"], rack, None),
         "facility_inlet_c": facilities["inlet_c"][facility],
     }
     arrays = ServerArrays(
@@ -161,5 +171,6 @@ def server_table(
         mounted,
         _col([e.server.weight_kg for e in entries]),
         np.asarray([e.server.cooling == "liquid" for e in entries], dtype=bool),
+        psus["psu_side_pct"],
     )
     return Table(list(inv.servers), SERVER_COLUMNS, columns), arrays
