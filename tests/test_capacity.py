@@ -8,6 +8,7 @@ together.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from checker.facts import build_all
 from checker.findings import Finding
 from checker.inventory.loader import load
 from checker.rulebook import Rulebook, load_rulebook
+from tests.conftest import AS_OF, CliRunner, summary
 
 CAPACITY = ("power", "cooling", "pue", "space", "weight")
 
@@ -410,3 +412,40 @@ def test_the_example_tight_rack_b02(example: AuditResult) -> None:
     assert [(f.entity, Path(f.file).name, f.line) for f in tight] == [("rack/sh1/B02", "facility.yaml", 119)]
     sh1 = example.capacity.facilities.row("sh1")
     assert (sh1["cooling_usable_kw"], sh1["projected_pue"]) == (360, 1.244)
+
+
+# ---------------------------------------------------------------- end to end
+def test_cli_reports_each_capacity_problem_on_its_line(cli: CliRunner, in_fixtures: Path) -> None:
+    """tests/fixtures/capacity: one problem of each kind; the comments there work out the figures."""
+    run = cli("audit", "capacity", *AS_OF)
+    assert run.code == 1 and run.err == ""
+    assert run.lines == [
+        "capacity/facility.yaml:5:1: error pue.target facility f1 projects PUE 1.4 at 39.4 kW of IT load "
+        "(from design_pue), above its 1.2 target",
+        "capacity/facility.yaml:10:5: warning power.psu-side-degraded rack f1/R01: 1 of its 1 servers keep "
+        "less than their peak draw on one side's PSUs (as little as 69.2 %): when a side fails they run at "
+        "reduced performance until it is back",
+        "capacity/facility.yaml:15:5: error power.n-rack-side-loss rack f1/R02 has A/B feeds but is declared "
+        "N: its 12 kW peak fits the 16.8 kW of both sides together, but one side alone gives 8.4 kW, so "
+        "losing a side drops the rack",
+        "capacity/facility.yaml:21:5: error weight.rack-capacity rack f1/R03 weighs 346.3 kg with its "
+        "servers, over its 300 kg rating",
+        "capacity/facility.yaml:21:5: info weight.unknown rack f1/R03 has 1 servers without weight_kg; its "
+        "346.3 kg total leaves them out",
+        "capacity/servers.yaml:6:25: error power.psu-side-loss server b200 in 2N rack R01 keeps 9900 W of "
+        "PSUs when a side fails, 69 % of its 14300 W peak draw: it throttles hard or shuts down though the "
+        "rack's feeds survive",
+        "capacity/servers.yaml:9:48: error space.u-overlap server a100-2 at U3-U8 of rack R03 overlaps "
+        "server a100-1",
+        summary(error=5, warning=1, info=1),
+    ]
+
+
+def test_cli_json_capacity_section(cli: CliRunner, in_fixtures: Path) -> None:
+    doc = json.loads(cli("audit", "capacity", *AS_OF, "--format", "json").out)["capacity"]
+    r03 = next(r for r in doc["racks"] if r["entity"] == "rack/f1/R03")
+    assert (r03["u_used"], r03["unmounted_server_count"], r03["load_kw"]) == (12, 1, 13.06)
+    f1 = doc["facilities"][0]
+    assert (f1["entity"], f1["cooling_usable_kw"], f1["projected_pue"]) == ("facility/f1", 165, 1.4)
+    orin = next(s for s in doc["servers"] if s["entity"] == "server/orin")
+    assert orin == {"entity": "server/orin", "peak_w": 60, "basis_w": 60}
