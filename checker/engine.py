@@ -143,17 +143,12 @@ def match(
     fired: list[tuple[int, int]] = []
     for kind, rule_ids in rules_by_kind.items():
         fact_ids = facts_by_kind.get(kind, [])
-        # durable sees only the fields some `when` of this kind reads: the rest
-        # (message-only figures) would cost serialising and parsing for nothing.
-        read = sorted(set().union(*(rules[r].when.fields for r in rule_ids)))
-        seen = [_project(facts[f][1], read) for f in fact_ids]
-        pairs = match_kind(kind, [rules[r].when.condition for r in rule_ids], seen)
+        # durable stores every field it is sent: send only those the rules read.
+        used = frozenset().union(*(rules[r].when.fields for r in rule_ids))
+        values = [{k: v for k, v in facts[f][1].items() if k in used} for f in fact_ids]
+        pairs = match_kind(kind, [rules[r].when.condition for r in rule_ids], values)
         fired += [(rule_ids[r], fact_ids[f]) for r, f in pairs]
     return sorted(fired)
-
-
-def _project(values: Mapping[str, Any], fields: Sequence[str]) -> dict[str, Any]:
-    return {k: values[k] for k in fields if k in values}
 
 
 def _drain(ruleset: Any, fired: set[tuple[int, int]]) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -84,17 +83,8 @@ class CompiledRule:
     def id(self) -> str:
         return self.rule.id
 
-    @cached_property
-    def message_fields(self) -> tuple[str, ...]:
-        """The fact fields the message can reach (a template names its top-level
-        variables): only those are nested for it, which keeps rendering cheap."""
-        names = meta.find_undeclared_variables(_JINJA.parse(self.rule.message))
-        kind = REGISTRY.get(self.rule.on)
-        return tuple(f.name for f in kind.fields if f.name.partition(".")[0] in names) if kind else ()
-
     def render(self, values: Mapping[str, Any]) -> str:
-        used = {k: values[k] for k in self.message_fields if k in values}
-        return " ".join(self.template.render(nest(used)).split())
+        return " ".join(self.template.render(nest(values)).split())
 
 
 def nest(values: Mapping[str, Any]) -> dict[str, Any]:

@@ -360,7 +360,7 @@ def test_utility_energy_and_cost(audit: Auditor) -> None:
     facility = rack(AB_415, top=top).replace("it_capacity_kw: 1000", "it_capacity_kw: 1000, utility_kw: 25")
     run = audit(facility, TWO_DGX_H100)
     fac = run.capacity.facilities.row("f")
-    assert fac["utility_required_kw"] == 25.5  # 20.4 x 1.25
+    assert fac["utility_demand_kw"] == 25.5  # 20.4 x 1.25
     assert fac["energy_mwh_per_year"] == pytest.approx(20.4 * 1.25 * 8.76, abs=0.001)  # 223.38 MWh
     assert fac["energy_cost_per_year"] == pytest.approx(20.4 * 1.25 * 8760 * 0.78, abs=0.01)
     assert "power.utility-capacity" in run.fired("facility/f")

@@ -40,6 +40,9 @@ RACK_COLUMNS = (
     Column("capacity_kw", "kW", "N: sum of feeds; N+1: sum minus the largest feed; 2N: min(side A, side B)"),
     Column("load_kw", "kW", "sum of server peak draw (power_cap_w where declared, else power_w.max)"),
     Column("headroom_kw", "kW", "capacity_kw - load_kw"),
+    Column(
+        "failover_headroom_kw", "kW", "one_side_kw - load_kw: what is left on one side when the other fails"
+    ),
     Column("utilization_pct", "%", "load_kw / capacity_kw x 100; for 2N and N+1 this is after a failure"),
     Column("normal_side_load_kw", "kW", "2N: each side's load with both sides up (half the rack)"),
     Column("side_a_failover_pct", "%", "2N: load on side A alone (side B failed) / side A capacity x 100"),
@@ -138,6 +141,7 @@ def _power(
             "capacity_kw": capacity,
             "load_kw": load,
             "headroom_kw": capacity - load,
+            "failover_headroom_kw": np.where(show_sides, np.minimum(a, b) - load, NAN),
             "utilization_pct": np.where(capacity > 0, 100.0 * load / capacity, NAN),
             "normal_side_load_kw": np.where(two_n, load / 2, NAN),
             "side_a_failover_pct": np.where(two_n & (a > 0), 100.0 * load / a, NAN),
