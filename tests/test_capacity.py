@@ -336,11 +336,31 @@ def test_non_rack_mounted_device_loads_counts_and_takes_no_u(audit: Auditor) -> 
 
 def test_rack_over_its_weight_and_the_floor(audit: Auditor) -> None:
     facility = rack(AB_415, extra="weight_kg: 150\nmax_weight_kg: 400", top="floor_max_kg_per_m2: 500\n")
-    run = audit(facility, TWO_DGX_H100)
+    two = [
+        srv(f"s{i}", f"position: {1 + 8 * i}, u_height: 8, weight_kg: 130, power_w: {{max: 10200}}")
+        for i in (0, 1)
+    ]
+    run = audit(facility, servers(*two, srv("kit", "power_w: {max: 60}")))
     row = run.capacity.racks.row(("f", "R1"))
-    assert row["total_weight_kg"] == 410  # 150 + 2 x 130
+    assert row["total_weight_kg"] == 410  # 150 + 2 x 130; the kit has no weight
+    assert row["unweighed_server_count"] == 1
     assert row["floor_load_kg_per_m2"] == pytest.approx(410 / 0.72, abs=0.001)
-    assert {"weight.rack-capacity", "weight.floor-load"} <= run.fired("rack/f/R1")
+    assert run.fired("rack/f/R1") >= {"weight.rack-capacity", "weight.floor-load", "weight.unknown"}
+
+
+def test_a_rack_within_its_weight_passes(audit: Auditor) -> None:
+    facility = rack(AB_415, extra="weight_kg: 150\nmax_weight_kg: 1360", top="floor_max_kg_per_m2: 1200\n")
+    one = srv("s", "position: 1, u_height: 8, weight_kg: 130, power_w: {max: 10200}")
+    assert not any(r.startswith("weight.") for r in audit(facility, servers(one)).fired("rack/f/R1"))
+
+
+def test_a_position_without_u_height_is_an_input_error(tmp_path: Path) -> None:
+    (tmp_path / "f.yaml").write_text(rack(AB_415))
+    (tmp_path / "s.yaml").write_text(servers(srv("s", "position: 3, power_w: {max: 100}")))
+    _, problems = load([tmp_path])
+    assert [(p.rule, p.message) for p in problems] == [
+        ("schema.missing-field", "server s: no `u_height` (give it or a catalog `model` that has it)")
+    ]
 
 
 # ---------------------------------------------------------------- PUE, utility, energy
