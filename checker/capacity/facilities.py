@@ -13,13 +13,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from checker.capacity.racks import BTU_H_PER_W
 from checker.capacity.servers import F64, NAN, ServerArrays
 from checker.capacity.table import Column, Table
 from checker.inventory import models as m
 from checker.inventory.loader import Inventory
 
 HOURS_PER_YEAR = 8760
-# Usable share of room cooling with one unit (N+1) or one half (2N) failed.
+# Airflow of a facility without a cooling section uses the model's default rise.
 DEFAULT_DELTA_T_C = float(m.FacilityCooling.model_fields["delta_t_c"].default)
 
 FACILITY_COLUMNS = (
@@ -64,6 +65,8 @@ def facility_inputs(inv: Inventory) -> dict[str, npt.NDArray[Any]]:
 
 
 def _usable_share(cooling: m.FacilityCooling | None) -> float:
+    """Share of room cooling left after the failure it is designed for: none (N),
+    one unit (N+1), one half (2N)."""
     if cooling is None:
         return NAN
     shares = {"N": 1.0, "N+1": (cooling.units - 1) / cooling.units, "2N": 0.5}
@@ -111,7 +114,7 @@ def facility_table(inv: Inventory, rack_facility: npt.NDArray[np.intp], s: Serve
             "ups_utilization_pct": 100.0 * it_kw / ups,
             "ups_headroom_kw": ups - it_kw,
             "heat_kw": peak_kw,
-            "heat_btu_h": peak_kw * 1000.0 * 3.412,
+            "heat_btu_h": peak_kw * 1000.0 * BTU_H_PER_W,
             "cooling_usable_kw": usable,
             "cooling_utilization_pct": np.where(usable > 0, 100.0 * peak_kw / usable, NAN),
             "cooling_headroom_kw": usable - peak_kw,

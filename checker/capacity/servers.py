@@ -2,8 +2,8 @@
 
 Branch circuits (feeds, racks) see a server's maximum draw, or its enforced
 `power_cap_w` where declared: breakers trip on peaks, never on typical draw
-(NEC 210.20(A); IEC 60364-4-43 sizes overcurrent protection on the design
-current the same way). The facility's `power.basis` only chooses the draw
+(NEC 210.20(A); IEC 60364-4-43 protects a circuit for its design current
+I_B, which for a server is its peak draw). The facility's `power.basis` only chooses the draw
 that UPS, utility, energy and PUE figures use.
 """
 
