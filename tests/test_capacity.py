@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from checker.audit import AuditResult, run_audit
-from checker.capacity import Capacity, compute, feed_kw
+from checker.capacity import Capacity, compute
 from checker.decide import Config, settings
 from checker.engine import evaluate
 from checker.facts import build_all
@@ -91,30 +89,6 @@ def srv(name: str, *fields: str) -> str:
 
 F415 = "{voltage: 415, amps: 32, phase: 3}"
 AB_415 = ab(415, 32)
-
-
-# ---------------------------------------------------------------- feeds
-@pytest.mark.parametrize(
-    ("voltage", "amps", "util", "phase", "pf", "kw"),
-    [
-        (415, 32, 80, 3, 1.0, 18.40),  # 415 x 32 x 0.8 x sqrt(3) = 18,400 W
-        (230, 32, 80, 1, 1.0, 5.89),  # 230 x 32 x 0.8 = 5,888 W
-        (380, 32, 80, 3, 1.0, 16.85),  # Shanghai: 380 V line-to-line
-        (400, 32, 80, 3, 1.0, 17.74),
-        (380, 63, 80, 3, 1.0, 33.17),
-        (220, 16, 80, 1, 1.0, 2.82),
-        (208, 30, 100, 1, 1.0, 6.24),
-        (230, 16, 80, 1, 0.9, 2.65),
-    ],
-)
-def test_feed_capacity_is_netbox_formula(
-    voltage: float, amps: float, util: float, phase: int, pf: float, kw: float
-) -> None:
-    got = feed_kw(*(np.array([x], dtype=float) for x in (voltage, amps, util, phase, pf)))
-    assert got[0] == pytest.approx(kw, abs=0.005)
-    assert got[0] == pytest.approx(
-        voltage * amps * util / 100 * (math.sqrt(3) if phase == 3 else 1) * pf / 1000
-    )
 
 
 # ---------------------------------------------------------------- rack failover

@@ -64,7 +64,7 @@ def facility_inputs(inv: Inventory) -> dict[str, npt.NDArray[Any]]:
     }
 
 
-def _usable_share(cooling: m.FacilityCooling | None) -> float:
+def usable_share(cooling: m.FacilityCooling | None) -> float:
     """Share of room cooling left after the failure it is designed for: none (N),
     one unit (N+1), one half (2N)."""
     if cooling is None:
@@ -73,7 +73,7 @@ def _usable_share(cooling: m.FacilityCooling | None) -> float:
     return shares[cooling.redundancy]
 
 
-def _pue(facs: list[m.Facility], it_kw: F64) -> tuple[F64, npt.NDArray[Any]]:
+def projected_pue(facs: list[m.Facility], it_kw: F64) -> tuple[F64, npt.NDArray[Any]]:
     model = [f.pue_model for f in facs]
     fixed = _opt([p.fixed_kw if p else None for p in model])
     per_kw = _opt([p.cooling_kw_per_it_kw + p.loss_fraction if p else None for p in model])
@@ -100,9 +100,9 @@ def facility_table(inv: Inventory, rack_facility: npt.NDArray[np.intp], s: Serve
     ups = _opt([f.power.it_capacity_kw if f.power else None for f in facs])
     utility = _opt([f.power.utility_kw if f.power else None for f in facs])
     cooling = _opt([f.cooling.capacity_kw if f.cooling else None for f in facs])
-    usable = cooling * np.asarray([_usable_share(f.cooling) for f in facs], dtype=np.float64)
+    usable = cooling * np.asarray([usable_share(f.cooling) for f in facs], dtype=np.float64)
     price = _opt([f.energy_price_per_kwh for f in facs])
-    pue, source = _pue(facs, it_kw)
+    pue, source = projected_pue(facs, it_kw)
     energy = it_kw * pue * HOURS_PER_YEAR / 1000.0
     with np.errstate(invalid="ignore", divide="ignore"):
         columns: dict[str, npt.NDArray[Any]] = {

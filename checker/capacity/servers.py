@@ -111,7 +111,7 @@ def _psus(inv: Inventory, two_n: npt.NDArray[np.bool_], peak: F64) -> dict[str, 
     return {"psu_usable_w": (count - redundant) * rating, "psu_side_w": side, "psu_side_pct": pct}
 
 
-def _overlaps(rack: IDX, position: F64, u_height: F64, mounted: npt.NDArray[np.bool_]) -> IDX:
+def overlaps(rack: IDX, position: F64, u_height: F64, mounted: npt.NDArray[np.bool_]) -> IDX:
     """For each server, the index of an earlier (lower) server in the same rack whose
     U range [position, position + u_height) it intersects, else -1. One sort and a
     running maximum of range ends, not a comparison of every pair."""
@@ -148,7 +148,7 @@ def server_table(
     redundancy = at(racks["redundancy"], rack, None)
     two_n = redundancy == "2N"
     names = np.asarray(list(inv.servers), dtype=object)
-    overlap = _overlaps(rack, position, u_height, mounted)
+    overlap = overlaps(rack, position, u_height, mounted)
     psus = _psus(inv, two_n, peak)
     columns: dict[str, npt.NDArray[Any]] = {
         "peak_w": peak,
