@@ -15,7 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from checker.capacity import Capacity
+from checker.capacity import FACILITY_COLUMNS, FEED_COLUMNS, RACK_COLUMNS, SERVER_COLUMNS, Capacity, Column
+from checker.entity import entity_id
 from checker.inventory import models as m
 from checker.inventory.loader import Inventory, Placed
 from checker.inventory.loader import inner_models as _inner_models
@@ -108,38 +109,45 @@ def _fact(
     return Fact(kind, entity, _values(fields, place.value, derived), place.file, place.src)
 
 
+def _columns(spec: tuple[Column, ...]) -> tuple[FactField, ...]:
+    """Capacity columns as derived fields: declared once, with unit and meaning."""
+    return tuple(_d(c.name, c.type, c.unit, c.doc) for c in spec)
+
+
 # ---------------------------------------------------------------- facility
 FACILITY_FIELDS = (
     _m("name", "string", "", "facility name"),
     _m("location", "string", "", "free-text location"),
     _m("pue_target", "number", "", "maximum allowed PUE"),
     _m("design_pue", "number", "", "design PUE, used when pue_model is absent"),
+    _m("pue_model.fixed_kw", "number", "kW", "fixed overhead: lighting, offices, security"),
+    _m("pue_model.cooling_kw_per_it_kw", "number", "kW/kW", "cooling power per IT kW"),
+    _m("pue_model.loss_fraction", "number", "", "UPS and distribution losses per IT kW"),
     _m("power.it_capacity_kw", "number", "kW", "UPS / critical IT capacity"),
     _m("power.utility_kw", "number", "kW", "utility supply"),
-    _m("power.basis", "string", "", "which server draw capacity checks use: max | typical"),
+    _m(
+        "power.basis",
+        "string",
+        "",
+        "max | typical: the draw UPS, utility, energy and PUE use (feeds and racks always use peak)",
+    ),
     _m("cooling.capacity_kw", "number", "kW", "heat rejection with all units running"),
     _m("cooling.units", "number", "", "number of cooling units"),
     _m("cooling.redundancy", "string", "", "N | N+1 | 2N"),
     _m("cooling.inlet_c", "number", "degC", "design inlet temperature"),
     _m("cooling.ashrae_class", "string", "", "ASHRAE TC 9.9 class A1..A4"),
+    _m("cooling.delta_t_c", "number", "degC", "air temperature rise across servers, for airflow"),
     _m("floor_max_kg_per_m2", "number", "kg/m2", "floor loading limit"),
     _m("energy_price_per_kwh", "number", "currency/kWh", "energy price"),
-    _d("it_load_kw", "number", "kW", "sum of server draw (per power.basis)"),
-    _d("server_count", "number", "", "servers in the facility"),
-    _d("rack_count", "number", "", "racks in the facility"),
+    _m("currency", "string", "", "currency of energy_price_per_kwh"),
+    *_columns(FACILITY_COLUMNS),
 )
 
 
 def _facilities(inv: Inventory, cap: Capacity) -> Iterator[Fact]:
     for name, place in inv.facilities.items():
-        entity = f"facility/{name}"
-        agg = cap.facilities[entity]
-        derived = {
-            "it_load_kw": agg["it_load_kw"],
-            "server_count": agg["servers"],
-            "rack_count": agg["racks"],
-        }
-        yield _fact("facility", entity, place, FACILITY_FIELDS, derived)
+        row = cap.facilities.row(name)
+        yield _fact("facility", entity_id("facility", name), place, FACILITY_FIELDS, row)
 
 
 # ---------------------------------------------------------------- rack
@@ -152,30 +160,15 @@ RACK_FIELDS = (
     _m("footprint_m2", "number", "m2", "floor area"),
     _m("cooling", "string", "", "air | rear-door | liquid"),
     _m("cooling_kw", "number", "kW", "heat this position can reject"),
-    _m("redundancy", "string", "", "N | 2N"),
-    _d("feed_count", "number", "", "power feeds"),
-    _d("server_count", "number", "", "servers placed in the rack"),
-    _d("capacity_kw", "number", "kW", "N: sum of feeds; 2N: min(side A, side B)"),
-    _d("load_kw", "number", "kW", "server draw per the facility's power.basis"),
-    _d("utilization_pct", "number", "%", "load_kw / capacity_kw x 100 (absent without capacity)"),
-    _d("side_a_kw", "number", "kW", "sum of side A feed capacity"),
-    _d("side_b_kw", "number", "kW", "sum of side B feed capacity"),
+    _m("redundancy", "string", "", "N | N+1 | 2N"),
+    *_columns(RACK_COLUMNS),
 )
 
 
 def _racks(inv: Inventory, cap: Capacity) -> Iterator[Fact]:
-    for (fac, name), place in inv.racks.items():
-        entity = f"rack/{fac}/{name}"
-        agg = cap.racks[entity]
-        derived = {
-            "facility": fac,
-            "feed_count": agg["feeds"],
-            "server_count": agg["servers"],
-            **{
-                k: agg.get(k) for k in ("capacity_kw", "load_kw", "utilization_pct", "side_a_kw", "side_b_kw")
-            },
-        }
-        yield _fact("rack", entity, place, RACK_FIELDS, derived)
+    for key, place in inv.racks.items():
+        derived = {"facility": key[0], **cap.racks.row(key)}
+        yield _fact("rack", entity_id("rack", key), place, RACK_FIELDS, derived)
 
 
 # ---------------------------------------------------------------- feed
@@ -187,17 +180,16 @@ FEED_FIELDS = (
     _m("voltage", "number", "V", "line-to-line voltage for three-phase"),
     _m("amps", "number", "A", "breaker rating"),
     _m("phase", "number", "", "1 | 3"),
-    _m("max_utilization", "number", "%", "continuous-load limit (NEC 210.20(A): 80)"),
+    _m("max_utilization", "number", "%", "continuous-load limit (NEC 210.20(A), IEC 60364-4-43: 80)"),
     _m("power_factor", "number", "", "power factor"),
-    _d("capacity_kw", "number", "kW", "V x A x utilization x (sqrt 3 if three-phase) x PF"),
+    *_columns(FEED_COLUMNS),
 )
 
 
 def _feeds(inv: Inventory, cap: Capacity) -> Iterator[Fact]:
-    for (fac, rack, name), place in inv.feeds.items():
-        entity = f"feed/{fac}/{rack}/{name}"
-        derived = {"facility": fac, "rack": rack, **cap.feeds[entity]}
-        yield _fact("feed", entity, place, FEED_FIELDS, derived)
+    for key, place in inv.feeds.items():
+        derived = {"facility": key[0], "rack": key[1], **cap.feeds.row(key)}
+        yield _fact("feed", entity_id("feed", key), place, FEED_FIELDS, derived)
 
 
 # ---------------------------------------------------------------- server
@@ -206,16 +198,20 @@ SERVER_FIELDS = (
     _d("facility", "string", "", "facility of the server's document"),
     _m("rack", "string", "", "rack name"),
     _m("model", "string", "", "catalog server model"),
-    _m("position", "number", "U", "lowest U occupied"),
+    _m("position", "number", "U", "lowest U occupied (absent: not rack-mounted)"),
     _m("u_height", "number", "U", "height"),
     _m("weight_kg", "number", "kg", "weight"),
     _m("power_w.max", "number", "W", "maximum wall draw"),
     _m("power_w.typical", "number", "W", "typical wall draw"),
+    _m("power_cap_w", "number", "W", "enforced cap on wall draw; replaces power_w.max on branch circuits"),
     _m("psu.count", "number", "", "power supplies"),
     _m("psu.rating_w", "number", "W", "rating of one PSU"),
     _m("psu.redundant", "number", "", "PSUs that may fail (the +N)"),
+    _m("psu.per_side", "number", "", "PSUs on the smaller side of a 2N rack (default count // 2)"),
     _m("psu.efficiency", "string", "", "80 PLUS level"),
     _m("cooling", "string", "", "air | liquid"),
+    _m("inlet_c.min", "number", "degC", "lowest inlet temperature the equipment is specified for"),
+    _m("inlet_c.max", "number", "degC", "highest inlet temperature the equipment is specified for"),
     _m("gpu.model", "string", "", "catalog GPU model"),
     _m("gpu.count", "number", "", "GPUs"),
     _m("cpu.sockets", "number", "", "CPU sockets"),
@@ -236,14 +232,15 @@ SERVER_FIELDS = (
     _m("support.until", "date", "", "end of the support contract"),
     _d("rollout_date", "date", "", "rollout date of the server's document"),
     _m("workload", "string", "", "workload the server runs"),
+    *_columns(SERVER_COLUMNS),
 )
 
 
 def _servers(inv: Inventory, cap: Capacity) -> Iterator[Fact]:
-    for name, entry in inv.servers.items():
+    for (name, entry), row in zip(inv.servers.items(), cap.servers.rows, strict=True):
         rollout = entry.rollout_date.isoformat() if entry.rollout_date else None
-        derived = {"facility": entry.facility, "rollout_date": rollout}
-        yield _fact("server", f"server/{name}", entry.place, SERVER_FIELDS, derived)
+        derived = {"facility": entry.facility, "rollout_date": rollout, **row}
+        yield _fact("server", entity_id("server", name), entry.place, SERVER_FIELDS, derived)
 
 
 # ---------------------------------------------------------------- workload
@@ -267,7 +264,11 @@ def _workloads(inv: Inventory, cap: Capacity) -> Iterator[Fact]:
             counts[entry.server.workload] = counts.get(entry.server.workload, 0) + 1
     for name, place in inv.workloads.items():
         yield _fact(
-            "workload", f"workload/{name}", place, WORKLOAD_FIELDS, {"server_count": counts.get(name, 0)}
+            "workload",
+            entity_id("workload", name),
+            place,
+            WORKLOAD_FIELDS,
+            {"server_count": counts.get(name, 0)},
         )
 
 

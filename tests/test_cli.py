@@ -184,7 +184,7 @@ def test_json_contract(cli: CliRunner, in_fixtures: Path) -> None:
         "file": "overload/facility.yaml", "line": 12, "column": 5, "waived": True,
     }
     assert doc["findings"][1]["entity"] == "server/s2"
-    assert list(doc["capacity"]) == ["facilities", "racks"]
+    assert list(doc["capacity"]) == ["facilities", "racks", "feeds", "servers"]
     assert doc["capacity"]["facilities"][0]["entity"] == "facility/f1"
     rack = doc["capacity"]["racks"][0]
     assert (rack["entity"], rack["capacity_kw"], rack["load_kw"]) == ("rack/f1/R01", 5.888, 7.0)
@@ -331,7 +331,7 @@ def test_facts_rack(cli: CliRunner) -> None:
     run = cli("facts", "rack")
     assert run.code == 0
     assert run.lines[0] == "rack: a rack position with its feeds and load"
-    assert any(re.fullmatch(r"  load_kw +number +server draw per the facility's power\.basis \[kW\]", line)
+    assert any(re.fullmatch(r"  load_kw +number +sum of server peak draw .* \[kW\]", line)
                for line in run.lines)
     assert any(re.fullmatch(r"  capacity_kw +number +.*\[kW\]", line) for line in run.lines)
 

@@ -231,7 +231,7 @@ TERMINAL = [
     Case(
         "esc-in-rule-title-list",
         0,
-        "acme.r1                      error    power          Evil\\x1b]0;owned\\x07 title",
+        "  error    power          Evil\\x1b]0;owned\\x07 title",
         {"rules/r.yaml": rule(title='"Evil\\e]0;owned\\a title"')},
         ("rules", "list", "--rules", "rules"),
     ),

@@ -420,7 +420,7 @@ def test_merge_keys_and_x_keys(cli: CliRunner, in_fixtures: Path) -> None:
     assert racks["rack/f1/R01"]["capacity_kw"] == 5.888
     assert racks["rack/f1/R01"]["side_b_kw"] == 5.888
     assert racks["rack/f1/R02"]["capacity_kw"] == 2.944
-    assert racks["rack/f1/R02"]["feeds"] == 1
+    assert racks["rack/f1/R02"]["feed_count"] == 1
 
 
 def test_problem_in_an_anchor_points_at_the_anchor(cli: CliRunner, workdir: Writer) -> None:
@@ -460,7 +460,7 @@ def test_multi_document_file(cli: CliRunner, in_fixtures: Path) -> None:
     run = cli("audit", "multidoc", *AS_OF, "--format", "json")
     assert run.code == 0
     capacity = json.loads(run.out)["capacity"]
-    assert capacity["racks"][0]["servers"] == 1
+    assert capacity["racks"][0]["server_count"] == 1
     assert capacity["facilities"][0]["entity"] == "facility/f1"
 
 

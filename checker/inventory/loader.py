@@ -23,6 +23,7 @@ import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from yaml.nodes import ScalarNode
 
+from checker.entity import entity_id
 from checker.errors import UserError
 from checker.findings import Finding, Location, located
 from checker.inventory import models as m
@@ -73,15 +74,15 @@ class Inventory:
         """Every entity id (DESIGN.md "Entity ids") and where it is written."""
         ids: dict[str, Location] = {}
         for name, fac in self.facilities.items():
-            ids[f"facility/{name}"] = fac.at()
-        for (fac_name, rack), rack_place in self.racks.items():
-            ids[f"rack/{fac_name}/{rack}"] = rack_place.at()
-        for (fac_name, rack, feed), feed_place in self.feeds.items():
-            ids[f"feed/{fac_name}/{rack}/{feed}"] = feed_place.at()
+            ids[entity_id("facility", name)] = fac.at()
+        for rack_key, rack_place in self.racks.items():
+            ids[entity_id("rack", rack_key)] = rack_place.at()
+        for feed_key, feed_place in self.feeds.items():
+            ids[entity_id("feed", feed_key)] = feed_place.at()
         for name, entry in self.servers.items():
-            ids[f"server/{name}"] = entry.place.at()
+            ids[entity_id("server", name)] = entry.place.at()
         for name, wl in self.workloads.items():
-            ids[f"workload/{name}"] = wl.at()
+            ids[entity_id("workload", name)] = wl.at()
         return ids
 
 
@@ -573,7 +574,9 @@ class _Builder:
                 place.at(["workload"], key=False),
                 f"unknown workload '{server.workload}'{hint}",
             )
-        for name in ("power_w", "u_height"):
+        # A device with no position and no u_height is not rack-mounted: it takes no U.
+        needed = ("power_w", "u_height") if server.position is not None else ("power_w",)
+        for name in needed:
             if getattr(server, name) is None:
                 self.p.add(
                     "schema.missing-field",

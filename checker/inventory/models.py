@@ -105,7 +105,8 @@ class Rack(Model):
     footprint_m2: Pos = 0.72  # a 600 x 1200 mm rack
     cooling: Literal["air", "rear-door", "liquid"] = "air"
     cooling_kw: NonNeg | None = None
-    redundancy: Literal["N", "2N"] = "N"
+    # N: the feeds add up; N+1: any one feed may fail; 2N: either side (A/B) may fail.
+    redundancy: Literal["N", "N+1", "2N"] = "N"
     feeds: list[Feed] = []
 
 
@@ -127,6 +128,9 @@ class FacilityCooling(Model):
     redundancy: Literal["N", "N+1", "2N"] = "N"
     inlet_c: Annotated[float, Strict(), Field(ge=-10, le=60)] | None = None
     ashrae_class: Literal["A1", "A2", "A3", "A4"] | None = None
+    # Air temperature rise across the servers, for airflow (CFM) figures. Servers
+    # typically run 11-14 C (20-25 F); the low end gives the most airflow.
+    delta_t_c: Annotated[float, Strict(), Field(gt=0, le=40)] = 11
 
 
 class Facility(Model):
@@ -161,12 +165,24 @@ class Psu(Model):
     rating_w: Pos | None = None
     redundant: Count | None = None
     efficiency: Literal["bronze", "silver", "gold", "platinum", "titanium"] | None = None
+    # PSUs cabled to each side of a 2N rack (the smaller side if uneven);
+    # default: split evenly, count // 2.
+    per_side: PosInt | None = None
 
     @model_validator(mode="after")
     def _redundant_below_count(self) -> Psu:
         if self.redundant is not None and self.redundant >= self.count:
             raise ValueError("redundant PSUs must be fewer than the PSU count")
+        if self.per_side is not None and 2 * self.per_side > self.count:
+            raise ValueError("per_side counts the smaller side: at most half the PSU count")
         return self
+
+
+class InletRange(Model):
+    """The inlet air temperature the equipment is specified for."""
+
+    min: Annotated[float, Strict(), Field(ge=-40, le=80)] | None = None
+    max: Annotated[float, Strict(), Field(ge=-40, le=80)] | None = None
 
 
 class GpuRef(Model):
@@ -214,6 +230,7 @@ class ServerSpec(Model):
     power_w: PowerDraw | None = None
     psu: Psu | None = None
     cooling: Literal["air", "liquid"] | None = None
+    inlet_c: InletRange | None = None
     gpu: GpuRef | None = None
     cpu: Cpu | None = None
     memory_gb: NonNeg | None = None
@@ -225,7 +242,11 @@ class Server(ServerSpec):
     name: Name
     model: Name | None = None
     rack: Name
-    position: PosInt | None = None
+    # Lowest U occupied; with u_height absent too the device is not rack-mounted and takes no U.
+    position: Annotated[int, Strict(), Field(ge=1, le=100)] | None = None
+    # An enforced limit on wall draw (e.g. GPU power limits on every GPU): it
+    # stands in for power_w.max on branch circuits.
+    power_cap_w: Pos | None = None
     software: Software | None = None
     support: Support | None = None
     workload: Name | None = None
