@@ -13,7 +13,7 @@ from checker.builtin import BUILTIN_CHECKS
 from checker.capacity import Capacity, compute
 from checker.decide import Settings, apply_waivers, override_severity, verdict
 from checker.engine import evaluate
-from checker.facts import build_all
+from checker.facts import Context, build_all
 from checker.findings import Finding
 from checker.inventory.loader import Inventory, load
 from checker.rulebook import Rulebook, load_rulebook, matches
@@ -70,7 +70,8 @@ def run_audit(
     # Rules would misread a half-loaded inventory: input errors are reported alone.
     if not schema:
         capacity = compute(inv)
-        findings += evaluate(active.rules, build_all(inv, capacity))
+        ctx = Context(as_of, cfg.support_horizon_days)
+        findings += evaluate(active.rules, build_all(inv, capacity, ctx))
     findings = override_severity(findings, cfg.severity)
     known = [*book.ids(), *(c.id for c in BUILTIN_CHECKS)]
     selected = [r for r in known if matches(r, cfg.select) and not matches(r, cfg.ignore)]

@@ -35,6 +35,9 @@ class Config(BaseModel):
     severity: dict[str, Severity] = Field(default={}, description="rule id glob -> severity")
     fail_on: Severity = Field(default="error", description="lowest severity that fails the run")
     rules: list[str] = Field(default=[], description="extra rule folders, relative to this file")
+    support_horizon_days: int = Field(
+        default=365, ge=0, le=3650, description="warn when support ends within this many days of rollout"
+    )
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,7 @@ class Settings:
     rule_dirs: tuple[Path, ...]
     # The config is not an inventory, even when it stands among the inventories.
     config_file: Path | None = None
+    support_horizon_days: int = 365
 
 
 def find_config(paths: Sequence[Path]) -> Path | None:
@@ -103,6 +107,7 @@ def settings(
         fail_on=fail_on or config.fail_on,
         rule_dirs=(*(base / d for d in config.rules), *rule_dirs),
         config_file=config_path,
+        support_horizon_days=config.support_horizon_days,
     )
 
 

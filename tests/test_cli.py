@@ -340,7 +340,7 @@ def test_facts_rack(cli: CliRunner) -> None:
 def test_facts_lists_every_kind(cli: CliRunner) -> None:
     run = cli("facts")
     kinds = [line.split(":")[0] for line in run.lines if not line.startswith(" ")]
-    assert (run.code, kinds) == (0, ["facility", "rack", "feed", "server", "workload"])
+    assert (run.code, kinds) == (0, ["facility", "rack", "feed", "server", "workload", "framework"])
 
 
 @pytest.mark.parametrize(("kind", "hint"), [
@@ -351,7 +351,8 @@ def test_facts_lists_every_kind(cli: CliRunner) -> None:
 def test_facts_unknown_kind(cli: CliRunner, kind: str, hint: str) -> None:
     run = cli("facts", kind)
     assert (run.code, run.out) == (2, "")
-    assert run.err == f"unknown fact kind '{kind}'{hint}; known: facility, rack, feed, server, workload\n"
+    known = "facility, rack, feed, server, workload, framework"
+    assert run.err == f"unknown fact kind '{kind}'{hint}; known: {known}\n"
 
 
 def test_schema(cli: CliRunner) -> None:
@@ -394,12 +395,16 @@ def test_builtin_rulebook_examples_pass(cli: CliRunner) -> None:
 
 # ---------------------------------------------------------------- custom rules
 MEMORY = "custom-inventory/servers.yaml:9:5: warning acme.min-memory server s1 has 32 GB of RAM for 2 GPUs"
+# The built-in rule on the same field: 2 x L4 (48 GB) want 96 GB of RAM.
+HOST_MEMORY = ("custom-inventory/servers.yaml:9:5: warning workload-fit.host-memory server s1 has 32 GB "
+               "of RAM for 48 GB of GPU memory; the guide asks for at least 96 GB")
 
 
 def test_custom_rule_in_an_audit(cli: CliRunner, in_fixtures: Path) -> None:
     run = cli("audit", "custom-inventory", "--rules", "custom-rules", *AS_OF)
-    assert (run.code, run.lines) == (0, [MEMORY, summary(warning=1, verdict="pass")])
-    assert cli("audit", "custom-inventory", *AS_OF).lines == [summary(verdict="pass")]  # not built in
+    assert (run.code, run.lines) == (0, [MEMORY, HOST_MEMORY, summary(warning=2, verdict="pass")])
+    # not built in
+    assert cli("audit", "custom-inventory", *AS_OF).lines == [HOST_MEMORY, summary(warning=1, verdict="pass")]
 
 
 def test_custom_rule_from_config(cli: CliRunner, workdir: Writer) -> None:
@@ -407,7 +412,7 @@ def test_custom_rule_from_config(cli: CliRunner, workdir: Writer) -> None:
     shutil.copytree(FIXTURES / "custom-rules", Path("policies"))
     workdir("checker.yaml", "rules: [policies]\nfail_on: warning\n")
     run = cli("audit", "custom-inventory", *AS_OF)
-    assert (run.code, run.lines) == (1, [MEMORY, summary(warning=1)])
+    assert (run.code, run.lines) == (1, [MEMORY, HOST_MEMORY, summary(warning=2)])
 
 
 def test_custom_rule_tests(cli: CliRunner, in_fixtures: Path) -> None:
@@ -465,7 +470,7 @@ BAD_RULES: list[tuple[str, str, str]] = [
      "rules/r.yaml:7:28: rule acme.r1: unknown field 'laod_kw' (did you mean 'load_kw'?)"),
     ("unknown-on", rule(on="rak"),
      "rules/r.yaml:6:9: rule acme.r1: unknown fact kind 'rak' (did you mean 'rack'?); "
-     "known: facility, rack, feed, server, workload"),
+     "known: facility, rack, feed, server, workload, framework"),
     ("bad-jinja", rule(message="rack {{ name "),
      "rules/r.yaml:8:14: rule acme.r1: bad message template: unexpected end of template, "
      "expected 'end of print statement'."),

@@ -34,7 +34,7 @@ VALID: list[tuple[str, type[BaseModel], dict[str, Any], dict[str, Any]]] = [
     ("cooling-defaults", m.FacilityCooling, {"capacity_kw": 100}, {"units": 1, "redundancy": "N"}),
     ("power-basis", m.FacilityPower, {"it_capacity_kw": 100}, {"basis": "max"}),
     ("typical-equal-max", m.PowerDraw, {"max": 100, "typical": 100}, {"typical": 100}),
-    ("verified-catalog", m.GpuModel, GPU, {"verified": True, "datacenter": True}),
+    ("verified-catalog", m.GpuModel, GPU, {"verified": True, "forward_compatible": True}),
     ("unverified-catalog", m.GpuModel, {**GPU, "verified": False, "unverified": ["tdp_w"]},
      {"unverified": ["tdp_w"]}),
 ]

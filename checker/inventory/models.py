@@ -291,15 +291,25 @@ class GpuModel(CatalogEntry):
     interconnect_gb_s: Pos | None = None
     bf16_tflops: Pos | None = None
     fp16_tflops: Pos | None = None
-    datacenter: Flag = True
+    # First CUDA release without support for the GPU (Volta: 13.0).
+    cuda_dropped: Version | None = None
+    # Driver minimum where the GPU needs more than its CUDA does (HGX B200).
+    min_driver: Version | None = None
+    # Last driver branch that supports the GPU (Volta: R580).
+    last_driver_branch: PosInt | None = None
+    # GPUs software sees per package: an MI250X is two 64 GB dies.
+    logical_gpus: PosInt = 1
+    # CUDA forward compatibility (cuda-compat) works: data-center GPUs and Jetson.
+    forward_compatible: Flag = True
 
 
 class ServerModel(ServerSpec, CatalogEntry):
-    pass
+    # The GPU boards the model takes; another GPU model contradicts the server model.
+    gpu_options: list[Name] = []
 
 
 # Catalog provenance fields are not server fields: dropped when a server uses a model.
-CATALOG_META = frozenset(CatalogEntry.model_fields)
+CATALOG_META = frozenset(CatalogEntry.model_fields) | {"gpu_options"}
 
 
 class GpuModelsDoc(Model):
