@@ -59,8 +59,9 @@ class RuleFile(_Strict):
     rules: list[Rule]
 
 
-class _MessageUndefined(jinja2.Undefined):
-    """A field the fact lacks renders as 'unknown', never as an empty gap."""
+class _MessageUndefined(jinja2.ChainableUndefined):
+    """A field the fact lacks renders as 'unknown', never as an empty gap; so does a
+    field below one it lacks (`network.gbps` without `network`), never a crash."""
 
     def __str__(self) -> str:
         return "unknown"

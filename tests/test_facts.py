@@ -6,9 +6,11 @@ from pathlib import Path
 import pytest
 
 from checker.capacity import compute
+from checker.decide import Config
 from checker.errors import UserError
 from checker.facts import REGISTRY, Context, build_all, fact_kind
 from checker.inventory.loader import load
+from tests.rollout import audit, rules_by_entity
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "inventories"
 
@@ -62,3 +64,45 @@ def test_every_field_is_documented_and_typed(kind: str) -> None:
 def test_unknown_kind_suggests() -> None:
     with pytest.raises(UserError, match="did you mean 'rack'"):
         fact_kind("racks")
+
+
+# ---------------------------------------------------------------- support, through the rules
+SUPPORT_CASES: list[tuple[str, dict[str, object], set[str]]] = [
+    ("lapsed", {"level": "24x7", "until": dt.date(2026, 12, 31)}, {"support.ends-before-rollout"}),
+    ("ends-soon", {"level": "24x7", "until": dt.date(2027, 5, 12)}, {"support.ends-soon"}),
+    ("ends-on-rollout-day", {"level": "24x7", "until": dt.date(2027, 2, 1)}, {"support.ends-soon"}),
+    ("covered", {"level": "24x7", "until": dt.date(2028, 2, 1)}, set()),
+    ("no-end-date", {"level": "24x7"}, {"support.no-end-date"}),
+    ("none", {"level": "none"}, {"support.none-on-gpu-server"}),
+    ("nbd", {"level": "nbd", "until": dt.date(2030, 1, 1)}, {"support.level-24x7"}),
+]
+
+
+def _support_servers() -> list[dict[str, object]]:
+    return [{"name": n, "gpu": {"model": "l4", "count": 1}, "support": s} for n, s, _ in SUPPORT_CASES]
+
+
+@pytest.mark.parametrize(("name", "rules"), [pytest.param(n, r, id=n) for n, _, r in SUPPORT_CASES])
+def test_support_rules_against_the_rollout_date(tmp_path: Path, name: str, rules: set[str]) -> None:
+    fired = rules_by_entity(audit(tmp_path, _support_servers()), ["support"])
+    assert fired.get(f"server/{name}", set()) == rules
+
+
+def test_without_rollout_date_support_is_checked_as_of_the_audit_date(tmp_path: Path) -> None:
+    support = {"level": "24x7", "until": "2027-01-01"}
+    server = {"name": "s1", "gpu": {"model": "l4", "count": 1}, "support": support}
+    result = audit(tmp_path, [server], rollout_date=None, as_of=dt.date(2027, 1, 15))
+    [finding] = [f for f in result.findings if f.category == "support"]
+    assert finding.rule == "support.ends-before-rollout"
+    assert finding.message == (
+        "server s1: support ends 2027-01-01, before the rollout on 2027-01-15 "
+        "(the audit date: no rollout_date)"
+    )
+
+
+def test_support_horizon_comes_from_the_config(tmp_path: Path) -> None:
+    support = {"level": "24x7", "until": "2027-05-12"}
+    server = {"name": "s1", "gpu": {"model": "l4", "count": 1}, "support": support}
+    assert rules_by_entity(audit(tmp_path, [server]), ["support"]) == {"server/s1": {"support.ends-soon"}}
+    short = Config(support_horizon_days=90)
+    assert rules_by_entity(audit(tmp_path, [server], config=short), ["support"]) == {}

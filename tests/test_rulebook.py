@@ -119,3 +119,10 @@ def test_missing_message_field_renders_unknown(tmp_path: Path) -> None:
     rule = load_rulebook([_write(tmp_path, VALID)], builtin=False).get("acme.big-rack")
     assert rule is not None
     assert rule.render({"name": "A"}) == "rack A draws unknown kW"
+
+
+def test_missing_parent_of_a_message_field_renders_unknown() -> None:
+    rule = load_rulebook().get("workload-fit.fabric")
+    assert rule is not None
+    values = {"name": "s1", "workload": "llm", "workload_servers": 4}  # no network at all
+    assert "over unknown at unknown Gb/s" in rule.render(values)
