@@ -15,12 +15,20 @@ The tables give the thresholds; rules compare the numbers.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
 
 from packaging.version import InvalidVersion, Version
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
 
 from checker.errors import UserError, at
 from checker.inventory.loader import describe_error, display_path
@@ -33,6 +41,8 @@ _COMPONENTS = 4
 _BASE = 1000
 
 
+# Facts look the same few version strings up for every server: parse each once.
+@lru_cache(maxsize=4096)
 def parse_version(text: str | None) -> Version | None:
     """The version `packaging` reads from `text`, or None if it reads none."""
     if text is None:
@@ -43,6 +53,7 @@ def parse_version(text: str | None) -> Version | None:
         return None
 
 
+@lru_cache(maxsize=4096)
 def version_number(text: str | None) -> int | None:
     """A number that orders like the version (535.129.03 -> 535129003000), for rules.
 
@@ -62,6 +73,7 @@ def version_number(text: str | None) -> int | None:
     return number
 
 
+@lru_cache(maxsize=4096)
 def release_line(text: str | None, parts: int = 2) -> Version | None:
     """The release line a version belongs to: 12.4.1 -> 12.4, 2.3.1+cu121 -> 2.3."""
     version = parse_version(text)
@@ -128,10 +140,15 @@ class CudaReleases(_SourcedTable):
     def rows(self) -> Iterable[Sourced]:
         return self.releases
 
+    _by_line: dict[Version, CudaRelease] = PrivateAttr(default_factory=dict)
+
+    def model_post_init(self, context: object, /) -> None:
+        self._by_line.update((release_line(r.cuda), r) for r in self.releases)  # type: ignore[misc]
+
     def row(self, cuda: str | None) -> CudaRelease | None:
         """The row of the CUDA release line `cuda` belongs to (12.4.1 -> 12.4)."""
         line = release_line(cuda)
-        return next((r for r in self.releases if release_line(r.cuda) == line), None) if line else None
+        return self._by_line.get(line) if line else None
 
 
 class FrameworkRelease(Sourced):
