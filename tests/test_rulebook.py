@@ -157,3 +157,9 @@ def test_builtin_rules_cite_requirements_by_their_place_in_the_map() -> None:
             assert not re.search(r"seed requirement|S[12] ?§", ref), (rule.id, ref)
             if ref.startswith("docs/requirements.md"):
                 assert int(ref.removeprefix("docs/requirements.md#")) in rows, (rule.id, ref)
+
+
+def test_builtin_remediations_are_plain_text() -> None:
+    # Only `message` is a template; a remediation is shown as written.
+    for rule in load_rulebook().rules:
+        assert "{{" not in rule.rule.remediation and "{%" not in rule.rule.remediation, rule.id

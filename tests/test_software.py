@@ -94,6 +94,28 @@ def _torch_cases() -> list[Case]:
     return cases
 
 
+def _tf_cases() -> list[Case]:
+    tf = KB.frameworks.get("tensorflow")
+    assert tf is not None
+    sw = {"driver": NEWEST_DRIVER, "cuda": "12.4"}
+    # Every TensorFlow build is checked against the A100's CUDA 11.0: only 1.15 (CUDA 10.0) is too old.
+    return [
+        Case(f"tf{row.release}-on-a100-table", "a100-sxm-80gb",
+             {**sw, "frameworks": {"tensorflow": f"{row.release}.0"}},
+             _c("framework-cuda-architecture") if row.release == "1.15" else frozenset())
+        for row in tf.releases
+    ]
+
+
+def _rocm_cases() -> list[Case]:
+    # Each ROCm line the tables know; MI300X support starts with 6.0.
+    return [
+        Case(f"rocm{row.rocm}-mi300x", "mi300x", {"rocm": row.rocm},
+             _c("gpu-rocm-too-old") if Version(row.rocm) < Version("6.0") else frozenset())
+        for row in KB.rocm.releases
+    ]
+
+
 NAMED = [
     # TensorFlow 1.15 is built with CUDA 10.0, before Ampere (11.0) and Hopper (11.8).
     Case("tf1.15-a100", "a100-sxm-80gb", {"driver": "535.129.03", "cuda": "12.2",
@@ -119,7 +141,8 @@ NAMED = [
     Case("b200-torch2.7", "b200", {"driver": "570.133.20", "cuda": "12.8",
                                    "frameworks": {"pytorch": "2.7.1+cu128"}}, frozenset()),
     # HGX B200 needs driver 570.133.20, more than CUDA 12.8's 570.26.
-    Case("b200-driver570.86", "b200", {"driver": "570.86.15", "cuda": "12.8"}, _c("gpu-driver-minimum")),
+    Case("b200-driver570.86", "b200", {"driver": "570.86", "cuda": "12.8"}, _c("gpu-driver-minimum")),
+    Case("b200-driver570.86.15", "b200", {"driver": "570.86.15", "cuda": "12.8"}, _c("gpu-driver-minimum")),
     Case("b200-driver570.133.20", "b200", {"driver": "570.133.20", "cuda": "12.8"}, frozenset()),
     # torch 2.1 has no cu124 wheel.
     Case("torch2.1-cu124", "a100-sxm-80gb", {"driver": "550.90.07", "cuda": "12.4",
@@ -173,7 +196,7 @@ NAMED = [
          {"gpu": {"model": "h100-sxm-80gb", "count": 8}, "power_w": {"max": 5000}}),
 ]
 
-CASES = _cuda_cases() + _torch_cases() + NAMED
+CASES = _cuda_cases() + _torch_cases() + _tf_cases() + _rocm_cases() + NAMED
 
 
 @pytest.fixture(scope="module")
