@@ -240,6 +240,7 @@ SOFTWARE_FIELDS = (
     _d("software.declared", "boolean", "", "the server has a software section"),
     _d("software.driver_num", "number", "version", "software.driver as a version number"),
     _d("software.driver_branch", "number", "", "driver branch (major version: 535)"),
+    _d("software.driver_known", "boolean", "", "the driver version reads as a version number"),
     _d("software.cuda_num", "number", "version", "software.cuda as a version number"),
     _d("software.cuda_known", "boolean", "", "the tables know the CUDA release"),
     _d("software.cuda_full_driver", "string", "", "full-feature minimum driver of software.cuda"),

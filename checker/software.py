@@ -95,6 +95,8 @@ def software_values(software: m.Software | None, kb: Knowledge) -> Values:
         "software.rocm_num": version_number(software.rocm),
         **_cuda_values("software.", kb.cuda.row(software.cuda)),
     }
+    if software.driver is not None:
+        values["software.driver_known"] = values["software.driver_num"] is not None
     if software.cuda is not None:
         values["software.cuda_known"] = kb.cuda.row(software.cuda) is not None and bool(
             values["software.cuda_num"]

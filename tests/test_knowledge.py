@@ -6,6 +6,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from packaging.version import Version
 
 from checker.errors import UserError
@@ -43,6 +45,17 @@ def test_version_number_layout(text: str, number: int) -> None:
 @pytest.mark.parametrize("text", ["1000.1", "1.2.3.4.5", "1.0-foo", "v12x", None])
 def test_versions_that_do_not_fit_are_unknown(text: str | None) -> None:
     assert version_number(text) is None
+
+
+RELEASE = st.lists(st.integers(0, 999), min_size=1, max_size=4)
+
+
+@given(RELEASE, RELEASE)
+def test_version_numbers_order_exactly_like_packaging(a: list[int], b: list[int]) -> None:
+    va, vb = ".".join(map(str, a)), ".".join(map(str, b))
+    na, nb = version_number(va), version_number(vb)
+    assert na is not None and nb is not None
+    assert (na < nb, na == nb) == (Version(va) < Version(vb), Version(va) == Version(vb))
 
 
 def test_release_line() -> None:

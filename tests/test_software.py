@@ -177,6 +177,7 @@ NAMED = [
     # Versions and names the tables do not know: a warning, never a silent pass.
     Case("cuda12.7", "h100-sxm-80gb", {"driver": "570.133.20", "cuda": "12.7"}, _c("cuda-unknown")),
     Case("rocm9.9", "mi300x", {"rocm": "9.9"}, _c("rocm-unknown")),
+    Case("driver1000.1", "h100-sxm-80gb", {"driver": "1000.1", "cuda": "12.8"}, _c("driver-unknown")),
     Case("torch2.99", "h100-sxm-80gb", {"driver": "570.133.20", "cuda": "12.8",
                                         "frameworks": {"pytorch": "2.99.0+cu128"}},
          _c("framework-release-unknown")),

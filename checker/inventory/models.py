@@ -232,11 +232,13 @@ class ServersDoc(Model):
 class Workload(Model):
     name: Name
     task: Literal["training", "fine-tuning", "inference"]
-    params_b: Pos
+    # Bounded far above any model or corpus so derived figures (bytes, FLOPs)
+    # stay numbers the rules engine can read.
+    params_b: Annotated[float, Strict(), Field(gt=0, le=100_000)]
     precision: Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
     framework: Name | None = None
     dataset_tb: NonNeg | None = None
-    tokens_b: Pos | None = None
+    tokens_b: Annotated[float, Strict(), Field(gt=0, le=1_000_000)] | None = None
     deadline_days: Pos | None = None
 
 
