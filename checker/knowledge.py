@@ -14,7 +14,7 @@ The tables give the thresholds; rules compare the numbers.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
@@ -290,8 +290,3 @@ def load_knowledge(folder: Path) -> Knowledge:
 def builtin() -> Knowledge:
     """The built-in tables (read once per process)."""
     return load_knowledge(knowledge_dir())
-
-
-def describe_versions(versions: Sequence[str], prefix: str = "") -> str:
-    """`cu118, cu121` for a message; `none` for an empty list."""
-    return ", ".join(f"{prefix}{v}" for v in versions) or "none"

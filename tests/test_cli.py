@@ -594,3 +594,25 @@ def test_config_in_the_current_directory_is_found(cli: CliRunner, workdir: Write
     workdir("checker.yaml", "fial_on: warning\n")
     run = cli("audit", "deep/inv", *AS_OF)
     assert (run.code, run.err) == (2, "checker.yaml:1:1: unknown field 'fial_on' (did you mean 'fail_on'?)\n")
+
+
+# ---------------------------------------------------------------- software, support and fit
+COMPAT = [
+    "compat/servers.yaml:17:16: error compatibility.gpu-driver-minimum server b200: the b200 needs driver "
+    "570.133.20 or newer, more than its CUDA does; the server has 570.86.15",
+    "compat/servers.yaml:17:73: error compatibility.framework-cuda-architecture server b200: pytorch "
+    "2.6.0+cu126 is built with CUDA 12.6, which cannot run the b200 (Blackwell: needs a CUDA 12.8 or "
+    "newer build)",
+    "compat/servers.yaml:17:73: error compatibility.framework-release-architecture server b200: pytorch "
+    "2.6.0+cu126 predates support for Blackwell (b200): it needs pytorch 2.7 or newer",
+    "compat/servers.yaml:26:16: error compatibility.gpu-rocm-too-old server mi300x: ROCm 5.7 predates the "
+    "mi300x, which needs ROCm 6.0.0 or newer",
+    "compat/workloads.yaml:5:5: error workload-fit.gpu-memory workload pretrain-70b (70B training, bf16) "
+    "needs about 1344 GB of GPU memory sharded over its 8 GPUs, but has 640 GB",
+]
+
+
+def test_software_and_fit_findings_point_at_the_lines(cli: CliRunner, in_fixtures: Path) -> None:
+    select = ["--select", "compatibility.*", "--select", "workload-fit.*", "--select", "support.*"]
+    run = cli("audit", "compat", *select, *AS_OF)
+    assert (run.code, run.lines, run.err) == (1, [*COMPAT, summary(error=5)], "")
