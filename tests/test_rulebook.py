@@ -163,3 +163,14 @@ def test_builtin_remediations_are_plain_text() -> None:
     # Only `message` is a template; a remediation is shown as written.
     for rule in load_rulebook().rules:
         assert "{{" not in rule.rule.remediation and "{%" not in rule.rule.remediation, rule.id
+
+
+@pytest.mark.parametrize("rule_id", load_rulebook().ids())
+def test_builtin_messages_render_on_their_fail_examples(rule_id: str) -> None:
+    rule = load_rulebook().get(rule_id)
+    assert rule is not None
+    for example in rule.rule.examples.fail:
+        text = rule.render(flatten(example))
+        assert text and "{{" not in text, (rule_id, text)
+        # Built-in examples are complete facts, so the generated docs show whole messages.
+        assert "unknown" not in text or "unknown" in rule_id, (rule_id, text)
