@@ -191,7 +191,9 @@ class Frameworks(_SourcedTable):
             yield from f.architectures
 
     def get(self, name: str) -> Framework | None:
-        return next((f for f in self.frameworks if name == f.name or name in f.aliases), None)
+        """By name or alias, in any case (`PyTorch`, `torch`)."""
+        key = name.lower()
+        return next((f for f in self.frameworks if key == f.name or key in f.aliases), None)
 
 
 class RocmRelease(Sourced):

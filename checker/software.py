@@ -232,5 +232,6 @@ def installed(software: m.Software | None, framework: str, kb: Knowledge) -> boo
     if software is None:
         return False
     wanted = kb.frameworks.get(framework)
-    names = {framework, *(([wanted.name, *wanted.aliases]) if wanted else [])}
-    return any(n in names for n in software.frameworks)
+    if wanted is None:
+        return framework in software.frameworks
+    return any(kb.frameworks.get(n) is wanted for n in software.frameworks)

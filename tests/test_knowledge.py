@@ -85,7 +85,7 @@ def test_unverified_planning_defaults_are_flagged() -> None:
 
 def test_frameworks_by_name_or_alias() -> None:
     torch = KB.frameworks.get("torch")
-    assert torch is not None and torch.name == "pytorch"
+    assert torch is not None and torch.name == "pytorch" and KB.frameworks.get("PyTorch") is torch
     release = torch.release("2.7.1+cu128")
     assert release is not None and "12.8" in release.cuda
     assert torch.architecture("Blackwell") is not None and torch.architecture("Ampere") is None

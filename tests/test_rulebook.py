@@ -165,9 +165,12 @@ def test_builtin_remediations_are_plain_text() -> None:
         assert "{{" not in rule.rule.remediation and "{%" not in rule.rule.remediation, rule.id
 
 
-@pytest.mark.parametrize("rule_id", load_rulebook().ids())
+BUILTIN = load_rulebook()
+
+
+@pytest.mark.parametrize("rule_id", BUILTIN.ids())
 def test_builtin_messages_render_on_their_fail_examples(rule_id: str) -> None:
-    rule = load_rulebook().get(rule_id)
+    rule = BUILTIN.get(rule_id)
     assert rule is not None
     for example in rule.rule.examples.fail:
         text = rule.render(flatten(example))

@@ -247,4 +247,5 @@ def test_framework_version_without_variant_uses_software_cuda() -> None:
 def test_installed_knows_aliases() -> None:
     sw = m.Software.model_validate({"frameworks": {"torch": "2.4.1"}})
     assert software.installed(sw, "pytorch", KB) and not software.installed(sw, "tensorflow", KB)
+    assert software.installed(m.Software.model_validate({"frameworks": {"jax": "0.4.30"}}), "jax", KB)
     assert not software.installed(None, "pytorch", KB)
