@@ -135,16 +135,19 @@ def _same(version: str | None, builds: list[str], parts: int | None = None) -> b
     return any(release_line(version, parts) == release_line(b, parts) for b in builds)
 
 
+# Wheel tags: `+cu121`, `+rocm6.1`, `+cpu` (PyTorch's naming), first match wins.
+_TAGS = (("cpu", "cpu"), ("rocm", "rocm"), ("cu", "cuda"))
+
+
 def _explicit_build(kb: Knowledge, row: FrameworkRelease | None, variant: str) -> Build:
-    if variant == "cpu":
-        return Build("cpu", source="variant")
-    if variant.startswith("rocm"):
-        rocm = variant.removeprefix("rocm")
-        return Build("rocm", rocm=rocm, source="variant", exists=bool(row and _same(rocm, row.rocm)))
-    if variant.startswith("cu"):
-        cuda = _variant_cuda(kb, variant)
-        return Build("cuda", cuda=cuda, source="variant", exists=bool(row and _same(cuda, row.cuda)))
-    return Build("unknown", source="variant", exists=False)
+    stack = next((s for prefix, s in _TAGS if variant.startswith(prefix)), "unknown")
+    # The CUDA a tag names is looked up among the tables' releases (cu121 -> 12.1).
+    cuda = _variant_cuda(kb, variant) if stack == "cuda" else None
+    rocm = variant.removeprefix("rocm") if stack == "rocm" else None
+    official = {"cuda": (cuda, row.cuda if row else []), "rocm": (rocm, row.rocm if row else [])}
+    version, builds = official.get(stack, (None, []))
+    exists = None if stack == "cpu" else _same(version, builds)
+    return Build(stack, cuda=cuda, rocm=rocm, source="variant", exists=exists)
 
 
 def _implicit_build(fw: Framework, row: FrameworkRelease | None, software: m.Software) -> Build:
