@@ -15,7 +15,7 @@ The tables give the thresholds; rules compare the numbers.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import cache, lru_cache
+from functools import cache, cached_property, lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -131,6 +131,13 @@ class CudaRelease(Sourced):
     cuda: VersionText
     driver: VersionText  # full-feature (GA) minimum driver
     mvc_floor: VersionText  # minor-version-compatibility minimum
+
+    @cached_property
+    def floor(self) -> str:
+        """The lowest driver that runs the toolkit at all. At or above its own
+        full driver a toolkit always runs: CUDA 11.0's GA driver (450.51.05) is
+        below the 11.x family floor (450.80.02)."""
+        return self.mvc_floor if Version(self.mvc_floor) < Version(self.driver) else self.driver
 
 
 class CudaReleases(_SourcedTable):

@@ -13,8 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from packaging.version import Version
-
 from checker.inventory import models as m
 from checker.knowledge import (
     CudaRelease,
@@ -74,12 +72,9 @@ def gpu_values(server: m.Server, gpu: m.GpuModel | None, model: m.ServerModel | 
 def _cuda_values(prefix: str, row: CudaRelease | None) -> Values:
     if row is None:
         return {}
-    # At or above its own full driver a toolkit always runs: CUDA 11.0's GA
-    # driver (450.51.05) is below the 11.x family floor (450.80.02).
-    floor = min(row.mvc_floor, row.driver, key=Version)
     return {
         **_versioned(f"{prefix}cuda_full_driver", row.driver),
-        **_versioned(f"{prefix}cuda_driver_floor", floor),
+        **_versioned(f"{prefix}cuda_driver_floor", row.floor),
     }
 
 

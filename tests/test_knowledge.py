@@ -65,6 +65,12 @@ def test_release_line() -> None:
     assert release_line("nope") is None and parse_version("nope") is None
 
 
+def test_cuda_floor_is_never_above_the_full_driver() -> None:
+    rows = {r.cuda: r for r in KB.cuda.releases}
+    assert rows["11.0"].floor == "450.51.05" and rows["11.8"].floor == "450.80.02"
+    assert rows["13.0"].floor == "580"
+
+
 def test_cuda_rows_are_found_by_release_line() -> None:
     row = KB.cuda.row("12.4.1")
     assert row is not None and row.driver == "550.54.14"

@@ -52,7 +52,7 @@ def _cuda_cases() -> list[Case]:
         gpu = "h100-sxm-80gb" if Version(row.cuda) >= Version("13.0") else "v100-sxm2-32gb"
         if Version(row.cuda) < Version("11.8"):
             gpu = "v100-sxm2-32gb"
-        floor = min(row.mvc_floor, row.driver, key=Version)  # 11.0's GA driver is below its family floor
+        floor = row.floor  # 11.0's GA driver is below its family floor
         has_mvc = Version(floor) < Version(row.driver)
         limited = _c("driver-minor-version") if has_mvc else frozenset()
         table = [
