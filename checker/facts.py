@@ -2,8 +2,11 @@
 
 A fact is one entity seen as a flat record. Fields named like an inventory
 path (`support.until`) are read from the validated model, so a rule author
-writes what they see in the YAML; other fields are derived (capacity, counts).
-`checker facts [KIND]` prints this registry.
+writes what they see in the YAML; other fields are derived (capacity, counts,
+catalog and knowledge-table lookups: checker.software, checker.fit). Rules
+cannot order version strings, so each version is also a `*_num` number that
+orders like the version (checker.knowledge.version_number), next to the
+thresholds the tables give. `checker facts [KIND]` prints this registry.
 """
 
 from __future__ import annotations
