@@ -82,10 +82,16 @@ def _support_servers() -> list[dict[str, object]]:
     return [{"name": n, "gpu": {"model": "l4", "count": 1}, "support": s} for n, s, _ in SUPPORT_CASES]
 
 
+@pytest.fixture(scope="module")
+def support_fired(tmp_path_factory: pytest.TempPathFactory) -> dict[str, set[str]]:
+    return rules_by_entity(audit(tmp_path_factory.mktemp("support"), _support_servers()), ["support"])
+
+
 @pytest.mark.parametrize(("name", "rules"), [pytest.param(n, r, id=n) for n, _, r in SUPPORT_CASES])
-def test_support_rules_against_the_rollout_date(tmp_path: Path, name: str, rules: set[str]) -> None:
-    fired = rules_by_entity(audit(tmp_path, _support_servers()), ["support"])
-    assert fired.get(f"server/{name}", set()) == rules
+def test_support_rules_against_the_rollout_date(
+    support_fired: dict[str, set[str]], name: str, rules: set[str]
+) -> None:
+    assert support_fired.get(f"server/{name}", set()) == rules
 
 
 def test_without_rollout_date_support_is_checked_as_of_the_audit_date(tmp_path: Path) -> None:
