@@ -416,6 +416,8 @@ def _frameworks(inv: Inventory, cap: Capacity, ctx: Context) -> Iterator[Fact]:
 # ---------------------------------------------------------------- workload
 WORKLOAD_FIT_FIELDS = (
     _d("memory_scope", "string", "", "job: sharded over all its GPUs; server: within each server"),
+    _d("memory_allowance_pct", "number", "%", "activation / KV-cache allowance in memory_required_gb "
+       "(a planning default, unverified)"),
     _d("memory_required_gb", "number", "GB", "GPU memory needed (rules/knowledge/fit.yaml)"),
     _d("memory_available_gb", "number", "GB", "GPU memory of the job, or of its smallest server"),
     _d("memory_per_gpu_gb", "number", "GB", "memory_required_gb over job_gpu_count"),

@@ -133,6 +133,7 @@ def _one(workload: m.Workload, a: Mapping[str, float], fit: FitModel) -> dict[st
     days = _train_days(workload, a["peak_tflops"], fit)
     return {
         "memory_scope": task.scope,
+        "memory_allowance_pct": round(task.allowance * 100, 1),
         "memory_required_gb": round(required, 2),
         "memory_available_gb": round(a["memory_gb"] if job else a["server_memory_gb_min"], 1),
         "memory_per_gpu_gb": round(required / gpus, 2) if gpus else None,
