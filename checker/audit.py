@@ -20,7 +20,7 @@ from checker.decide import (
     verdict,
 )
 from checker.engine import evaluate
-from checker.facts import build_all
+from checker.facts import Context, build_all
 from checker.findings import Finding
 from checker.inventory.loader import Inventory, load
 from checker.rulebook import Rulebook, load_rulebook, matches
@@ -83,7 +83,8 @@ def run_audit(
     # Rules would misread a half-loaded inventory: input errors are reported alone.
     if not schema:
         capacity = compute(inv)
-        findings += evaluate(active.rules, build_all(inv, capacity))
+        ctx = Context(as_of, cfg.support_horizon_days)
+        findings += evaluate(active.rules, build_all(inv, capacity, ctx))
     findings = override_severity(findings, cfg.severity)
     selected = [r for r in known if matches(r, cfg.select) and not matches(r, cfg.ignore)]
     # With input errors no rule ran: no waiver can be called unused.

@@ -38,6 +38,9 @@ class Config(BaseModel):
     severity: dict[str, Severity] = Field(default={}, description="rule id glob -> severity")
     fail_on: Severity = Field(default="error", description="lowest severity that fails the run")
     rules: list[str] = Field(default=[], description="extra rule folders, relative to this file")
+    support_horizon_days: int = Field(
+        default=365, ge=0, le=3650, description="warn when support ends within this many days of rollout"
+    )
     # Where each value was written, so a `select:` entry that matches nothing is located.
     _where: tuple[str, Src] | None = PrivateAttr(default=None)
 
@@ -73,6 +76,7 @@ class Settings:
     origins: tuple[Origin, ...] = ()
     # Findings shown per rule (0: all); the summary always counts every finding.
     max_per_rule: int = 100
+    support_horizon_days: int = 365
 
 
 def find_config(paths: Sequence[Path]) -> Path | None:
@@ -150,6 +154,7 @@ def settings(
         config_file=config_path,
         origins=origins,
         max_per_rule=max_per_rule,
+        support_horizon_days=config.support_horizon_days,
     )
 
 

@@ -19,7 +19,7 @@ from checker.audit import AuditResult, run_audit
 from checker.capacity import Capacity, compute
 from checker.decide import Config, settings
 from checker.engine import evaluate
-from checker.facts import build_all
+from checker.facts import Context, build_all
 from checker.findings import Finding
 from checker.inventory.loader import load
 from checker.rulebook import Rulebook, load_rulebook
@@ -58,7 +58,7 @@ def audit(tmp_path: Path, rulebook: Rulebook) -> Auditor:
         inv, problems = load([tmp_path])
         assert problems == []
         cap = compute(inv)
-        return Audited(cap, evaluate(rulebook.rules, build_all(inv, cap)))
+        return Audited(cap, evaluate(rulebook.rules, build_all(inv, cap, Context(dt.date(2027, 1, 15)))))
 
     return run
 

@@ -595,7 +595,7 @@ def test_user_catalog_extends_the_builtin_one(cli: CliRunner, workdir: Writer) -
             source: Acme datasheet rev 3
         """, minimal=("facility", "workloads"))
     workdir("servers.yaml", SERVERS_HEAD + "        gpu: {model: acme-x1, count: 4}\n"
-            "        support: {vendor: Acme, level: 24x7}\n        workload: w1\n")
+            "        support: {vendor: Acme, level: 24x7, until: 2030-12-31}\n        workload: w1\n")
     run = cli("audit", ".", *AS_OF)
     assert (run.code, run.out) == (0, summary(verdict="pass") + "\n")
 

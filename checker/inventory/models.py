@@ -266,11 +266,13 @@ class ServersDoc(Model):
 class Workload(Model):
     name: Name
     task: Literal["training", "fine-tuning", "inference"]
-    params_b: Pos
+    # Bounded far above any model or corpus so derived figures (bytes, FLOPs)
+    # stay numbers the rules engine can read.
+    params_b: Annotated[float, Strict(), Field(gt=0, le=100_000)]
     precision: Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
     framework: Name | None = None
     dataset_tb: NonNeg | None = None
-    tokens_b: Pos | None = None
+    tokens_b: Annotated[float, Strict(), Field(gt=0, le=1_000_000)] | None = None
     deadline_days: Pos | None = None
 
 
@@ -325,15 +327,25 @@ class GpuModel(CatalogEntry):
     interconnect_gb_s: Pos | None = None
     bf16_tflops: Pos | None = None
     fp16_tflops: Pos | None = None
-    datacenter: Flag = True
+    # First CUDA release without support for the GPU (Volta: 13.0).
+    cuda_dropped: Version | None = None
+    # Driver minimum where the GPU needs more than its CUDA does (HGX B200).
+    min_driver: Version | None = None
+    # Last driver branch that supports the GPU (Volta: R580).
+    last_driver_branch: PosInt | None = None
+    # GPUs software sees per package: an MI250X is two 64 GB dies.
+    logical_gpus: PosInt = 1
+    # CUDA forward compatibility (cuda-compat) works: data-center GPUs and Jetson.
+    forward_compatible: Flag = True
 
 
 class ServerModel(ServerSpec, CatalogEntry):
-    pass
+    # The GPU boards the model takes; another GPU model contradicts the server model.
+    gpu_options: list[Name] = []
 
 
 # Catalog provenance fields are not server fields: dropped when a server uses a model.
-CATALOG_META = frozenset(CatalogEntry.model_fields)
+CATALOG_META = frozenset(CatalogEntry.model_fields) | {"gpu_options"}
 
 
 class GpuModelsDoc(Model):
