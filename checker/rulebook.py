@@ -107,7 +107,7 @@ def nest(values: Mapping[str, Any]) -> dict[str, Any]:
         *parents, leaf = name.split(".")
         node: Any = out
         for p in parents:
-            node = node.setdefault(p, {})
+            node = node.setdefault(p, {}) if isinstance(node, dict) else None
         if isinstance(node, dict):  # `gpu` and `gpu.count` cannot both be there; the first wins
             node.setdefault(leaf, value)
     return out

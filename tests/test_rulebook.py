@@ -119,3 +119,13 @@ def test_missing_message_field_renders_unknown(tmp_path: Path) -> None:
     rule = load_rulebook([_write(tmp_path, VALID)], builtin=False).get("acme.big-rack")
     assert rule is not None
     assert rule.render({"name": "A"}) == "rack A draws unknown kW"
+
+
+def test_nest_keeps_the_first_of_a_field_and_its_subfields() -> None:
+    assert nest({"gpu": 1, "gpu.a.b": 2, "x.y": 3, "x.z.w": 4}) == {"gpu": 1, "x": {"y": 3, "z": {"w": 4}}}
+
+
+def test_flatten_writes_dates_as_facts_hold_them() -> None:
+    import datetime as dt
+
+    assert flatten({"support": {"until": dt.date(2027, 1, 1)}}) == {"support.until": "2027-01-01"}
