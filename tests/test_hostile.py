@@ -378,7 +378,24 @@ def _fifo(name: str) -> Setup:
 
 
 BAD_KIND = "kind: Nope\n"
+
+
+def _deep_tree(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file 600 folders deep (a recursive walk would overflow Python's stack)."""
+    folder = os.open(tmp / "inv", os.O_RDONLY)
+    for _ in range(600):
+        os.mkdir("d", dir_fd=folder)
+        inner = os.open("d", os.O_RDONLY, dir_fd=folder)
+        os.close(folder)
+        folder = inner
+    file = os.open("x.yaml", os.O_WRONLY | os.O_CREAT, dir_fd=folder)
+    os.write(file, BAD_KIND.encode())
+    os.close(file)
+    os.close(folder)
+
+
 DISCOVERY = [
+    Case("deep-tree", 2, "/d/x.yaml:1:7: error schema.document unknown kind 'Nope'", setup=_deep_tree),
     Case(
         "empty-folder",
         2,
