@@ -1032,6 +1032,14 @@ VOLTAGE = (
 )
 HINTS = [
     Case(
+        "quoted-fraction-for-a-whole-number",
+        2,
+        "inv/servers.yaml:8:15: error schema.invalid u_height: Input should be a valid integer "
+        "(got '2.5'): a whole number is needed",
+        {"inv/servers.yaml": servers(**{"u_height: 2": 'u_height: "2.5"'})},
+        absent="without quotes",
+    ),
+    Case(
         "exponent-without-dot",
         2,
         f"{VOLTAGE} (got '2.3e2'): YAML 1.1 reads this exponent form as text; "

@@ -299,7 +299,8 @@ def describe_error(error: Any, model: type[BaseModel]) -> tuple[str, str, bool]:
     shown = "" if isinstance(got, (dict, list)) else f" (got {got!r})"
     message = str(error["msg"]).removeprefix("Value error, ")
     if kind in ("float_type", "int_type") and isinstance(got, str) and _is_number(got):
-        shown += _number_hint(got)
+        whole = kind == "int_type" and not float(got).is_integer()
+        shown += ": a whole number is needed" if whole else _number_hint(got)
     return "schema.invalid", f"{where or 'document'}: {message}{shown}", False
 
 
