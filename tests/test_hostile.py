@@ -182,7 +182,8 @@ TERMINAL = [
     Case(
         "esc-in-server-name",
         2,
-        "inv/servers.yaml:5:11: error schema.invalid name: a name is 1-200 printable",
+        "inv/servers.yaml:5:11: error schema.invalid name: a name may not hold control or invisible "
+        "characters (got 's1\\x1b[2J')",
         {"inv/servers.yaml": servers(**{"- name: s1": '- name: "s1\\e[2J"'})},
     ),
     Case(
