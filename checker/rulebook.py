@@ -243,10 +243,7 @@ def _load_file(path: Path, builtin: bool) -> tuple[list[CompiledRule], list[str]
 def rule_files(folder: Path) -> list[Path]:
     """Rule files of a folder, found as inventories are; the knowledge base below
     it is data, not rules. A folder or file that cannot be read is an error."""
-    files, problems = discover([folder])
-    if problems:
-        raise UserError(f"{display_path(path)}: {message}" for path, message in problems)
-    return [p for p in files if "knowledge" not in p.relative_to(folder).parts]
+    return [p for p in discover([folder]) if "knowledge" not in p.relative_to(folder).parts]
 
 
 @dataclass(frozen=True)

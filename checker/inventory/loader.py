@@ -215,7 +215,19 @@ class _Walk:
             self.files.setdefault(real, path)
 
 
-def discover(paths: Sequence[Path], exclude: Path | None = None) -> tuple[list[Path], list[tuple[Path, str]]]:
+def discover(paths: Sequence[Path], exclude: Path | None = None) -> list[Path]:
+    """Every YAML file below `paths` but `exclude`; anything that could not be read
+    or followed is a UserError (for rule folders and the built-in knowledge base)."""
+    files, problems = find_files(paths, exclude)
+    if problems:
+        raise UserError(f"{display_path(path)}: {message}" for path, message in problems)
+    return files
+
+
+Unread = list[tuple[Path, str]]  # (path, why it was not read)
+
+
+def find_files(paths: Sequence[Path], exclude: Path | None = None) -> tuple[list[Path], Unread]:
     """Every YAML file below `paths` but `exclude` (the config file, if any), and
     (path, problem) for everything that could not be read or was not followed."""
     walk = _Walk(exclude)
@@ -665,9 +677,7 @@ def _deep_merge(
 
 
 def builtin_catalog_files() -> list[Path]:
-    files, problems = discover([knowledge_dir()])
-    assert not problems, problems  # the package's own files: a broken install, not user input
-    return files
+    return discover([knowledge_dir()])
 
 
 def load(paths: Sequence[Path], exclude: Path | None = None) -> tuple[Inventory, list[Finding]]:
@@ -678,7 +688,7 @@ def load(paths: Sequence[Path], exclude: Path | None = None) -> tuple[Inventory,
 
 def _load(paths: Sequence[Path], exclude: Path | None) -> tuple[Inventory, list[Finding]]:
     problems = _Problems()
-    found, unread = discover(paths, exclude)
+    found, unread = find_files(paths, exclude)
     for path, message in unread:
         problems.add("schema.file", Location(display_path(path), 1, 1), message)
     files = builtin_catalog_files() + found
