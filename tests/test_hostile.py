@@ -1230,6 +1230,19 @@ SIZE = [
         absent="not shown",
     ),
     Case(
+        "config-cap",
+        2,
+        "checker: 248 more schema.invalid findings",
+        {**MANY, "checker.yaml": "max_per_rule: 2\n"},
+    ),
+    Case(
+        "command-line-cap-beats-config",
+        2,
+        "checker: 247 more schema.invalid findings",
+        {**MANY, "checker.yaml": "max_per_rule: 2\n"},
+        ("audit", "inv", "--max-per-rule", "3", *AS_OF),
+    ),
+    Case(
         "json-capped",
         2,
         '"truncated": {\n    "schema.invalid": 150\n  }',
