@@ -255,7 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument(
         "--max-per-rule",
         type=_count,
-        default=100,
+        default=None,
         metavar="N",
         help="show at most N findings per rule, then a count (default 100; 0 shows all)",
     )

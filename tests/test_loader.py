@@ -279,8 +279,8 @@ SCHEMA_CASES: list[tuple[str, tuple[str, ...], str | bytes, list[str]]] = [
     (  # 2:7 is the name with a space
         "name-with-space", (),
         "kind: Facility\nname: f 1\n",
-        ["bad.yaml:2:7: error schema.invalid name: a name is 1-200 printable characters "
-         "without spaces or '/' (it becomes part of entity ids) (got 'f 1')"],
+        ["bad.yaml:2:7: error schema.invalid name: a name is 1-200 characters without spaces or '/' "
+         "(it becomes part of entity ids) (got 'f 1')"],
     ),
     (  # 3:11 is `!!python/object` (tags are refused, not constructed)
         "python-tag", (),

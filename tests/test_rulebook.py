@@ -177,3 +177,13 @@ def test_builtin_messages_render_on_their_fail_examples(rule_id: str) -> None:
         assert text and "{{" not in text, (rule_id, text)
         # Built-in examples are complete facts, so the generated docs show whole messages.
         assert "unknown" not in text or "unknown" in rule_id, (rule_id, text)
+
+
+def test_nest_keeps_the_first_of_a_field_and_its_subfields() -> None:
+    assert nest({"gpu": 1, "gpu.a.b": 2, "x.y": 3, "x.z.w": 4}) == {"gpu": 1, "x": {"y": 3, "z": {"w": 4}}}
+
+
+def test_flatten_writes_dates_as_facts_hold_them() -> None:
+    import datetime as dt
+
+    assert flatten({"support": {"until": dt.date(2027, 1, 1)}}) == {"support.until": "2027-01-01"}

@@ -130,6 +130,9 @@ def not_a_file(mode: int) -> str:
     return f"is {what}, not a file: not read"
 
 
+_LOOP = "symbolic link loop: leads back to a folder it is in; not followed"
+
+
 class _Walk:
     """File discovery (inventories/README.md, "Which files are read"): every folder
     below a given path is read or reported, symbolic links are followed, a link
@@ -154,31 +157,39 @@ class _Walk:
             self.problems.append((path, f"cannot read: {exc.strerror}"))
             return
         if stat.S_ISDIR(mode):
-            self.folder(path, frozenset())
+            self.folder(path)
         elif stat.S_ISREG(mode):
             self.file(path)  # a file named on the command line is read whatever its name
         else:
             self.problems.append((path, not_a_file(mode)))
 
-    def folder(self, path: Path, ancestors: frozenset[str]) -> None:
-        real = os.path.realpath(path)
-        if real in ancestors:
-            self.problems.append((path, "symbolic link loop: leads back to a folder it is in; not followed"))
-            return
-        if real in self.folders:
-            return  # the same folder reached twice (through a link) is read once
-        self.folders.add(real)
-        try:
-            with os.scandir(path) as it:
-                names = sorted(entry.name for entry in it)
-        except OSError as exc:
-            self.problems.append((path, f"cannot read folder: {exc.strerror}"))
-            return
-        for name in names:
-            if not name.startswith("."):  # .git, .github, .venv, editor files
-                self.entry(path / name, ancestors | {real})
+    def folder(self, top: Path) -> None:
+        # A stack, not recursion: a tree 2,000 folders deep is legal on Linux.
+        stack: list[tuple[Path, frozenset[str]]] = [(top, frozenset())]
+        while stack:
+            path, ancestors = stack.pop()
+            real = os.path.realpath(path)
+            if real in ancestors:
+                self.problems.append((path, _LOOP))
+                continue
+            if real in self.folders:
+                continue  # the same folder reached twice (through a link) is read once
+            self.folders.add(real)
+            # Names starting with a dot are skipped: .git, .github, .venv, editor files.
+            for name in self.names(path):
+                if not name.startswith(".") and self.entry(path / name):
+                    stack.append((path / name, ancestors | {real}))
 
-    def entry(self, path: Path, ancestors: frozenset[str]) -> None:
+    def names(self, folder: Path) -> list[str]:
+        try:
+            with os.scandir(folder) as it:
+                return sorted(entry.name for entry in it)
+        except OSError as exc:
+            self.problems.append((folder, f"cannot read folder: {exc.strerror}"))
+            return []
+
+    def entry(self, path: Path) -> bool:
+        """Read or report one entry of a folder; True if it is a folder to walk."""
         try:
             mode = path.stat().st_mode
         except OSError as exc:
@@ -188,15 +199,16 @@ class _Walk:
                 self.problems.append((path, f"{what}: not followed"))
             else:
                 self.problems.append((path, f"cannot read: {exc.strerror}"))
-            return
+            return False
         if stat.S_ISDIR(mode):
-            self.folder(path, ancestors)
-        elif not is_yaml(path.name):
-            return  # README.md and the like: only YAML files are inventories
-        elif stat.S_ISREG(mode):
+            return True
+        if not is_yaml(path.name):
+            return False  # README.md and the like: only YAML files are inventories
+        if stat.S_ISREG(mode):
             self.file(path)
         else:
             self.problems.append((path, not_a_file(mode)))
+        return False
 
     def file(self, path: Path) -> None:
         real = os.path.realpath(path)
@@ -204,7 +216,19 @@ class _Walk:
             self.files.setdefault(real, path)
 
 
-def discover(paths: Sequence[Path], exclude: Path | None = None) -> tuple[list[Path], list[tuple[Path, str]]]:
+def discover(paths: Sequence[Path], exclude: Path | None = None) -> list[Path]:
+    """Every YAML file below `paths` but `exclude`; anything that could not be read
+    or followed is a UserError (for rule folders and the built-in knowledge base)."""
+    files, problems = find_files(paths, exclude)
+    if problems:
+        raise UserError(f"{display_path(path)}: {message}" for path, message in problems)
+    return files
+
+
+Unread = list[tuple[Path, str]]  # (path, why it was not read)
+
+
+def find_files(paths: Sequence[Path], exclude: Path | None = None) -> tuple[list[Path], Unread]:
     """Every YAML file below `paths` but `exclude` (the config file, if any), and
     (path, problem) for everything that could not be read or was not followed."""
     walk = _Walk(exclude)
@@ -288,7 +312,8 @@ def describe_error(error: Any, model: type[BaseModel]) -> tuple[str, str, bool]:
     shown = "" if isinstance(got, (dict, list)) else f" (got {got!r})"
     message = str(error["msg"]).removeprefix("Value error, ")
     if kind in ("float_type", "int_type") and isinstance(got, str) and _is_number(got):
-        shown += _number_hint(got)
+        whole = kind == "int_type" and not float(got).is_integer()
+        shown += ": a whole number is needed" if whole else _number_hint(got)
     return "schema.invalid", f"{where or 'document'}: {message}{shown}", False
 
 
@@ -671,7 +696,7 @@ def load(paths: Sequence[Path], exclude: Path | None = None) -> tuple[Inventory,
 
 def _load(paths: Sequence[Path], exclude: Path | None) -> tuple[Inventory, list[Finding]]:
     problems = _Problems()
-    found, unread = discover(paths, exclude)
+    found, unread = find_files(paths, exclude)
     for path, message in unread:
         problems.add("schema.file", Location(display_path(path), 1, 1), message)
     files = builtin_catalog_files() + found

@@ -15,12 +15,12 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 
 def _name(value: Any) -> Any:
     if isinstance(value, str) and (
-        not value or len(value) > 200 or any(c.isspace() or c == "/" or not c.isprintable() for c in value)
+        not value or len(value) > 200 or any(c.isspace() or c == "/" for c in value)
     ):
+        raise ValueError("a name is 1-200 characters without spaces or '/' (it becomes part of entity ids)")
+    if isinstance(value, str) and not value.isprintable():
         # Names reach terminals and CI logs: no control (ESC, BEL) or invisible characters.
-        raise ValueError(
-            "a name is 1-200 printable characters without spaces or '/' (it becomes part of entity ids)"
-        )
+        raise ValueError("a name may not hold control or invisible characters")
     return value
 
 
