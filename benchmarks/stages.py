@@ -28,7 +28,7 @@ from checker.audit import run_audit
 from checker.capacity import compute
 from checker.decide import Config, settings
 from checker.engine import evaluate
-from checker.facts import build_all
+from checker.facts import Context, build_all
 from checker.inventory.loader import load
 from checker.inventory.source import read
 from checker.perf import gc_paused
@@ -58,7 +58,7 @@ def bench(count: int) -> None:
         assert not problems, problems[:3]
         book = load_rulebook()
         cap, cap_s = timed(lambda: compute(inv))
-        facts, facts_s = timed(lambda: build_all(inv, cap))
+        facts, facts_s = timed(lambda: build_all(inv, cap, Context(dt.date(2027, 1, 15))))
         findings, eval_s = timed(lambda: evaluate(book.rules, facts))
         cfg = settings(Config(), None, select=[], ignore=[], fail_on=None, rule_dirs=[])
         result, total_s = timed(lambda: run_audit([folder], cfg, dt.date(2027, 1, 15), book))

@@ -21,7 +21,7 @@ from checker.decide import (
     verdict,
 )
 from checker.engine import evaluate
-from checker.facts import Fact, build_all
+from checker.facts import Context, Fact, build_all
 from checker.findings import Finding
 from checker.inventory.loader import load
 from checker.rulebook import Rulebook, load_rulebook, matches
@@ -69,7 +69,7 @@ def run_audit(
     # Rules would misread a half-loaded inventory: input errors are reported alone.
     if not schema:
         capacity = compute(inv)
-        facts = build_all(inv, capacity)
+        facts = build_all(inv, capacity, Context(as_of, cfg.support_horizon_days))
         findings += evaluate(active.rules, facts)
     findings = override_severity(findings, cfg.severity)
     selected = [r for r in known if matches(r, cfg.select) and not matches(r, cfg.ignore)]

@@ -256,7 +256,7 @@ def _add_audit_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--max-per-rule",
         type=_count,
-        default=100,
+        default=None,
         metavar="N",
         help="show at most N findings per rule, then a count (default 100; 0 shows all)",
     )

@@ -38,6 +38,10 @@ class Config(BaseModel):
     severity: dict[str, Severity] = Field(default={}, description="rule id glob -> severity")
     fail_on: Severity = Field(default="error", description="lowest severity that fails the run")
     rules: list[str] = Field(default=[], description="extra rule folders, relative to this file")
+    support_horizon_days: int = Field(
+        default=365, ge=0, le=3650, description="warn when support ends within this many days of rollout"
+    )
+    max_per_rule: int = Field(default=100, ge=0, description="findings shown per rule, then a count (0: all)")
     # Where each value was written, so a `select:` entry that matches nothing is located.
     _where: tuple[str, Src] | None = PrivateAttr(default=None)
 
@@ -73,6 +77,7 @@ class Settings:
     origins: tuple[Origin, ...] = ()
     # Findings shown per rule (0: all); the summary always counts every finding.
     max_per_rule: int = 100
+    support_horizon_days: int = 365
 
 
 def find_config(paths: Sequence[Path]) -> Path | None:
@@ -130,7 +135,7 @@ def settings(
     ignore: Sequence[str],
     fail_on: Severity | None,
     rule_dirs: Sequence[Path],
-    max_per_rule: int = 100,
+    max_per_rule: int | None = None,
 ) -> Settings:
     """The command line narrows the config: --select replaces, --ignore adds."""
     base = config_path.parent if config_path else Path()
@@ -149,7 +154,8 @@ def settings(
         rule_dirs=(*(base / d for d in config.rules), *rule_dirs),
         config_file=config_path,
         origins=origins,
-        max_per_rule=max_per_rule,
+        max_per_rule=config.max_per_rule if max_per_rule is None else max_per_rule,
+        support_horizon_days=config.support_horizon_days,
     )
 
 

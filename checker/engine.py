@@ -149,7 +149,10 @@ def match(
     fired: list[tuple[int, int]] = []
     for kind, rule_ids in rules_by_kind.items():
         fact_ids = facts_by_kind.get(kind, [])
-        pairs = match_kind(kind, [rules[r].when.condition for r in rule_ids], [facts[f][1] for f in fact_ids])
+        # durable stores every field it is sent: send only those the rules read.
+        used = frozenset().union(*(rules[r].when.fields for r in rule_ids))
+        values = [{k: v for k, v in facts[f][1].items() if k in used} for f in fact_ids]
+        pairs = match_kind(kind, [rules[r].when.condition for r in rule_ids], values)
         fired += [(rule_ids[r], fact_ids[f]) for r, f in pairs]
     return sorted(fired)
 

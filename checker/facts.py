@@ -2,24 +2,30 @@
 
 A fact is one entity seen as a flat record. Fields named like an inventory
 path (`support.until`) are read from the validated model, so a rule author
-writes what they see in the YAML; other fields are derived (capacity, counts).
-`checker facts [KIND]` prints this registry.
+writes what they see in the YAML; other fields are derived (capacity, counts,
+catalog and knowledge-table lookups: checker.software, checker.fit). Rules
+cannot order version strings, so each version is also a `*_num` number that
+orders like the version (checker.knowledge.version_number), next to the
+thresholds the tables give. `checker facts [KIND]` prints this registry.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from checker.capacity import Capacity
+from checker import fit, software
+from checker.capacity import FACILITY_COLUMNS, FEED_COLUMNS, RACK_COLUMNS, SERVER_COLUMNS, Capacity, Column
+from checker.entity import entity_id
 from checker.inventory import models as m
-from checker.inventory.loader import Inventory, Placed
+from checker.inventory.loader import Inventory, Placed, ServerEntry
 from checker.inventory.loader import inner_models as _inner_models
 from checker.inventory.source import Src
+from checker.knowledge import Knowledge, builtin
 from checker.suggest import lookup
 
 FieldType = Literal["number", "string", "boolean", "date"]
@@ -44,7 +50,16 @@ class Fact:
     src: Src
 
 
-Builder = Callable[[Inventory, Capacity], Iterator[Fact]]
+@dataclass(frozen=True)
+class Context:
+    """What facts need besides the inventory: the audit date, settings, tables."""
+
+    as_of: dt.date
+    support_horizon_days: int = 365
+    knowledge: Knowledge = field(default_factory=builtin)
+
+
+Builder = Callable[[Inventory, Capacity, Context], Iterator[Fact]]
 
 
 @dataclass(frozen=True)
@@ -108,38 +123,45 @@ def _fact(
     return Fact(kind, entity, _values(fields, place.value, derived), place.file, place.src)
 
 
+def _columns(spec: tuple[Column, ...]) -> tuple[FactField, ...]:
+    """Capacity columns as derived fields: declared once, with unit and meaning."""
+    return tuple(_d(c.name, c.type, c.unit, c.doc) for c in spec)
+
+
 # ---------------------------------------------------------------- facility
 FACILITY_FIELDS = (
     _m("name", "string", "", "facility name"),
     _m("location", "string", "", "free-text location"),
     _m("pue_target", "number", "", "maximum allowed PUE"),
     _m("design_pue", "number", "", "design PUE, used when pue_model is absent"),
+    _m("pue_model.fixed_kw", "number", "kW", "fixed overhead: lighting, offices, security"),
+    _m("pue_model.cooling_kw_per_it_kw", "number", "kW/kW", "cooling power per IT kW"),
+    _m("pue_model.loss_fraction", "number", "", "UPS and distribution losses per IT kW"),
     _m("power.it_capacity_kw", "number", "kW", "UPS / critical IT capacity"),
     _m("power.utility_kw", "number", "kW", "utility supply"),
-    _m("power.basis", "string", "", "which server draw capacity checks use: max | typical"),
+    _m(
+        "power.basis",
+        "string",
+        "",
+        "max | typical: the draw UPS, utility, energy and PUE use (feeds and racks always use peak)",
+    ),
     _m("cooling.capacity_kw", "number", "kW", "heat rejection with all units running"),
     _m("cooling.units", "number", "", "number of cooling units"),
     _m("cooling.redundancy", "string", "", "N | N+1 | 2N"),
     _m("cooling.inlet_c", "number", "degC", "design inlet temperature"),
     _m("cooling.ashrae_class", "string", "", "ASHRAE TC 9.9 class A1..A4"),
+    _m("cooling.delta_t_c", "number", "degC", "air temperature rise across servers, for airflow"),
     _m("floor_max_kg_per_m2", "number", "kg/m2", "floor loading limit"),
     _m("energy_price_per_kwh", "number", "currency/kWh", "energy price"),
-    _d("it_load_kw", "number", "kW", "sum of server draw (per power.basis)"),
-    _d("server_count", "number", "", "servers in the facility"),
-    _d("rack_count", "number", "", "racks in the facility"),
+    _m("currency", "string", "", "currency of energy_price_per_kwh"),
+    *_columns(FACILITY_COLUMNS),
 )
 
 
-def _facilities(inv: Inventory, cap: Capacity) -> Iterator[Fact]:
+def _facilities(inv: Inventory, cap: Capacity, ctx: Context) -> Iterator[Fact]:
     for name, place in inv.facilities.items():
-        entity = f"facility/{name}"
-        agg = cap.facilities[entity]
-        derived = {
-            "it_load_kw": agg["it_load_kw"],
-            "server_count": agg["servers"],
-            "rack_count": agg["racks"],
-        }
-        yield _fact("facility", entity, place, FACILITY_FIELDS, derived)
+        row = cap.facilities.row(name)
+        yield _fact("facility", entity_id("facility", name), place, FACILITY_FIELDS, row)
 
 
 # ---------------------------------------------------------------- rack
@@ -152,30 +174,15 @@ RACK_FIELDS = (
     _m("footprint_m2", "number", "m2", "floor area"),
     _m("cooling", "string", "", "air | rear-door | liquid"),
     _m("cooling_kw", "number", "kW", "heat this position can reject"),
-    _m("redundancy", "string", "", "N | 2N"),
-    _d("feed_count", "number", "", "power feeds"),
-    _d("server_count", "number", "", "servers placed in the rack"),
-    _d("capacity_kw", "number", "kW", "N: sum of feeds; 2N: min(side A, side B)"),
-    _d("load_kw", "number", "kW", "server draw per the facility's power.basis"),
-    _d("utilization_pct", "number", "%", "load_kw / capacity_kw x 100 (absent without capacity)"),
-    _d("side_a_kw", "number", "kW", "sum of side A feed capacity"),
-    _d("side_b_kw", "number", "kW", "sum of side B feed capacity"),
+    _m("redundancy", "string", "", "N | N+1 | 2N"),
+    *_columns(RACK_COLUMNS),
 )
 
 
-def _racks(inv: Inventory, cap: Capacity) -> Iterator[Fact]:
-    for (fac, name), place in inv.racks.items():
-        entity = f"rack/{fac}/{name}"
-        agg = cap.racks[entity]
-        derived = {
-            "facility": fac,
-            "feed_count": agg["feeds"],
-            "server_count": agg["servers"],
-            **{
-                k: agg.get(k) for k in ("capacity_kw", "load_kw", "utilization_pct", "side_a_kw", "side_b_kw")
-            },
-        }
-        yield _fact("rack", entity, place, RACK_FIELDS, derived)
+def _racks(inv: Inventory, cap: Capacity, ctx: Context) -> Iterator[Fact]:
+    for key, place in inv.racks.items():
+        derived = {"facility": key[0], **cap.racks.row(key)}
+        yield _fact("rack", entity_id("rack", key), place, RACK_FIELDS, derived)
 
 
 # ---------------------------------------------------------------- feed
@@ -187,35 +194,94 @@ FEED_FIELDS = (
     _m("voltage", "number", "V", "line-to-line voltage for three-phase"),
     _m("amps", "number", "A", "breaker rating"),
     _m("phase", "number", "", "1 | 3"),
-    _m("max_utilization", "number", "%", "continuous-load limit (NEC 210.20(A): 80)"),
+    _m("max_utilization", "number", "%", "continuous-load limit (NEC 210.20(A), IEC 60364-4-43: 80)"),
     _m("power_factor", "number", "", "power factor"),
-    _d("capacity_kw", "number", "kW", "V x A x utilization x (sqrt 3 if three-phase) x PF"),
+    *_columns(FEED_COLUMNS),
 )
 
 
-def _feeds(inv: Inventory, cap: Capacity) -> Iterator[Fact]:
-    for (fac, rack, name), place in inv.feeds.items():
-        entity = f"feed/{fac}/{rack}/{name}"
-        derived = {"facility": fac, "rack": rack, **cap.feeds[entity]}
-        yield _fact("feed", entity, place, FEED_FIELDS, derived)
+def _feeds(inv: Inventory, cap: Capacity, ctx: Context) -> Iterator[Fact]:
+    for key, place in inv.feeds.items():
+        derived = {"facility": key[0], "rack": key[1], **cap.feeds.row(key)}
+        yield _fact("feed", entity_id("feed", key), place, FEED_FIELDS, derived)
 
 
 # ---------------------------------------------------------------- server
+# Versions are strings as written plus `*_num` numbers rules compare
+# (checker.knowledge.version_number: 535.129.03 -> 535129003000).
+SOFTWARE_FIELDS = (
+    _d("gpu.vendor", "string", "", "NVIDIA | AMD (GPU catalog)"),
+    _d("gpu.architecture", "string", "", "GPU architecture (Ampere, Hopper, ...)"),
+    _d("gpu.form_factor", "string", "", "sxm | pcie | oam | embedded"),
+    _d("gpu.forward_compatible", "boolean", "", "CUDA forward compatibility (cuda-compat) works on the GPU"),
+    _d("gpu.devices", "number", "", "GPUs as software sees them (an MI250X is two)"),
+    _d("gpu.memory_gb", "number", "GB", "memory of one GPU as software sees it (MI250X: 64)"),
+    _d("gpu.memory_total_gb", "number", "GB", "GPU memory of the server"),
+    _d("gpu.tdp_w", "number", "W", "board power of one GPU package"),
+    _d("gpu.tdp_total_w", "number", "W", "gpu.count x gpu.tdp_w"),
+    _d("gpu.tdp_unverified", "boolean", "", "the catalog marks the TDP unverified"),
+    _d("gpu.nvlink", "boolean", "", "NVLink between the GPUs: network.nvlink, else the catalog interconnect"),
+    _d("gpu.min_cuda", "string", "", "first CUDA that supports the GPU"),
+    _d("gpu.min_cuda_num", "number", "version", "gpu.min_cuda as a version number"),
+    _d("gpu.cuda_dropped", "string", "", "first CUDA without support for the GPU"),
+    _d("gpu.cuda_dropped_num", "number", "version", "gpu.cuda_dropped as a version number"),
+    _d("gpu.min_driver", "string", "", "driver the GPU needs beyond its CUDA's (HGX B200)"),
+    _d("gpu.min_driver_num", "number", "version", "gpu.min_driver as a version number"),
+    _d("gpu.last_driver_branch", "number", "", "last driver branch that supports the GPU"),
+    _d("gpu.min_rocm", "string", "", "first ROCm that supports the GPU"),
+    _d("gpu.min_rocm_num", "number", "version", "gpu.min_rocm as a version number"),
+    _d("gpu.options", "string", "", "GPU models the server model takes"),
+    _d("gpu.matches_server_model", "boolean", "", "gpu.model is one the server model takes"),
+    _d("software.declared", "boolean", "", "the server has a software section"),
+    _d("software.driver_num", "number", "version", "software.driver as a version number"),
+    _d("software.driver_branch", "number", "", "driver branch (major version: 535)"),
+    _d("software.driver_known", "boolean", "", "the driver version reads as a version number"),
+    _d("software.cuda_num", "number", "version", "software.cuda as a version number"),
+    _d("software.cuda_known", "boolean", "", "the tables know the CUDA release"),
+    _d("software.cuda_full_driver", "string", "", "full-feature minimum driver of software.cuda"),
+    _d("software.cuda_full_driver_num", "number", "version", "that driver as a version number"),
+    _d("software.cuda_driver_floor", "string", "", "minor-version-compat minimum driver of software.cuda"),
+    _d("software.cuda_driver_floor_num", "number", "version", "that driver as a version number"),
+    _d("software.rocm_num", "number", "version", "software.rocm as a version number"),
+    _d("software.rocm_known", "boolean", "", "the tables know the ROCm release"),
+)
+
+SUPPORT_FIELDS = (
+    _d("support.checked_against", "date", "", "rollout_date, or the audit date (--as-of) without one"),
+    _d("support.days_after_rollout", "number", "days", "support.until minus support.checked_against"),
+    _d("support.horizon_days", "number", "days", "warn when support ends this soon after rollout "
+       "(checker.yaml support_horizon_days, default 365)"),
+)
+
+SERVER_FIT_FIELDS = (
+    _d("workload_task", "string", "", "task of the server's workload"),
+    _d("workload_servers", "number", "", "servers that run the server's workload"),
+    _d("workload_params_b", "number", "billion", "parameters of the server's workload's model"),
+    _d("workload_framework", "string", "", "framework the server's workload needs"),
+    _d("workload_dataset_tb", "number", "TB", "dataset of the server's workload"),
+    _d("workload_memory_required_gb", "number", "GB", "GPU memory the server's workload needs"),
+    _d("framework_installed", "boolean", "", "the workload's framework is in software.frameworks"),
+)
+
 SERVER_FIELDS = (
     _m("name", "string", "", "server name"),
     _d("facility", "string", "", "facility of the server's document"),
     _m("rack", "string", "", "rack name"),
     _m("model", "string", "", "catalog server model"),
-    _m("position", "number", "U", "lowest U occupied"),
+    _m("position", "number", "U", "lowest U occupied (absent: not rack-mounted)"),
     _m("u_height", "number", "U", "height"),
     _m("weight_kg", "number", "kg", "weight"),
     _m("power_w.max", "number", "W", "maximum wall draw"),
     _m("power_w.typical", "number", "W", "typical wall draw"),
+    _m("power_cap_w", "number", "W", "enforced cap on wall draw; replaces power_w.max on branch circuits"),
     _m("psu.count", "number", "", "power supplies"),
     _m("psu.rating_w", "number", "W", "rating of one PSU"),
     _m("psu.redundant", "number", "", "PSUs that may fail (the +N)"),
+    _m("psu.per_side", "number", "", "PSUs on the smaller side of a 2N rack (default count // 2)"),
     _m("psu.efficiency", "string", "", "80 PLUS level"),
     _m("cooling", "string", "", "air | liquid"),
+    _m("inlet_c.min", "number", "degC", "lowest inlet temperature the equipment is specified for"),
+    _m("inlet_c.max", "number", "degC", "highest inlet temperature the equipment is specified for"),
     _m("gpu.model", "string", "", "catalog GPU model"),
     _m("gpu.count", "number", "", "GPUs"),
     _m("cpu.sockets", "number", "", "CPU sockets"),
@@ -236,17 +302,135 @@ SERVER_FIELDS = (
     _m("support.until", "date", "", "end of the support contract"),
     _d("rollout_date", "date", "", "rollout date of the server's document"),
     _m("workload", "string", "", "workload the server runs"),
+    *_columns(SERVER_COLUMNS),
+    *SOFTWARE_FIELDS,
+    *SUPPORT_FIELDS,
+    *SERVER_FIT_FIELDS,
 )
 
 
-def _servers(inv: Inventory, cap: Capacity) -> Iterator[Fact]:
-    for name, entry in inv.servers.items():
+def _support(entry: ServerEntry, ctx: Context) -> dict[str, Any]:
+    # Without a rollout date the server is checked as of the audit date, not skipped.
+    checked = entry.rollout_date or ctx.as_of
+    support = entry.server.support
+    days = (support.until - checked).days if support and support.until else None
+    return {
+        "support.checked_against": checked.isoformat(),
+        "support.days_after_rollout": days,
+        "support.horizon_days": ctx.support_horizon_days,
+    }
+
+
+def _server_fit(server: m.Server, workloads: Mapping[str, dict[str, Any]], ctx: Context) -> dict[str, Any]:
+    wl = workloads.get(server.workload) if server.workload else None
+    if wl is None:
+        return {}
+    model: m.Workload = wl["model"]
+    values = {
+        "workload_task": model.task,
+        "workload_servers": wl["server_count"],
+        "workload_params_b": model.params_b,
+        "workload_framework": model.framework,
+        "workload_dataset_tb": model.dataset_tb,
+        "workload_memory_required_gb": wl.get("memory_required_gb"),
+    }
+    if model.framework:
+        values["framework_installed"] = software.installed(server.software, model.framework, ctx.knowledge)
+    return values
+
+
+def _servers(inv: Inventory, cap: Capacity, ctx: Context) -> Iterator[Fact]:
+    workloads = _workload_values(inv, ctx)
+    for (name, entry), row in zip(inv.servers.items(), cap.servers.rows, strict=True):
+        server = entry.server
         rollout = entry.rollout_date.isoformat() if entry.rollout_date else None
-        derived = {"facility": entry.facility, "rollout_date": rollout}
-        yield _fact("server", f"server/{name}", entry.place, SERVER_FIELDS, derived)
+        gpu = inv.gpu_models.get(server.gpu.model) if server.gpu else None
+        model = inv.server_models.get(server.model) if server.model else None
+        derived = {
+            "facility": entry.facility,
+            "rollout_date": rollout,
+            **row,
+            **software.gpu_values(server, gpu.value if gpu else None, model.value if model else None),
+            **software.software_values(server.software, ctx.knowledge),
+            **_support(entry, ctx),
+            **_server_fit(server, workloads, ctx),
+        }
+        yield _fact("server", entity_id("server", name), entry.place, SERVER_FIELDS, derived)
+
+
+# ---------------------------------------------------------------- framework
+FRAMEWORK_FIELDS = (
+    _d("server", "string", "", "server the framework is installed on"),
+    _d("name", "string", "", "framework name as written (a key of software.frameworks)"),
+    _d("canonical", "string", "", "the tables' name for it (torch -> pytorch)"),
+    _d("version", "string", "", "version as written, with its build variant (2.3.1+cu121)"),
+    _d("known", "boolean", "", "the tables know the framework"),
+    _d("release", "string", "", "release line of the version (2.3.1 -> 2.3)"),
+    _d("release_num", "number", "version", "release line as a version number"),
+    _d("release_known", "boolean", "", "the tables know the release (absent for an unknown framework)"),
+    _d("stack", "string", "", "cuda | rocm | cpu | unknown: what the build runs on"),
+    _d("build_from", "string", "", "where the build's CUDA/ROCm came from: variant | software.cuda | "
+       "software.rocm | tested build"),
+    _d("build_exists", "boolean", "", "an official build of this release exists for that CUDA/ROCm"),
+    _d("builds", "string", "", "the official builds of the release, for messages"),
+    _d("cuda", "string", "", "CUDA the framework runs with (wheel variant, software.cuda or tested build)"),
+    _d("cuda_num", "number", "version", "that CUDA as a version number"),
+    _d("rocm", "string", "", "ROCm the framework runs with"),
+    _d("rocm_num", "number", "version", "that ROCm as a version number"),
+    _d("cuda_full_driver", "string", "", "full-feature minimum driver of the framework's CUDA"),
+    _d("cuda_full_driver_num", "number", "version", "that driver as a version number"),
+    _d("cuda_driver_floor", "string", "", "minor-version-compatibility minimum driver of its CUDA"),
+    _d("cuda_driver_floor_num", "number", "version", "that driver as a version number"),
+    _d("driver", "string", "", "the server's NVIDIA driver"),
+    _d("driver_num", "number", "version", "that driver as a version number"),
+    _d("gpu.model", "string", "", "the server's GPU model"),
+    _d("gpu.vendor", "string", "", "NVIDIA | AMD"),
+    _d("gpu.architecture", "string", "", "GPU architecture"),
+    _d("gpu.min_rocm", "string", "", "first ROCm that supports the GPU"),
+    _d("gpu.min_rocm_num", "number", "version", "that ROCm as a version number"),
+    _d("arch_min_cuda", "string", "", "oldest framework CUDA build that runs the GPU's architecture"),
+    _d("arch_min_cuda_num", "number", "version", "that CUDA as a version number"),
+    _d("arch_min_release", "string", "", "first framework release that runs the architecture"),
+    _d("arch_min_release_num", "number", "version", "that release as a version number"),
+    _d("arch_warn_from", "string", "", "first release whose support for the architecture is in doubt"),
+    _d("arch_warn_from_num", "number", "version", "that release as a version number"),
+    _d("arch_note", "string", "", "the table's note on the architecture"),
+)
+
+
+def _frameworks(inv: Inventory, cap: Capacity, ctx: Context) -> Iterator[Fact]:
+    for name, entry in inv.servers.items():
+        sw = entry.server.software
+        if sw is None:
+            continue
+        gpu = inv.gpu_models.get(entry.server.gpu.model) if entry.server.gpu else None
+        for fw, version in sw.frameworks.items():
+            values = software.framework_values(fw, version, sw, gpu.value if gpu else None, ctx.knowledge)
+            src = entry.place.src.descend("software", "frameworks", fw)
+            place = Placed(entry.server, entry.place.file, src)
+            derived = {**values, "server": name}
+            yield _fact("framework", entity_id("server", name), place, FRAMEWORK_FIELDS, derived)
 
 
 # ---------------------------------------------------------------- workload
+WORKLOAD_FIT_FIELDS = (
+    _d("memory_scope", "string", "", "job: sharded over all its GPUs; server: within each server"),
+    _d("memory_allowance_pct", "number", "%", "activation / KV-cache allowance in memory_required_gb "
+       "(a planning default, unverified)"),
+    _d("memory_required_gb", "number", "GB", "GPU memory needed (rules/knowledge/fit.yaml)"),
+    _d("memory_available_gb", "number", "GB", "GPU memory of the job, or of its smallest server"),
+    _d("memory_per_gpu_gb", "number", "GB", "memory_required_gb over job_gpu_count"),
+    _d("gpu_count", "number", "", "GPUs of all its servers, as software sees them"),
+    _d("job_gpu_count", "number", "", "GPUs one job uses: all (job scope) or its smallest server's"),
+    _d("gpus_per_server_min", "number", "", "GPUs of its smallest server"),
+    _d("gpu_memory_gb_min", "number", "GB", "smallest per-GPU memory among its servers"),
+    _d("gpu_memory_gb_max", "number", "GB", "largest per-GPU memory among its servers"),
+    _d("peak_tflops", "number", "TFLOPS", "dense BF16 peak of all its GPUs (absent if one is unknown)"),
+    _d("mfu", "number", "", "model FLOPs utilisation the estimate assumes"),
+    _d("train_days", "number", "days", "6 x params x tokens / (peak x MFU), training and fine-tuning"),
+    _d("estimate_unverified", "boolean", "", "the estimate uses a peak the catalog marks unverified"),
+)
+
 WORKLOAD_FIELDS = (
     _m("name", "string", "", "workload name"),
     _m("task", "string", "", "training | fine-tuning | inference"),
@@ -257,18 +441,29 @@ WORKLOAD_FIELDS = (
     _m("tokens_b", "number", "billion", "training tokens"),
     _m("deadline_days", "number", "days", "deadline"),
     _d("server_count", "number", "", "servers that run it"),
+    *WORKLOAD_FIT_FIELDS,
 )
 
 
-def _workloads(inv: Inventory, cap: Capacity) -> Iterator[Fact]:
-    counts: dict[str, int] = {}
-    for entry in inv.servers.values():
-        if entry.server.workload:
-            counts[entry.server.workload] = counts.get(entry.server.workload, 0) + 1
-    for name, place in inv.workloads.items():
-        yield _fact(
-            "workload", f"workload/{name}", place, WORKLOAD_FIELDS, {"server_count": counts.get(name, 0)}
-        )
+def _workload_values(inv: Inventory, ctx: Context) -> dict[str, dict[str, Any]]:
+    """Fit figures of every workload (checker.fit), with its model and server count."""
+    names = list(inv.workloads)
+    servers = [e.server for e in inv.servers.values()]
+    gpus = {k: p.value for k, p in inv.gpu_models.items()}
+    cols = fit.server_columns(servers, gpus, names)
+    models = [inv.workloads[n].value for n in names]
+    values = fit.workload_values(models, cols, ctx.knowledge.fit)
+    counts = [int((cols.workload == i).sum()) for i in range(len(names))]
+    return {
+        n: {**v, "model": mod, "server_count": c}
+        for n, v, mod, c in zip(names, values, models, counts, strict=True)
+    }
+
+
+def _workloads(inv: Inventory, cap: Capacity, ctx: Context) -> Iterator[Fact]:
+    for name, values in _workload_values(inv, ctx).items():
+        derived = {k: v for k, v in values.items() if k != "model"}
+        yield _fact("workload", entity_id("workload", name), inv.workloads[name], WORKLOAD_FIELDS, derived)
 
 
 REGISTRY: dict[str, FactKind] = {
@@ -285,6 +480,13 @@ REGISTRY: dict[str, FactKind] = {
         FactKind(
             "workload", "a workload and the servers that run it", WORKLOAD_FIELDS, _workloads, m.Workload
         ),
+        FactKind(
+            "framework",
+            "one framework installed on a server, with the server's GPU and driver (entity: the server)",
+            FRAMEWORK_FIELDS,
+            _frameworks,
+            m.Software,
+        ),
     )
 }
 
@@ -294,5 +496,5 @@ def fact_kind(name: str) -> FactKind:
     return lookup(REGISTRY, name, "fact kind")
 
 
-def build_all(inv: Inventory, cap: Capacity) -> list[Fact]:
-    return [fact for kind in REGISTRY.values() for fact in kind.build(inv, cap)]
+def build_all(inv: Inventory, cap: Capacity, ctx: Context) -> list[Fact]:
+    return [fact for kind in REGISTRY.values() for fact in kind.build(inv, cap, ctx)]

@@ -33,7 +33,7 @@ MAX_INT_BITS = 4096  # no arithmetic result beyond ~1,200 digits
 
 _PRINTF_SPEC = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(\*|\d+)?(?:\.(\*|\d+))?")
 # Filters whose arguments are sizes: (filter, indices of size arguments counting the value as 0).
-_SIZE_ARGS = {"center": (1,), "indent": (1,), "wordwrap": (1,), "batch": (1,), "slice": (1,)}
+_SIZE_ARGS = {"center": (1,), "indent": (1,), "wordwrap": (1,), "batch": (1,), "slice": (1,), "tojson": (1,)}
 _SIZE_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"})
 _REFUSED_NODES = (
     nodes.Macro,
@@ -144,7 +144,7 @@ def _checked_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
         for index in sizes:
             if index < len(values):
                 _limit_width(values[index], f"filter {name}")
-        for key in ("width", "length", "linecount", "slices"):
+        for key in ("width", "indent", "linecount", "slices"):
             if key in kwargs:
                 _limit_width(kwargs[key], f"filter {name}")
         if name == "format" and values and isinstance(values[0], str):

@@ -127,7 +127,7 @@ def nest(values: Mapping[str, Any]) -> dict[str, Any]:
         *parents, leaf = name.split(".")
         node: Any = out
         for p in parents:
-            node = node.setdefault(p, {})
+            node = node.setdefault(p, {}) if isinstance(node, dict) else None
         if isinstance(node, dict):  # `gpu` and `gpu.count` cannot both be there; the first wins
             node.setdefault(leaf, value)
     return out
@@ -263,10 +263,7 @@ def _load_file(path: Path, builtin: bool) -> tuple[list[CompiledRule], list[str]
 def rule_files(folder: Path) -> list[Path]:
     """Rule files of a folder, found as inventories are; the knowledge base below
     it is data, not rules. A folder or file that cannot be read is an error."""
-    files, problems = discover([folder])
-    if problems:
-        raise UserError(f"{display_path(path)}: {message}" for path, message in problems)
-    return [p for p in files if "knowledge" not in p.relative_to(folder).parts]
+    return [p for p in discover([folder]) if "knowledge" not in p.relative_to(folder).parts]
 
 
 @dataclass(frozen=True)

@@ -34,3 +34,12 @@ def test_ignored_rules_produce_no_findings(tmp_path: Path) -> None:
     result = run_audit([tmp_path], cfg, AS_OF)
     assert not any(f.rule.startswith("power.") for f in result.findings)
     assert result.exit_code == 0
+
+
+def test_a_current_correct_fleet_raises_no_software_support_or_fit_finding() -> None:
+    # Driver >= what its CUDA and GPUs need, matching wheels, 24x7 support,
+    # enough memory and fabric: any finding here is a false alarm.
+    fleet = Path(__file__).resolve().parent / "fixtures" / "fleet"
+    result = run_audit([fleet], CFG, AS_OF)
+    mine = [f for f in result.findings if f.category in ("compatibility", "support", "workload-fit")]
+    assert mine == [] and result.exit_code == 0

@@ -184,7 +184,7 @@ def test_json_contract(cli: CliRunner, in_fixtures: Path) -> None:
         "file": "overload/facility.yaml", "line": 12, "column": 5, "waived": True,
     }
     assert doc["findings"][1]["entity"] == "server/s2"
-    assert list(doc["capacity"]) == ["facilities", "racks"]
+    assert list(doc["capacity"]) == ["facilities", "racks", "feeds", "servers"]
     assert doc["capacity"]["facilities"][0]["entity"] == "facility/f1"
     rack = doc["capacity"]["racks"][0]
     assert (rack["entity"], rack["capacity_kw"], rack["load_kw"]) == ("rack/f1/R01", 5.888, 7.0)
@@ -331,7 +331,7 @@ def test_facts_rack(cli: CliRunner) -> None:
     run = cli("facts", "rack")
     assert run.code == 0
     assert run.lines[0] == "rack: a rack position with its feeds and load"
-    assert any(re.fullmatch(r"  load_kw +number +server draw per the facility's power\.basis \[kW\]", line)
+    assert any(re.fullmatch(r"  load_kw +number +sum of server peak draw .* \[kW\]", line)
                for line in run.lines)
     assert any(re.fullmatch(r"  capacity_kw +number +.*\[kW\]", line) for line in run.lines)
 
@@ -339,7 +339,7 @@ def test_facts_rack(cli: CliRunner) -> None:
 def test_facts_lists_every_kind(cli: CliRunner) -> None:
     run = cli("facts")
     kinds = [line.split(":")[0] for line in run.lines if not line.startswith(" ")]
-    assert (run.code, kinds) == (0, ["facility", "rack", "feed", "server", "workload"])
+    assert (run.code, kinds) == (0, ["facility", "rack", "feed", "server", "workload", "framework"])
 
 
 @pytest.mark.parametrize(("kind", "hint"), [
@@ -350,7 +350,8 @@ def test_facts_lists_every_kind(cli: CliRunner) -> None:
 def test_facts_unknown_kind(cli: CliRunner, kind: str, hint: str) -> None:
     run = cli("facts", kind)
     assert (run.code, run.out) == (2, "")
-    assert run.err == f"unknown fact kind '{kind}'{hint}; known: facility, rack, feed, server, workload\n"
+    known = "facility, rack, feed, server, workload, framework"
+    assert run.err == f"unknown fact kind '{kind}'{hint}; known: {known}\n"
 
 
 def test_schema(cli: CliRunner) -> None:
@@ -393,12 +394,16 @@ def test_builtin_rulebook_examples_pass(cli: CliRunner) -> None:
 
 # ---------------------------------------------------------------- custom rules
 MEMORY = "custom-inventory/servers.yaml:9:5: warning acme.min-memory server s1 has 32 GB of RAM for 2 GPUs"
+# The built-in rule on the same field: 2 x L4 (48 GB) want 96 GB of RAM.
+HOST_MEMORY = ("custom-inventory/servers.yaml:9:5: warning workload-fit.host-memory server s1 has 32 GB "
+               "of RAM for 48 GB of GPU memory; the guide asks for at least 96 GB")
 
 
 def test_custom_rule_in_an_audit(cli: CliRunner, in_fixtures: Path) -> None:
     run = cli("audit", "custom-inventory", "--rules", "custom-rules", *AS_OF)
-    assert (run.code, run.lines) == (0, [MEMORY, summary(warning=1, verdict="pass")])
-    assert cli("audit", "custom-inventory", *AS_OF).lines == [summary(verdict="pass")]  # not built in
+    assert (run.code, run.lines) == (0, [MEMORY, HOST_MEMORY, summary(warning=2, verdict="pass")])
+    # not built in
+    assert cli("audit", "custom-inventory", *AS_OF).lines == [HOST_MEMORY, summary(warning=1, verdict="pass")]
 
 
 def test_custom_rule_from_config(cli: CliRunner, workdir: Writer) -> None:
@@ -406,7 +411,7 @@ def test_custom_rule_from_config(cli: CliRunner, workdir: Writer) -> None:
     shutil.copytree(FIXTURES / "custom-rules", Path("policies"))
     workdir("checker.yaml", "rules: [policies]\nfail_on: warning\n")
     run = cli("audit", "custom-inventory", *AS_OF)
-    assert (run.code, run.lines) == (1, [MEMORY, summary(warning=1)])
+    assert (run.code, run.lines) == (1, [MEMORY, HOST_MEMORY, summary(warning=2)])
 
 
 def test_custom_rule_tests(cli: CliRunner, in_fixtures: Path) -> None:
@@ -464,7 +469,7 @@ BAD_RULES: list[tuple[str, str, str]] = [
      "rules/r.yaml:7:28: rule acme.r1: unknown field 'laod_kw' (did you mean 'load_kw'?)"),
     ("unknown-on", rule(on="rak"),
      "rules/r.yaml:6:9: rule acme.r1: unknown fact kind 'rak' (did you mean 'rack'?); "
-     "known: facility, rack, feed, server, workload"),
+     "known: facility, rack, feed, server, workload, framework"),
     ("bad-jinja", rule(message="rack {{ name "),
      "rules/r.yaml:8:14: rule acme.r1: bad message template: unexpected end of template, "
      "expected 'end of print statement'."),
@@ -588,3 +593,26 @@ def test_config_in_the_current_directory_is_found(cli: CliRunner, workdir: Write
     workdir("checker.yaml", "fial_on: warning\n")
     run = cli("audit", "deep/inv", *AS_OF)
     assert (run.code, run.err) == (2, "checker.yaml:1:1: unknown field 'fial_on' (did you mean 'fail_on'?)\n")
+
+
+# ---------------------------------------------------------------- software, support and fit
+COMPAT = [
+    "compat/servers.yaml:17:16: error compatibility.gpu-driver-minimum server b200: the b200 needs driver "
+    "570.133.20 or newer, more than its CUDA does; the server has 570.86.15",
+    "compat/servers.yaml:17:73: error compatibility.framework-cuda-architecture server b200: pytorch "
+    "2.6.0+cu126 is built with CUDA 12.6, which cannot run the b200 (Blackwell: needs a CUDA 12.8 or "
+    "newer build)",
+    "compat/servers.yaml:17:73: error compatibility.framework-release-architecture server b200: pytorch "
+    "2.6.0+cu126 predates support for Blackwell (b200): it needs pytorch 2.7 or newer",
+    "compat/servers.yaml:26:16: error compatibility.gpu-rocm-too-old server mi300x: ROCm 5.7 predates the "
+    "mi300x, which needs ROCm 6.0.0 or newer",
+    "compat/workloads.yaml:5:5: error workload-fit.gpu-memory workload pretrain-70b (70B training, bf16) "
+    "needs about 1344 GB of GPU memory (with a 20 % planning allowance) sharded over its 8 GPUs, "
+    "but has 640 GB",
+]
+
+
+def test_software_and_fit_findings_point_at_the_lines(cli: CliRunner, in_fixtures: Path) -> None:
+    select = ["--select", "compatibility.*", "--select", "workload-fit.*", "--select", "support.*"]
+    run = cli("audit", "compat", *select, *AS_OF)
+    assert (run.code, run.lines, run.err) == (1, [*COMPAT, summary(error=5)], "")

@@ -1,40 +1,55 @@
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import pytest
 
-from checker.capacity import compute
+from checker.capacity import FACILITY_COLUMNS, FEED_COLUMNS, RACK_COLUMNS, SERVER_COLUMNS, Column, compute
+from checker.decide import Config
+from checker.entity import entity_id
 from checker.errors import UserError
-from checker.facts import REGISTRY, build_all, fact_kind
+from checker.facts import REGISTRY, Context, build_all, fact_kind
 from checker.inventory.loader import load
+from tests.rollout import audit, rules_by_entity
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "inventories"
 
 
 @pytest.fixture(scope="module")
-def facts() -> dict[str, dict[str, object]]:
+def facts() -> list[tuple[str, str, dict[str, object]]]:
     inv, problems = load([EXAMPLE])
     assert problems == []
-    return {f.entity: dict(f.values) for f in build_all(inv, compute(inv))}
+    built = build_all(inv, compute(inv), Context(dt.date(2027, 1, 15)))
+    return [(f.kind, f.entity, dict(f.values)) for f in built]
 
 
-def test_every_entity_becomes_one_fact(facts: dict[str, dict[str, object]]) -> None:
-    kinds = {entity.split("/")[0] for entity in facts}
-    assert kinds == set(REGISTRY)
+def test_every_entity_becomes_one_fact_of_its_kind(facts: list[tuple[str, str, dict[str, object]]]) -> None:
+    own = [(kind, entity) for kind, entity, _ in facts if kind != "framework"]
+    assert {kind for kind, _ in own} == set(REGISTRY) - {"framework"}
+    assert all(entity.startswith(f"{kind}/") for kind, entity in own)
+    assert len(own) == len(set(own))
+
+
+def test_one_framework_fact_per_installed_framework(facts: list[tuple[str, str, dict[str, object]]]) -> None:
+    installed = [(entity, v["name"]) for kind, entity, v in facts if kind == "framework"]
+    assert len(installed) == len(set(installed)) and installed
+    assert all(entity.startswith("server/") for entity, _ in installed)
 
 
 def test_server_fact_merges_catalog_and_uses_dotted_inventory_names(
-    facts: dict[str, dict[str, object]],
+    facts: list[tuple[str, str, dict[str, object]]],
 ) -> None:
-    dgx = next(v for k, v in facts.items() if k.startswith("server/") and v.get("model") == "dgx-h100")
+    dgx = next(v for kind, _, v in facts if kind == "server" and v.get("model") == "dgx-h100")
     assert dgx["power_w.max"] == 10200 and dgx["gpu.model"] == "h100-sxm-80gb" and dgx["gpu.count"] == 8
     assert isinstance(dgx["support.until"], str)  # dates are ISO strings for the engine
 
 
-def test_facts_hold_only_registered_fields_and_no_none(facts: dict[str, dict[str, object]]) -> None:
-    for entity, values in facts.items():
-        known = REGISTRY[entity.split("/")[0]].field_types()
+def test_facts_hold_only_registered_fields_and_no_none(
+    facts: list[tuple[str, str, dict[str, object]]],
+) -> None:
+    for kind, entity, values in facts:
+        known = REGISTRY[kind].field_types()
         assert set(values) <= set(known), entity
         assert None not in values.values()
 
@@ -50,3 +65,110 @@ def test_every_field_is_documented_and_typed(kind: str) -> None:
 def test_unknown_kind_suggests() -> None:
     with pytest.raises(UserError, match="did you mean 'rack'"):
         fact_kind("racks")
+
+
+CAPACITY_SPECS = [
+    ("facility", FACILITY_COLUMNS),
+    ("rack", RACK_COLUMNS),
+    ("feed", FEED_COLUMNS),
+    ("server", SERVER_COLUMNS),
+]
+
+
+@pytest.mark.parametrize(("kind", "spec"), CAPACITY_SPECS)
+def test_every_capacity_figure_is_a_fact_field_with_its_unit(kind: str, spec: tuple[Column, ...]) -> None:
+    for column in spec:
+        field = REGISTRY[kind].field(column.name)
+        assert field is not None, column.name
+        assert (field.type, field.unit, field.doc, field.path) == (column.type, column.unit, column.doc, None)
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "unit"),
+    [
+        ("rack", "load_kw", "kW"),
+        ("rack", "heat_btu_h", "BTU/h"),
+        ("rack", "airflow_cfm", "CFM"),
+        ("rack", "floor_load_kg_per_m2", "kg/m2"),
+        ("facility", "projected_pue", ""),
+        ("facility", "energy_mwh_per_year", "MWh"),
+        ("server", "psu_side_w", "W"),
+        ("server", "power_cap_w", "W"),
+        ("server", "inlet_c.max", "degC"),
+    ],
+)
+def test_figures_carry_units(kind: str, name: str, unit: str) -> None:
+    field = REGISTRY[kind].field(name)
+    assert field is not None and field.unit == unit
+
+
+@pytest.fixture
+def by_entity(facts: list[tuple[str, str, dict[str, object]]]) -> dict[str, dict[str, object]]:
+    """The example's facts of the entity kinds (frameworks share their server's id)."""
+    return {entity: values for kind, entity, values in facts if kind != "framework"}
+
+
+def test_capacity_facts_are_the_capacity_rows(by_entity: dict[str, dict[str, object]]) -> None:
+    facts = by_entity
+    inv, _ = load([EXAMPLE])
+    cap = compute(inv)
+    for key, row in zip(cap.racks.keys, cap.racks.rows, strict=True):
+        fact = facts[entity_id("rack", key)]
+        assert {k: fact[k] for k in row} == row
+    assert facts["feed/sh1/B02/B02-A"]["capacity_kw"] == 16.849
+    assert facts["server/sh1-b02-inf7"]["psu_side_w"] == 2600
+
+
+def test_non_rack_mounted_server_has_no_u_fields(by_entity: dict[str, dict[str, object]]) -> None:
+    kit = by_entity["server/edge-sz1-e01-orin1"]
+    assert kit["rack_mounted"] is False
+    assert "top_u" not in kit and "position" not in kit and "u_height" not in kit
+    assert kit["peak_w"] == 60
+
+
+# ---------------------------------------------------------------- support, through the rules
+SUPPORT_CASES: list[tuple[str, dict[str, object], set[str]]] = [
+    ("lapsed", {"level": "24x7", "until": dt.date(2026, 12, 31)}, {"support.ends-before-rollout"}),
+    ("ends-soon", {"level": "24x7", "until": dt.date(2027, 5, 12)}, {"support.ends-soon"}),
+    ("ends-on-rollout-day", {"level": "24x7", "until": dt.date(2027, 2, 1)}, {"support.ends-soon"}),
+    ("covered", {"level": "24x7", "until": dt.date(2028, 2, 1)}, set()),
+    ("no-end-date", {"level": "24x7"}, {"support.no-end-date"}),
+    ("none", {"level": "none"}, {"support.none-on-gpu-server"}),
+    ("nbd", {"level": "nbd", "until": dt.date(2030, 1, 1)}, {"support.level-24x7"}),
+]
+
+
+def _support_servers() -> list[dict[str, object]]:
+    return [{"name": n, "gpu": {"model": "l4", "count": 1}, "support": s} for n, s, _ in SUPPORT_CASES]
+
+
+@pytest.fixture(scope="module")
+def support_fired(tmp_path_factory: pytest.TempPathFactory) -> dict[str, set[str]]:
+    return rules_by_entity(audit(tmp_path_factory.mktemp("support"), _support_servers()), ["support"])
+
+
+@pytest.mark.parametrize(("name", "rules"), [pytest.param(n, r, id=n) for n, _, r in SUPPORT_CASES])
+def test_support_rules_against_the_rollout_date(
+    support_fired: dict[str, set[str]], name: str, rules: set[str]
+) -> None:
+    assert support_fired.get(f"server/{name}", set()) == rules
+
+
+def test_without_rollout_date_support_is_checked_as_of_the_audit_date(tmp_path: Path) -> None:
+    support = {"level": "24x7", "until": "2027-01-01"}
+    server = {"name": "s1", "gpu": {"model": "l4", "count": 1}, "support": support}
+    result = audit(tmp_path, [server], rollout_date=None, as_of=dt.date(2027, 1, 15))
+    [finding] = [f for f in result.findings if f.category == "support"]
+    assert finding.rule == "support.ends-before-rollout"
+    assert finding.message == (
+        "server s1: support ends 2027-01-01, before the rollout on 2027-01-15 "
+        "(the audit date: no rollout_date)"
+    )
+
+
+def test_support_horizon_comes_from_the_config(tmp_path: Path) -> None:
+    support = {"level": "24x7", "until": "2027-05-12"}
+    server = {"name": "s1", "gpu": {"model": "l4", "count": 1}, "support": support}
+    assert rules_by_entity(audit(tmp_path, [server]), ["support"]) == {"server/s1": {"support.ends-soon"}}
+    short = Config(support_horizon_days=90)
+    assert rules_by_entity(audit(tmp_path, [server], config=short), ["support"]) == {}

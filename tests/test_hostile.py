@@ -182,7 +182,8 @@ TERMINAL = [
     Case(
         "esc-in-server-name",
         2,
-        "inv/servers.yaml:5:11: error schema.invalid name: a name is 1-200 printable",
+        "inv/servers.yaml:5:11: error schema.invalid name: a name may not hold control or invisible "
+        "characters (got 's1\\x1b[2J')",
         {"inv/servers.yaml": servers(**{"- name: s1": '- name: "s1\\e[2J"'})},
     ),
     Case(
@@ -231,7 +232,7 @@ TERMINAL = [
     Case(
         "esc-in-rule-title-list",
         0,
-        "acme.r1                      error    power          Evil\\x1b]0;owned\\x07 title",
+        "  error    power          Evil\\x1b]0;owned\\x07 title",
         {"rules/r.yaml": rule(title='"Evil\\e]0;owned\\a title"')},
         ("rules", "list", "--rules", "rules"),
     ),
@@ -378,7 +379,24 @@ def _fifo(name: str) -> Setup:
 
 
 BAD_KIND = "kind: Nope\n"
+
+
+def _deep_tree(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file 600 folders deep (a recursive walk would overflow Python's stack)."""
+    folder = os.open(tmp / "inv", os.O_RDONLY)
+    for _ in range(600):
+        os.mkdir("d", dir_fd=folder)
+        inner = os.open("d", os.O_RDONLY, dir_fd=folder)
+        os.close(folder)
+        folder = inner
+    file = os.open("x.yaml", os.O_WRONLY | os.O_CREAT, dir_fd=folder)
+    os.write(file, BAD_KIND.encode())
+    os.close(file)
+    os.close(folder)
+
+
 DISCOVERY = [
+    Case("deep-tree", 2, "/d/x.yaml:1:7: error schema.document unknown kind 'Nope'", setup=_deep_tree),
     Case(
         "empty-folder",
         2,
@@ -921,18 +939,16 @@ def test_broken_pipe_exits_quietly(argv: tuple[str, ...], monkeypatch: pytest.Mo
 
 
 def test_broken_pipe_of_a_real_process() -> None:
-    # `checker schema | head -0`: the reader is gone before the first write.
+    # `checker schema | head -0`: the reader is gone before the first write (closed here
+    # before the process starts, so the outcome does not depend on timing).
     checker = Path(sys.executable).parent / "checker"
-    proc = subprocess.run(
-        f"'{checker}' schema | head -c 0; echo ${{PIPESTATUS[0]}}",
-        shell=True,
-        executable="/bin/bash",
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    assert (proc.stdout, proc.stderr) == (f"{EXIT_BROKEN_PIPE}\n", "")
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run([str(checker), "schema"], stdout=write_end, stderr=subprocess.PIPE, timeout=60)
+    finally:
+        os.close(write_end)
+    assert (proc.returncode, proc.stderr) == (EXIT_BROKEN_PIPE, b"")
 
 
 # ---------------------------------------------------------------- 5. numbers that cannot be evaluated
@@ -1014,6 +1030,14 @@ VOLTAGE = (
     "inv/facility.yaml:13:41: error schema.invalid racks.0.feeds.0.voltage: Input should be a valid number"
 )
 HINTS = [
+    Case(
+        "quoted-fraction-for-a-whole-number",
+        2,
+        "inv/servers.yaml:8:15: error schema.invalid u_height: Input should be a valid integer "
+        "(got '2.5'): a whole number is needed",
+        {"inv/servers.yaml": servers(**{"u_height: 2": 'u_height: "2.5"'})},
+        absent="without quotes",
+    ),
     Case(
         "exponent-without-dot",
         2,
@@ -1204,6 +1228,19 @@ SIZE = [
         MANY,
         ("audit", "inv", "--max-per-rule", "0", *AS_OF),
         absent="not shown",
+    ),
+    Case(
+        "config-cap",
+        2,
+        "checker: 248 more schema.invalid findings",
+        {**MANY, "checker.yaml": "max_per_rule: 2\n"},
+    ),
+    Case(
+        "command-line-cap-beats-config",
+        2,
+        "checker: 247 more schema.invalid findings",
+        {**MANY, "checker.yaml": "max_per_rule: 2\n"},
+        ("audit", "inv", "--max-per-rule", "3", *AS_OF),
     ),
     Case(
         "json-capped",

@@ -54,6 +54,8 @@ def test_ordinary_messages_render(source: str, values: dict[str, object], text: 
         ("{{ 'a'.ljust(10**9) }}", "str.ljust: width 1000000000"),
         ("{{ 'a\tb'.expandtabs(10**9) }}", "str.expandtabs: width 1000000000"),
         ("{{ 2 ** 100000 }}", "exponent 100000 is over the limit of 64"),
+        ("{{ [1, 2]|tojson(999999999) }}", "filter tojson: width 999999999"),
+        ("{{ [1, 2]|tojson(indent=999999999) }}", "filter tojson: width 999999999"),
         ("{{ [[[]] * 1000] * 1000 }}", "'*' makes a nested value of over 20000"),
         ("{{ ('x' * 999).encode() * 999999 }}", "'*' makes 998999001 characters"),
         (

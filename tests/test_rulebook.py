@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,70 @@ def test_missing_message_field_renders_unknown(tmp_path: Path) -> None:
     rule = load_rulebook([_write(tmp_path, VALID)], builtin=False).get("acme.big-rack")
     assert rule is not None
     assert rule.render({"name": "A"}) == "rack A draws unknown kW"
+
+
+def test_missing_parent_of_a_message_field_renders_unknown() -> None:
+    rule = load_rulebook().get("workload-fit.fabric")
+    assert rule is not None
+    values = {"name": "s1", "workload": "llm", "workload_servers": 4}  # no network at all
+    assert "over unknown at unknown Gb/s" in rule.render(values)
+
+
+# ---------------------------------------------------------------- the requirements map
+REQUIREMENTS = Path(__file__).resolve().parent.parent / "docs" / "requirements.md"
+
+
+def _requirement_rows() -> dict[int, str]:
+    rows = re.findall(r'^\| <a id="(\d+)"></a>(\d+) \|(.*)$', REQUIREMENTS.read_text(encoding="utf-8"), re.M)
+    assert all(a == b for a, b, _ in rows)
+    return {int(a): rest for a, _, rest in rows}
+
+
+def test_requirements_map_has_one_row_per_requirement_in_order() -> None:
+    assert list(_requirement_rows()) == list(range(1, 23))
+
+
+def test_every_rule_id_in_the_requirements_map_exists() -> None:
+    known = set(load_rulebook().ids())
+    cited = {i for row in _requirement_rows().values() for i in re.findall(r"`([a-z-]+\.[a-z0-9.-]+)`", row)}
+    cited = {i for i in cited if not i.startswith(("rules/", "checker.")) and not i.endswith(".yaml")}
+    assert cited and cited <= known, sorted(cited - known)
+
+
+def test_builtin_rules_cite_requirements_by_their_place_in_the_map() -> None:
+    rows = _requirement_rows()
+    for rule in load_rulebook().rules:
+        for ref in rule.rule.references:
+            assert not re.search(r"seed requirement|S[12] ?§", ref), (rule.id, ref)
+            if ref.startswith("docs/requirements.md"):
+                assert int(ref.removeprefix("docs/requirements.md#")) in rows, (rule.id, ref)
+
+
+def test_builtin_remediations_are_plain_text() -> None:
+    # Only `message` is a template; a remediation is shown as written.
+    for rule in load_rulebook().rules:
+        assert "{{" not in rule.rule.remediation and "{%" not in rule.rule.remediation, rule.id
+
+
+BUILTIN = load_rulebook()
+
+
+@pytest.mark.parametrize("rule_id", BUILTIN.ids())
+def test_builtin_messages_render_on_their_fail_examples(rule_id: str) -> None:
+    rule = BUILTIN.get(rule_id)
+    assert rule is not None
+    for example in rule.rule.examples.fail:
+        text = rule.render(flatten(example))
+        assert text and "{{" not in text, (rule_id, text)
+        # Built-in examples are complete facts, so the generated docs show whole messages.
+        assert "unknown" not in text or "unknown" in rule_id, (rule_id, text)
+
+
+def test_nest_keeps_the_first_of_a_field_and_its_subfields() -> None:
+    assert nest({"gpu": 1, "gpu.a.b": 2, "x.y": 3, "x.z.w": 4}) == {"gpu": 1, "x": {"y": 3, "z": {"w": 4}}}
+
+
+def test_flatten_writes_dates_as_facts_hold_them() -> None:
+    import datetime as dt
+
+    assert flatten({"support": {"until": dt.date(2027, 1, 1)}}) == {"support.until": "2027-01-01"}

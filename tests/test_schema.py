@@ -8,6 +8,7 @@ import jsonschema
 import pytest
 import yaml
 
+from checker.inventory.loader import CATALOG_FILES
 from checker.schema import inventory_schema
 
 
@@ -42,8 +43,11 @@ def _documents(path: Path) -> list[Any]:
     return [d for d in yaml.load_all(path.read_text(encoding="utf-8"), Loader=_EditorLoader) if d]
 
 
-EXAMPLES = sorted([*(ROOT / "inventories").rglob("*.yaml"), *(ROOT / "rules" / "knowledge").glob("*.yaml"),
-                   *(ROOT / "templates" / "init" / "inventories").glob("*.yaml")])
+EXAMPLES = sorted([
+    *(ROOT / "inventories").rglob("*.yaml"),
+    *(ROOT / "rules" / "knowledge" / name for name in CATALOG_FILES),
+    *(ROOT / "templates" / "init" / "inventories").glob("*.yaml"),
+])
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.relative_to(ROOT).as_posix())

@@ -23,6 +23,7 @@ import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from yaml.nodes import ScalarNode
 
+from checker.entity import entity_id
 from checker.errors import UserError
 from checker.findings import Finding, Location, located
 from checker.inventory import models as m
@@ -73,15 +74,15 @@ class Inventory:
         """Every entity id (DESIGN.md "Entity ids") and where it is written."""
         ids: dict[str, Location] = {}
         for name, fac in self.facilities.items():
-            ids[f"facility/{name}"] = fac.at()
-        for (fac_name, rack), rack_place in self.racks.items():
-            ids[f"rack/{fac_name}/{rack}"] = rack_place.at()
-        for (fac_name, rack, feed), feed_place in self.feeds.items():
-            ids[f"feed/{fac_name}/{rack}/{feed}"] = feed_place.at()
+            ids[entity_id("facility", name)] = fac.at()
+        for rack_key, rack_place in self.racks.items():
+            ids[entity_id("rack", rack_key)] = rack_place.at()
+        for feed_key, feed_place in self.feeds.items():
+            ids[entity_id("feed", feed_key)] = feed_place.at()
         for name, entry in self.servers.items():
-            ids[f"server/{name}"] = entry.place.at()
+            ids[entity_id("server", name)] = entry.place.at()
         for name, wl in self.workloads.items():
-            ids[f"workload/{name}"] = wl.at()
+            ids[entity_id("workload", name)] = wl.at()
         return ids
 
 
@@ -129,6 +130,9 @@ def not_a_file(mode: int) -> str:
     return f"is {what}, not a file: not read"
 
 
+_LOOP = "symbolic link loop: leads back to a folder it is in; not followed"
+
+
 class _Walk:
     """File discovery (inventories/README.md, "Which files are read"): every folder
     below a given path is read or reported, symbolic links are followed, a link
@@ -153,31 +157,39 @@ class _Walk:
             self.problems.append((path, f"cannot read: {exc.strerror}"))
             return
         if stat.S_ISDIR(mode):
-            self.folder(path, frozenset())
+            self.folder(path)
         elif stat.S_ISREG(mode):
             self.file(path)  # a file named on the command line is read whatever its name
         else:
             self.problems.append((path, not_a_file(mode)))
 
-    def folder(self, path: Path, ancestors: frozenset[str]) -> None:
-        real = os.path.realpath(path)
-        if real in ancestors:
-            self.problems.append((path, "symbolic link loop: leads back to a folder it is in; not followed"))
-            return
-        if real in self.folders:
-            return  # the same folder reached twice (through a link) is read once
-        self.folders.add(real)
-        try:
-            with os.scandir(path) as it:
-                names = sorted(entry.name for entry in it)
-        except OSError as exc:
-            self.problems.append((path, f"cannot read folder: {exc.strerror}"))
-            return
-        for name in names:
-            if not name.startswith("."):  # .git, .github, .venv, editor files
-                self.entry(path / name, ancestors | {real})
+    def folder(self, top: Path) -> None:
+        # A stack, not recursion: a tree 2,000 folders deep is legal on Linux.
+        stack: list[tuple[Path, frozenset[str]]] = [(top, frozenset())]
+        while stack:
+            path, ancestors = stack.pop()
+            real = os.path.realpath(path)
+            if real in ancestors:
+                self.problems.append((path, _LOOP))
+                continue
+            if real in self.folders:
+                continue  # the same folder reached twice (through a link) is read once
+            self.folders.add(real)
+            # Names starting with a dot are skipped: .git, .github, .venv, editor files.
+            for name in self.names(path):
+                if not name.startswith(".") and self.entry(path / name):
+                    stack.append((path / name, ancestors | {real}))
 
-    def entry(self, path: Path, ancestors: frozenset[str]) -> None:
+    def names(self, folder: Path) -> list[str]:
+        try:
+            with os.scandir(folder) as it:
+                return sorted(entry.name for entry in it)
+        except OSError as exc:
+            self.problems.append((folder, f"cannot read folder: {exc.strerror}"))
+            return []
+
+    def entry(self, path: Path) -> bool:
+        """Read or report one entry of a folder; True if it is a folder to walk."""
         try:
             mode = path.stat().st_mode
         except OSError as exc:
@@ -187,15 +199,16 @@ class _Walk:
                 self.problems.append((path, f"{what}: not followed"))
             else:
                 self.problems.append((path, f"cannot read: {exc.strerror}"))
-            return
+            return False
         if stat.S_ISDIR(mode):
-            self.folder(path, ancestors)
-        elif not is_yaml(path.name):
-            return  # README.md and the like: only YAML files are inventories
-        elif stat.S_ISREG(mode):
+            return True
+        if not is_yaml(path.name):
+            return False  # README.md and the like: only YAML files are inventories
+        if stat.S_ISREG(mode):
             self.file(path)
         else:
             self.problems.append((path, not_a_file(mode)))
+        return False
 
     def file(self, path: Path) -> None:
         real = os.path.realpath(path)
@@ -203,7 +216,19 @@ class _Walk:
             self.files.setdefault(real, path)
 
 
-def discover(paths: Sequence[Path], exclude: Path | None = None) -> tuple[list[Path], list[tuple[Path, str]]]:
+def discover(paths: Sequence[Path], exclude: Path | None = None) -> list[Path]:
+    """Every YAML file below `paths` but `exclude`; anything that could not be read
+    or followed is a UserError (for rule folders and the built-in knowledge base)."""
+    files, problems = find_files(paths, exclude)
+    if problems:
+        raise UserError(f"{display_path(path)}: {message}" for path, message in problems)
+    return files
+
+
+Unread = list[tuple[Path, str]]  # (path, why it was not read)
+
+
+def find_files(paths: Sequence[Path], exclude: Path | None = None) -> tuple[list[Path], Unread]:
     """Every YAML file below `paths` but `exclude` (the config file, if any), and
     (path, problem) for everything that could not be read or was not followed."""
     walk = _Walk(exclude)
@@ -287,7 +312,8 @@ def describe_error(error: Any, model: type[BaseModel]) -> tuple[str, str, bool]:
     shown = "" if isinstance(got, (dict, list)) else f" (got {got!r})"
     message = str(error["msg"]).removeprefix("Value error, ")
     if kind in ("float_type", "int_type") and isinstance(got, str) and _is_number(got):
-        shown += _number_hint(got)
+        whole = kind == "int_type" and not float(got).is_integer()
+        shown += ": a whole number is needed" if whole else _number_hint(got)
     return "schema.invalid", f"{where or 'document'}: {message}{shown}", False
 
 
@@ -573,7 +599,9 @@ class _Builder:
                 place.at(["workload"], key=False),
                 f"unknown workload '{server.workload}'{hint}",
             )
-        for name in ("power_w", "u_height"):
+        # A device with no position and no u_height is not rack-mounted: it takes no U.
+        needed = ("power_w", "u_height") if server.position is not None else ("power_w",)
+        for name in needed:
             if getattr(server, name) is None:
                 self.p.add(
                     "schema.missing-field",
@@ -651,10 +679,13 @@ def _deep_merge(
     return values, Src(osrc.line, osrc.column, children=children, keys=keys)
 
 
+# The knowledge folder also holds the compatibility tables, which are not
+# inventory documents: checker.knowledge reads those.
+CATALOG_FILES = ("gpus.yaml", "servers.yaml")
+
+
 def builtin_catalog_files() -> list[Path]:
-    files, problems = discover([knowledge_dir()])
-    assert not problems, problems  # the package's own files: a broken install, not user input
-    return files
+    return [knowledge_dir() / name for name in CATALOG_FILES]
 
 
 def load(paths: Sequence[Path], exclude: Path | None = None) -> tuple[Inventory, list[Finding]]:
@@ -665,7 +696,7 @@ def load(paths: Sequence[Path], exclude: Path | None = None) -> tuple[Inventory,
 
 def _load(paths: Sequence[Path], exclude: Path | None) -> tuple[Inventory, list[Finding]]:
     problems = _Problems()
-    found, unread = discover(paths, exclude)
+    found, unread = find_files(paths, exclude)
     for path, message in unread:
         problems.add("schema.file", Location(display_path(path), 1, 1), message)
     files = builtin_catalog_files() + found

@@ -15,12 +15,12 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 
 def _name(value: Any) -> Any:
     if isinstance(value, str) and (
-        not value or len(value) > 200 or any(c.isspace() or c == "/" or not c.isprintable() for c in value)
+        not value or len(value) > 200 or any(c.isspace() or c == "/" for c in value)
     ):
+        raise ValueError("a name is 1-200 characters without spaces or '/' (it becomes part of entity ids)")
+    if isinstance(value, str) and not value.isprintable():
         # Names reach terminals and CI logs: no control (ESC, BEL) or invisible characters.
-        raise ValueError(
-            "a name is 1-200 printable characters without spaces or '/' (it becomes part of entity ids)"
-        )
+        raise ValueError("a name may not hold control or invisible characters")
     return value
 
 
@@ -105,7 +105,8 @@ class Rack(Model):
     footprint_m2: Pos = 0.72  # a 600 x 1200 mm rack
     cooling: Literal["air", "rear-door", "liquid"] = "air"
     cooling_kw: NonNeg | None = None
-    redundancy: Literal["N", "2N"] = "N"
+    # N: the feeds add up; N+1: any one feed may fail; 2N: either side (A/B) may fail.
+    redundancy: Literal["N", "N+1", "2N"] = "N"
     feeds: list[Feed] = []
 
 
@@ -127,6 +128,9 @@ class FacilityCooling(Model):
     redundancy: Literal["N", "N+1", "2N"] = "N"
     inlet_c: Annotated[float, Strict(), Field(ge=-10, le=60)] | None = None
     ashrae_class: Literal["A1", "A2", "A3", "A4"] | None = None
+    # Air temperature rise across the servers, for airflow (CFM) figures. Servers
+    # typically run 11-14 C (20-25 F); the low end gives the most airflow.
+    delta_t_c: Annotated[float, Strict(), Field(gt=0, le=40)] = 11
 
 
 class Facility(Model):
@@ -161,12 +165,24 @@ class Psu(Model):
     rating_w: Pos | None = None
     redundant: Count | None = None
     efficiency: Literal["bronze", "silver", "gold", "platinum", "titanium"] | None = None
+    # PSUs cabled to each side of a 2N rack (the smaller side if uneven);
+    # default: split evenly, count // 2.
+    per_side: PosInt | None = None
 
     @model_validator(mode="after")
     def _redundant_below_count(self) -> Psu:
         if self.redundant is not None and self.redundant >= self.count:
             raise ValueError("redundant PSUs must be fewer than the PSU count")
+        if self.per_side is not None and 2 * self.per_side > self.count:
+            raise ValueError("per_side counts the smaller side: at most half the PSU count")
         return self
+
+
+class InletRange(Model):
+    """The inlet air temperature the equipment is specified for."""
+
+    min: Annotated[float, Strict(), Field(ge=-40, le=80)] | None = None
+    max: Annotated[float, Strict(), Field(ge=-40, le=80)] | None = None
 
 
 class GpuRef(Model):
@@ -214,6 +230,7 @@ class ServerSpec(Model):
     power_w: PowerDraw | None = None
     psu: Psu | None = None
     cooling: Literal["air", "liquid"] | None = None
+    inlet_c: InletRange | None = None
     gpu: GpuRef | None = None
     cpu: Cpu | None = None
     memory_gb: NonNeg | None = None
@@ -225,7 +242,11 @@ class Server(ServerSpec):
     name: Name
     model: Name | None = None
     rack: Name
-    position: PosInt | None = None
+    # Lowest U occupied; with u_height absent too the device is not rack-mounted and takes no U.
+    position: Annotated[int, Strict(), Field(ge=1, le=100)] | None = None
+    # An enforced limit on wall draw (e.g. GPU power limits on every GPU): it
+    # stands in for power_w.max on branch circuits.
+    power_cap_w: Pos | None = None
     software: Software | None = None
     support: Support | None = None
     workload: Name | None = None
@@ -245,11 +266,13 @@ class ServersDoc(Model):
 class Workload(Model):
     name: Name
     task: Literal["training", "fine-tuning", "inference"]
-    params_b: Pos
+    # Bounded far above any model or corpus so derived figures (bytes, FLOPs)
+    # stay numbers the rules engine can read.
+    params_b: Annotated[float, Strict(), Field(gt=0, le=100_000)]
     precision: Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
     framework: Name | None = None
     dataset_tb: NonNeg | None = None
-    tokens_b: Pos | None = None
+    tokens_b: Annotated[float, Strict(), Field(gt=0, le=1_000_000)] | None = None
     deadline_days: Pos | None = None
 
 
@@ -304,15 +327,25 @@ class GpuModel(CatalogEntry):
     interconnect_gb_s: Pos | None = None
     bf16_tflops: Pos | None = None
     fp16_tflops: Pos | None = None
-    datacenter: Flag = True
+    # First CUDA release without support for the GPU (Volta: 13.0).
+    cuda_dropped: Version | None = None
+    # Driver minimum where the GPU needs more than its CUDA does (HGX B200).
+    min_driver: Version | None = None
+    # Last driver branch that supports the GPU (Volta: R580).
+    last_driver_branch: PosInt | None = None
+    # GPUs software sees per package: an MI250X is two 64 GB dies.
+    logical_gpus: PosInt = 1
+    # CUDA forward compatibility (cuda-compat) works: data-center GPUs and Jetson.
+    forward_compatible: Flag = True
 
 
 class ServerModel(ServerSpec, CatalogEntry):
-    pass
+    # The GPU boards the model takes; another GPU model contradicts the server model.
+    gpu_options: list[Name] = []
 
 
 # Catalog provenance fields are not server fields: dropped when a server uses a model.
-CATALOG_META = frozenset(CatalogEntry.model_fields)
+CATALOG_META = frozenset(CatalogEntry.model_fields) | {"gpu_options"}
 
 
 class GpuModelsDoc(Model):

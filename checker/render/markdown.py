@@ -101,20 +101,41 @@ def _facts(facts: Sequence[Fact]) -> dict[str, list[Mapping[str, Any]]]:
     return by_kind
 
 
-def _software(servers: Sequence[Mapping[str, Any]], status: EntityStatus) -> list[dict[str, Any]]:
+def _frameworks(frameworks: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """`pytorch 2.3.1+cu121, tensorflow 2.15.0` per server entity, from the framework facts."""
+    per_server: dict[str, list[str]] = defaultdict(list)
+    for f in frameworks:
+        per_server[f["entity"]].append(f"{f.get('name', '')} {f.get('version', '')}".strip())
+    return {server: ", ".join(sorted(names)) for server, names in per_server.items()}
+
+
+def _software(
+    servers: Sequence[Mapping[str, Any]], frameworks: Mapping[str, str], status: EntityStatus
+) -> list[dict[str, Any]]:
     """Servers grouped by GPU model x driver / CUDA / ROCm / frameworks -> worst compatibility verdict."""
     keys = ("gpu.model", "software.driver", "software.cuda", "software.rocm", "frameworks")
     groups: dict[tuple[Any, ...], list[str]] = defaultdict(list)
     for s in servers:
-        frameworks = ", ".join(f"{k[len('software.frameworks.'):]} {v}" for k, v in sorted(s.items())
-                               if k.startswith("software.frameworks.") and isinstance(v, str))
-        row = {**s, "frameworks": frameworks}
+        row = {**s, "frameworks": frameworks.get(s["entity"], "")}
         groups[tuple(row.get(k) or "" for k in keys)].append(s["entity"])
-    rows = []
-    for key, entities in sorted(groups.items()):
-        rows.append({**dict(zip(keys, key, strict=True)), "servers": len(entities),
-                     "verdict": status.of(entities, "compatibility")})
-    return rows
+    return [
+        {**dict(zip(keys, key, strict=True)), "servers": len(e), "verdict": status.of(e, "compatibility")}
+        for key, e in sorted(groups.items())
+    ]
+
+
+def _workloads(
+    workloads: Sequence[Mapping[str, Any]], servers: Sequence[Mapping[str, Any]], status: EntityStatus
+) -> list[dict[str, Any]]:
+    """Workload facts with a fit verdict: the worst workload-fit finding on it or its servers."""
+    runs: dict[str, list[str]] = defaultdict(list)
+    for s in servers:
+        if s.get("workload"):
+            runs[s["workload"]].append(s["entity"])
+    return [
+        {**w, "fit": status.of([w["entity"], *runs.get(w.get("name", ""), [])], "workload-fit")}
+        for w in workloads
+    ]
 
 
 def _support(servers: Sequence[Mapping[str, Any]], status: EntityStatus) -> list[dict[str, Any]]:
@@ -141,7 +162,8 @@ def context(result: AuditResult, ctx: RenderContext) -> dict[str, Any]:
         "counts": _counts(result.findings),
         "severities": SEVERITIES,
         "facts": facts,
-        "software": _software(facts.get("server", []), status),
+        "software": _software(facts.get("server", []), _frameworks(facts.get("framework", [])), status),
+        "workloads": _workloads(facts.get("workload", []), facts.get("server", []), status),
         "support": _support(facts.get("server", []), status),
         "waived": [f for f in result.findings if f.waived],
         "waiver_findings": [f for f in result.findings if f.category == "waiver"],

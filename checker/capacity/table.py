@@ -1,0 +1,86 @@
+"""Typed capacity columns keyed by the inventory's own keys.
+
+A table is a set of equally long numpy columns, one row per entity, in the
+inventory's order. Each column is declared once, with its unit and meaning:
+the same declaration documents the fact field (`checker facts`) and names the
+value in the JSON `capacity` section. A NaN (or None) cell means "not known
+for this entity" and is left out of facts and JSON alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Generic, Literal, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+K = TypeVar("K")
+ColumnType = Literal["number", "string", "boolean"]
+# Rounded so JSON output is stable and readable; 1 W resolution in kW is plenty.
+DECIMALS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    name: str
+    unit: str
+    doc: str
+    type: ColumnType = "number"
+    # A value looked up from the entity's rack or facility so one-fact rules can
+    # compare against it; not a figure of its own, so not in the JSON section.
+    context: bool = False
+
+
+def _cells(values: npt.NDArray[Any], kind: ColumnType) -> list[Any]:
+    """Plain Python values: NaN -> None, whole floats -> int (512 GB, not 512.0 GB)."""
+    if kind == "string":
+        return list(values.tolist())
+    if kind == "boolean":
+        return [None if v != v else bool(v) for v in values.astype(np.float64).tolist()]
+    rounded = np.round(values.astype(np.float64), DECIMALS).tolist()
+    return [None if v != v else int(v) if v.is_integer() else v for v in rounded]
+
+
+@dataclass(frozen=True)
+class Table(Generic[K]):
+    keys: Sequence[K]
+    spec: tuple[Column, ...]
+    columns: Mapping[str, npt.NDArray[Any]] = field(repr=False)
+
+    def __post_init__(self) -> None:
+        names = [c.name for c in self.spec]
+        if sorted(names) != sorted(self.columns):  # a bug: every column declared, once
+            raise ValueError(f"columns {sorted(self.columns)} do not match their declarations {names}")
+        for name, values in self.columns.items():
+            if len(values) != len(self.keys):
+                raise ValueError(f"column {name} has {len(values)} rows for {len(self.keys)} keys")
+
+    @cached_property
+    def index(self) -> dict[K, int]:
+        return {k: i for i, k in enumerate(self.keys)}
+
+    @cached_property
+    def rows(self) -> list[dict[str, Any]]:
+        """Each entity's known values, in declaration order."""
+        cells = [(c.name, _cells(self.columns[c.name], c.type)) for c in self.spec]
+        return [
+            {name: values[i] for name, values in cells if values[i] is not None}
+            for i in range(len(self.keys))
+        ]
+
+    @cached_property
+    def figures(self) -> list[dict[str, Any]]:
+        """Rows without context columns: what the JSON `capacity` section shows."""
+        context = {c.name for c in self.spec if c.context}
+        if not context:
+            return self.rows
+        return [{k: v for k, v in row.items() if k not in context} for row in self.rows]
+
+    def row(self, key: K) -> dict[str, Any]:
+        return self.rows[self.index[key]]
+
+    def column(self, name: str) -> npt.NDArray[Any]:
+        return self.columns[name]
