@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 # CFLAGS but not CPPFLAGS, so on 3.13+ the call is mapped to its replacement.
 DURABLE_CPPFLAGS := $(shell $(PYTHON) -c 'import sys; print("-DPyEval_CallObject=PyObject_CallObject" if sys.version_info >= (3, 13) else "")' 2>/dev/null)
 
-.PHONY: audit test lint rules-test wheel clean
+.PHONY: audit test test-slow lint rules-test wheel clean
 
 $(BIN)/checker: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,9 @@ test: $(BIN)/checker  ## linters, the rulebook's own examples, then the whole te
 	$(BIN)/mypy checker
 	$(BIN)/checker rules test
 	$(BIN)/python -m pytest
+
+test-slow: $(BIN)/checker  ## tests that install packages (the pre-commit hook); CI runs them
+	$(BIN)/python -m pytest -m slow
 
 wheel: $(BIN)/checker
 	$(BIN)/python -m build --wheel --outdir dist .

@@ -1,6 +1,6 @@
 """Command line: `main(argv) -> exit code`; subcommands are small functions.
 
-Exit codes (DESIGN.md): 0 pass; 1 findings at or above the threshold;
+Exit codes (docs/architecture.md): 0 pass; 1 findings at or above the threshold;
 2 invalid input or usage (one clean line per problem); 3 internal error.
 """
 
@@ -18,20 +18,33 @@ from pathlib import Path
 from typing import NoReturn, TextIO
 
 from checker import __version__
-from checker.audit import run_audit
-from checker.builtin import BUILTIN_CHECKS, builtin_check
-from checker.decide import find_config, load_config, settings
+from checker.audit import AuditResult, run_audit
+from checker.decide import Settings, find_config, load_config, settings
+from checker.diff import diff
 from checker.errors import UserError
 from checker.facts import REGISTRY, fact_kind
 from checker.findings import SEVERITIES
 from checker.perf import gc_paused
-from checker.render import get_formatter
+from checker.render import formats_help
+from checker.render.context import RenderContext
+from checker.render.diff_formats import DIFF_FORMATS
+from checker.render.output import (
+    Output,
+    append_step_summary,
+    check_writable,
+    emit,
+    link_base,
+    parse_spec,
+    write_output,
+)
 from checker.render.templating import environment
-from checker.rulebook import CompiledRule, load_rulebook
+from checker.rulebook import load_rulebook
+from checker.rulemeta import RuleMeta
 from checker.ruletest import run_rule_tests
+from checker.scaffold import init
 from checker.schema import inventory_schema
 from checker.suggest import did_you_mean
-from checker.terminal import SafeStream, escape, escape_lines
+from checker.terminal import SafeStream, escape
 
 DEFAULT_PATH = Path("inventories")
 EXIT_BROKEN_PIPE = 141
@@ -54,20 +67,23 @@ def _count(text: str) -> int:
     return int(text)
 
 
-def _format_spec(text: str) -> tuple[str, Path | None]:
-    name, _, file = text.partition(":")
+def _format_spec(text: str) -> Output:
     try:
-        get_formatter(name)  # unknown names fail here, before any work
+        return parse_spec(text)
     except UserError as exc:
         raise argparse.ArgumentTypeError(exc.lines[0]) from None
-    return name, Path(file) if file else None
 
 
-# ---------------------------------------------------------------- audit
-def cmd_audit(args: argparse.Namespace) -> int:
-    paths = args.paths or [DEFAULT_PATH]
-    config, config_path = load_config(args.config or find_config(paths))
-    cfg = settings(
+# ---------------------------------------------------------------- audit, report
+def _in_github_actions() -> bool:
+    return os.environ.get("GITHUB_ACTIONS") == "true"
+
+
+def _settings(args: argparse.Namespace, paths: Sequence[Path]) -> Settings:
+    config_file = args.config or find_config(paths)
+    # Absolute, so `checker diff` reads the same config from inside the base tree.
+    config, config_path = load_config(config_file.resolve() if config_file else None)
+    return settings(
         config,
         config_path,
         select=args.select,
@@ -76,70 +92,100 @@ def cmd_audit(args: argparse.Namespace) -> int:
         rule_dirs=args.rules,
         max_per_rule=args.max_per_rule,
     )
-    result = run_audit(paths, cfg, args.as_of or dt.date.today())
-    for name, file in args.format or [("text", None)]:
-        _write(file, get_formatter(name)(result))
+
+
+def _audit(args: argparse.Namespace, outputs: Sequence[Output]) -> AuditResult:
+    paths = args.paths or [DEFAULT_PATH]
+    check_writable(outputs, paths)
+    return run_audit(paths, _settings(args, paths), args.as_of or dt.date.today())
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    default = Output("github" if _in_github_actions() else "text", None)
+    outputs = args.format or [default]
+    result = _audit(args, outputs)
+    for out in outputs:
+        emit(result, out, color=_color(sys.stdout))
+    if _in_github_actions():
+        append_step_summary(result, os.environ)
     return result.exit_code
 
 
-# ---------------------------------------------------------------- rules, explain, facts
-def _rulebook(args: argparse.Namespace) -> list[CompiledRule]:
-    return list(load_rulebook(args.rules).rules)
+def cmd_report(args: argparse.Namespace) -> int:
+    """The readiness report; written even when the rollout is blocked (exit 1)."""
+    out = Output("markdown", args.output)
+    result = _audit(args, [out])
+    emit(result, out)
+    return result.exit_code
 
 
-def cmd_rules_list(args: argparse.Namespace) -> int:
-    rows: list[tuple[str, str, str, str]] = [
-        (r.id, r.rule.severity, r.rule.category, r.rule.title) for r in _rulebook(args)
-    ]
-    rows += [(c.id, c.severity, c.category, c.title) for c in BUILTIN_CHECKS]
-    width = max(len(r[0]) for r in rows)
-    _print_lines(
-        f"{rule_id:<{width}}  {severity:<7}  {category:<13}  {escape(title)}"
-        for rule_id, severity, category, title in sorted(rows)
+def cmd_diff(args: argparse.Namespace) -> int:
+    """New and resolved findings and capacity changes against the same paths at a git ref."""
+    paths = args.paths or [DEFAULT_PATH]
+    outputs = args.format or [Output("text", None)]
+    check_writable(outputs, paths)
+    cfg = _settings(args, paths)
+    book = load_rulebook(cfg.rule_dirs)
+    as_of = args.as_of or dt.date.today()
+    result = diff(
+        args.base,
+        paths,
+        lambda p: run_audit(p, cfg, as_of, book),
+        fail_on=cfg.fail_on,
+        fail_on_new=args.fail_on_new,
     )
+    for out in outputs:
+        text = DIFF_FORMATS[out.format](result, RenderContext(link_base=link_base(out.file)))
+        write_output(out, text)
+    return result.exit_code
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    written = [f"wrote {path}" for path in init(args.dir)]
+    _print_lines([*written, f"next: cd {args.dir} && checker audit"])
     return 0
 
 
-def _describe_rule(rule: CompiledRule, full: bool) -> list[str]:
-    r = rule.rule
-    lines = [
-        f"{r.id}: {r.title}",
-        f"  severity: {r.severity}",
-        f"  category: {r.category}",
-        f"  on: {r.on}",
-        f"  when: {r.when}",
-        f"  defined in: {rule.file}:{rule.src.line}",
-    ]
-    if r.rationale:
-        lines.append(f"  rationale: {' '.join(r.rationale.split())}")
-    lines.append(f"  remediation: {' '.join(r.remediation.split())}")
-    if r.references:
-        lines.append(f"  references: {'; '.join(r.references)}")
+def _color(stream: TextIO) -> bool:
+    """Colour only for a person at a terminal, never with NO_COLOR (no-color.org)."""
+    return stream.isatty() and "NO_COLOR" not in os.environ
+
+
+# ---------------------------------------------------------------- rules, explain, facts
+def _metadata(args: argparse.Namespace) -> tuple[RuleMeta, ...]:
+    return load_rulebook(args.rules).metadata()
+
+
+def cmd_rules_list(args: argparse.Namespace) -> int:
+    metas = _metadata(args)
+    width = max(len(m.id) for m in metas)
+    _print_lines(f"{m.id:<{width}}  {m.severity:<7}  {m.category:<13}  {m.title}" for m in metas)
+    return 0
+
+
+def _describe_rule(m: RuleMeta, full: bool) -> list[str]:
+    lines = [f"{m.id}: {m.title}", f"  severity: {m.severity}", f"  category: {m.category}"]
+    if m.on is not None:
+        lines += [f"  on: {m.on}", f"  when: {m.when}"]
+    lines.append(f"  defined in: {m.origin}")
+    if m.rationale:
+        lines.append(f"  rationale: {' '.join(m.rationale.split())}")
+    lines.append(f"  remediation: {' '.join(m.remediation.split())}")
+    if m.references:
+        lines.append(f"  references: {'; '.join(m.references)}")
     if full:
-        for label, examples in (("fails on", r.examples.fail), ("passes on", r.examples.pass_)):
+        for label, examples in (("fails on", m.fail_examples), ("passes on", m.pass_examples)):
             lines += [f"  {label}: {json.dumps(e, sort_keys=True, default=str)}" for e in examples]
     return lines
 
 
 def _show(args: argparse.Namespace, full: bool) -> int:
-    rules = _rulebook(args)
-    rule = next((r for r in rules if r.id == args.id), None)
-    if rule is not None:
-        _print_lines(_describe_rule(rule, full))
-        return 0
-    check = builtin_check(args.id)
-    if check is None:
-        hint = did_you_mean(args.id, [r.id for r in rules] + [c.id for c in BUILTIN_CHECKS])
+    metas = _metadata(args)
+    meta = next((m for m in metas if m.id == args.id), None)
+    if meta is None:
+        hint = did_you_mean(args.id, [m.id for m in metas])
         raise UserError(f"unknown rule '{args.id}'{hint}; see `checker rules list`")
-    _print_lines(
-        [
-            f"{check.id}: {check.title}",
-            f"  severity: {check.severity}",
-            f"  category: {check.category}",
-            f"  rationale: {check.rationale}",
-            f"  remediation: {check.remediation}",
-        ]
-    )
+    _print_lines(_describe_rule(meta, full))
     return 0
 
 
@@ -162,26 +208,14 @@ def cmd_rules_test(args: argparse.Namespace) -> int:
 def cmd_rules_doc(args: argparse.Namespace) -> int:
     """Markdown reference of every rule, generated from the rules' own metadata."""
     template = environment().get_template("rules.md.j2")
-    rules = [r.rule for r in _rulebook(args)]
-    text = template.render(rules=rules, checks=BUILTIN_CHECKS, folders=[p.as_posix() for p in args.rules])
-    _write(args.output, text)
+    text = template.render(rules=_metadata(args), folders=[p.as_posix() for p in args.rules])
+    write_output(Output("markdown", args.output), text)
     return 0
 
 
 def _print_lines(lines: Iterable[str]) -> None:
     """Lines for a human: a newline inside one (a rule title, say) is escaped, not obeyed."""
     sys.stdout.write("".join(escape(line) + "\n" for line in lines))
-
-
-def _write(file: Path | None, text: str) -> None:
-    text = escape_lines(text)  # a report written to a file is read in a terminal too
-    if file is None:
-        sys.stdout.write(text)
-        return
-    try:
-        file.write_text(text, encoding="utf-8", errors="backslashreplace")
-    except OSError as exc:
-        raise UserError(f"{file}: cannot write: {exc.strerror}") from None
 
 
 def cmd_facts(args: argparse.Namespace) -> int:
@@ -214,6 +248,23 @@ def _add_rules_option(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_audit_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="inventory files or folders")
+    p.add_argument("--fail-on", choices=SEVERITIES, help="lowest failing severity (default error)")
+    p.add_argument("--select", action="append", default=[], metavar="ID", help="rule id glob to run")
+    p.add_argument("--ignore", action="append", default=[], metavar="ID", help="rule id glob to skip")
+    p.add_argument(
+        "--max-per-rule",
+        type=_count,
+        default=None,
+        metavar="N",
+        help="show at most N findings per rule, then a count (default 100; 0 shows all)",
+    )
+    p.add_argument("--as-of", type=_date, metavar="YYYY-MM-DD", help="evaluate dates as of this day")
+    p.add_argument("--config", type=Path, metavar="FILE", help="config file (default: checker.yaml)")
+    _add_rules_option(p)
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         # The message quotes the command line: a newline in an argument must not start a line.
@@ -237,35 +288,34 @@ def build_parser() -> argparse.ArgumentParser:
     subs = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     audit = _sub(subs, "audit", cmd_audit, "audit inventories against the rulebook")
-    audit.add_argument(
-        "paths", nargs="*", type=Path, metavar="PATH", help="files or folders (default: inventories/)"
-    )
+    _add_audit_options(audit)
     audit.add_argument(
         "--format",
         action="append",
         type=_format_spec,
         metavar="FMT[:FILE]",
-        help="output format, optionally to a file (repeatable): text, json",
+        help=f"output format, optionally to a file (repeatable). {formats_help()}",
     )
-    audit.add_argument(
-        "--fail-on", choices=SEVERITIES, default=None, help="lowest failing severity (default error)"
+    report = _sub(subs, "report", cmd_report, "write the rollout readiness report (Markdown)")
+    _add_audit_options(report)
+    report.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here, not stdout")
+
+    diff_ = _sub(subs, "diff", cmd_diff, "new and resolved findings and capacity changes against a git ref")
+    _add_audit_options(diff_)
+    diff_.add_argument("--base", required=True, metavar="REF", help="git branch, tag or commit to compare")
+    diff_.add_argument(
+        "--fail-on-new", action="store_true", help="fail only on new findings (adopt with existing debt)"
     )
-    audit.add_argument("--select", action="append", default=[], metavar="ID", help="rule id glob to run")
-    audit.add_argument("--ignore", action="append", default=[], metavar="ID", help="rule id glob to skip")
-    audit.add_argument(
-        "--max-per-rule",
-        type=_count,
-        default=None,
-        metavar="N",
-        help="show at most N findings per rule, then a count (default 100; 0 shows all)",
+    diff_.add_argument(
+        "--format",
+        action="append",
+        type=_format_spec,
+        metavar="FMT[:FILE]",
+        help="text (default), json, markdown (a PR comment); sarif, junit, github show new findings",
     )
-    audit.add_argument(
-        "--as-of", type=_date, default=None, metavar="YYYY-MM-DD", help="evaluate dates as of this day"
-    )
-    audit.add_argument(
-        "--config", type=Path, default=None, metavar="FILE", help="config file (default: checker.yaml)"
-    )
-    _add_rules_option(audit)
+
+    init_ = _sub(subs, "init", cmd_init, "scaffold an inventory repository whose audit passes")
+    init_.add_argument("dir", nargs="?", type=Path, default=Path(), metavar="DIR", help="default: here")
 
     rules = subs.add_parser("rules", help="list, show, test and document rules")
     rule_subs = rules.add_subparsers(dest="rules_command", required=True, metavar="ACTION")

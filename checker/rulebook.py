@@ -11,6 +11,7 @@ import datetime as dt
 import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -27,6 +28,7 @@ from checker.inventory.loader import describe_error, discover, display_path
 from checker.inventory.source import Src, YamlProblem, decode, parse, scalar_position
 from checker.message import MessageEnvironment, MessageError, render_message
 from checker.resources import rules_dir
+from checker.rulemeta import RuleMeta
 from checker.suggest import did_you_mean
 
 RuleId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)+$")]
@@ -88,6 +90,24 @@ class CompiledRule:
     @property
     def id(self) -> str:
         return self.rule.id
+
+    @cached_property
+    def meta(self) -> RuleMeta:
+        r = self.rule
+        return RuleMeta(
+            r.id,
+            r.title,
+            r.category,
+            r.severity,
+            r.remediation,
+            r.rationale or "",
+            tuple(r.references),
+            r.on,
+            r.when,
+            f"{self.file}:{self.src.line}",
+            tuple(r.examples.fail),
+            tuple(r.examples.pass_),
+        )
 
     def render(self, values: Mapping[str, Any], entity: str = "") -> str:
         """The message for one fact; a template that fails is this rule's error (exit 2)."""
@@ -255,6 +275,10 @@ class Rulebook:
 
     def ids(self) -> list[str]:
         return [r.id for r in self.rules]
+
+    def metadata(self) -> tuple[RuleMeta, ...]:
+        """Every rule and built-in check, by id: what `rules list` and the formats describe."""
+        return tuple(sorted((*(r.meta for r in self.rules), *BUILTIN_CHECKS), key=lambda m: m.id))
 
     def selected(self, select: Sequence[str], ignore: Sequence[str]) -> Rulebook:
         return Rulebook(tuple(r for r in self.rules if matches(r.id, select) and not matches(r.id, ignore)))

@@ -19,6 +19,9 @@ def inventory_schema() -> dict[str, Any]:
     defs.update(server.pop("$defs", {}))
     defs["ServersDoc"]["properties"]["servers"] = {"type": "array", "items": server}
     defs["ServersDoc"]["properties"]["defaults"] = {**server, "required": []}
+    # Top-level `x-` keys hold YAML anchors and are ignored (as in Docker Compose).
+    for name in ("Facility", "ServersDoc", "WorkloadsDoc", "WaiversDoc", "GpuModelsDoc", "ServerModelsDoc"):
+        defs[name]["patternProperties"] = {"^x-": {}}
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "checker inventory document"
     return schema

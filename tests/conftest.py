@@ -80,3 +80,14 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Writer:
         return path
 
     return write
+
+
+# The golden fixture: a waived 2N overload, an nbd-support warning and an
+# expiring waiver, so every format shows every severity and a waived finding.
+GOLDEN_ARGS = ("overload", "waivers/expiring.yaml", *AS_OF)
+
+
+@pytest.fixture
+def golden_run(cli: CliRunner, in_fixtures: Path) -> Callable[[str], Run]:
+    """`golden_run("sarif")` -> the CLI run of the golden fixture in that format."""
+    return lambda fmt: cli("audit", *GOLDEN_ARGS, "--format", fmt)

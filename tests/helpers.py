@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from checker.expr import compile_when
 from checker.facts import REGISTRY
 from checker.inventory.source import Src
@@ -26,3 +29,18 @@ def compiled_rule(
     )
     when_ = compile_when(when, REGISTRY[on].field_types())
     return CompiledRule(rule, "rules/t.yaml", Src(1, 1), when_, _JINJA.compile_message(rule.message), False)
+
+
+GOLDEN = Path(__file__).parent / "golden"
+# Set to regenerate the golden files on purpose, then review the diff.
+REGENERATE = "CHECKER_REGENERATE_GOLDEN"
+
+
+def assert_golden(name: str, text: str) -> None:
+    """`text` equals tests/golden/<name>; drift fails until regenerated on purpose."""
+    path = GOLDEN / name
+    if os.environ.get(REGENERATE):
+        path.write_text(text, encoding="utf-8", newline="")
+    assert path.is_file(), f"tests/golden/{name} is missing: run with {REGENERATE}=1 to create it"
+    expected = path.read_text(encoding="utf-8")
+    assert text == expected, f"tests/golden/{name} drifted: rerun with {REGENERATE}=1 and review the diff"

@@ -1,4 +1,4 @@
-"""The CLI contract (DESIGN.md "CLI", "Findings and JSON output"): exact text, exit codes, JSON.
+"""The CLI contract (docs/architecture.md "CLI", "JSON output"): exact text, exit codes, JSON.
 
 Exit codes: 0 pass; 1 findings at or above --fail-on; 2 invalid input or usage;
 3 internal error. Every audit passes --as-of so dates are deterministic.
@@ -225,7 +225,7 @@ def test_format_to_a_file(cli: CliRunner, in_fixtures: Path, tmp_path: Path) -> 
 def test_format_to_a_file_that_cannot_be_written(cli: CliRunner, in_fixtures: Path, tmp_path: Path) -> None:
     target = tmp_path / "no" / "such" / "dir.json"
     run = cli("audit", "minimal", *AS_OF, "--format", f"json:{target}")
-    assert (run.code, run.err) == (2, f"{target}: cannot write: No such file or directory\n")
+    assert (run.code, run.err) == (2, f"{target}: cannot write json output: no such folder\n")
 
 
 @pytest.mark.parametrize(("name", "hint"), [("nope", ""), ("jsn", " (did you mean 'json'?)")])
@@ -236,7 +236,7 @@ def test_unknown_format(cli: CliRunner, in_fixtures: Path, name: str, hint: str)
     lines = run.err.splitlines()  # the usage text wraps with the terminal width
     assert lines[0].startswith("usage: checker audit ")
     assert lines[-1] == (f"checker audit: error: argument --format: unknown format '{name}'{hint}; "
-                         "known: json, text")
+                         "known: text, json, markdown, sarif, junit, github")
     assert "Traceback" not in run.err
 
 
@@ -247,7 +247,7 @@ def test_unknown_format(cli: CliRunner, in_fixtures: Path, name: str, hint: str)
     (("audit", "--fail-on", "fatal"), "checker audit: error: argument --fail-on: invalid choice: 'fatal' "
                                       "(choose from 'error', 'warning', 'info')"),
     (("frobnicate",), "checker: error: argument COMMAND: invalid choice: 'frobnicate' (choose from 'audit', "
-                      "'rules', 'explain', 'facts', 'schema')"),
+                      "'report', 'diff', 'init', 'rules', 'explain', 'facts', 'schema')"),
     ((), "checker: error: the following arguments are required: COMMAND"),
 ], ids=["bad-date", "bad-fail-on", "bad-command", "no-command"])
 def test_usage_errors_exit_2(

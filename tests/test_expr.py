@@ -810,19 +810,35 @@ def _check_against_engine(
         )
 
 
-@DIFFERENTIAL
-@given(
-    sources=st.lists(conditions(), min_size=RULES_PER_ENGINE, max_size=RULES_PER_ENGINE, unique=True),
-    fact_list=st.lists(facts(optional=False), min_size=FACTS_PER_ENGINE, max_size=FACTS_PER_ENGINE),
-)
+SOURCES = st.lists(conditions(), min_size=RULES_PER_ENGINE, max_size=RULES_PER_ENGINE, unique=True)
+FULL_FACTS = st.lists(facts(optional=False), min_size=FACTS_PER_ENGINE, max_size=FACTS_PER_ENGINE)
+SPARSE_FACTS = st.lists(facts(optional=True), min_size=FACTS_PER_ENGINE, max_size=FACTS_PER_ENGINE)
+# Every `make test` runs a quick sample; CI's slow run (`-m slow`) runs many more.
+QUICK = settings(DIFFERENTIAL, max_examples=20)
+THOROUGH = settings(DIFFERENTIAL, max_examples=300)
+
+
+@QUICK
+@given(sources=SOURCES, fact_list=FULL_FACTS)
 def test_engine_matches_python_evaluation(sources: list[str], fact_list: list[Fact]) -> None:
     _check_against_engine(sources, fact_list, python_value)
 
 
-@DIFFERENTIAL
-@given(
-    sources=st.lists(conditions(), min_size=RULES_PER_ENGINE, max_size=RULES_PER_ENGINE, unique=True),
-    fact_list=st.lists(facts(optional=True), min_size=FACTS_PER_ENGINE, max_size=FACTS_PER_ENGINE),
-)
+@QUICK
+@given(sources=SOURCES, fact_list=SPARSE_FACTS)
 def test_engine_matches_documented_missing_field_semantics(sources: list[str], fact_list: list[Fact]) -> None:
+    _check_against_engine(sources, fact_list, documented_value)
+
+
+@pytest.mark.slow
+@THOROUGH
+@given(sources=SOURCES, fact_list=FULL_FACTS)
+def test_engine_matches_python_evaluation_thoroughly(sources: list[str], fact_list: list[Fact]) -> None:
+    _check_against_engine(sources, fact_list, python_value)
+
+
+@pytest.mark.slow
+@THOROUGH
+@given(sources=SOURCES, fact_list=SPARSE_FACTS)
+def test_engine_matches_missing_field_semantics_thoroughly(sources: list[str], fact_list: list[Fact]) -> None:
     _check_against_engine(sources, fact_list, documented_value)

@@ -1,4 +1,4 @@
-"""Inventory models: field names, types and ranges from DESIGN.md "Inventory files (contract)"."""
+"""Inventory models: field names, types and ranges of the inventory contract (inventories/README.md)."""
 
 from __future__ import annotations
 

@@ -7,13 +7,12 @@ import pytest
 from checker.audit import AuditResult
 from checker.errors import UserError
 from checker.findings import Finding
-from checker.inventory.loader import Inventory
 from checker.render import get_formatter
 
 
 def _result(findings: list[Finding]) -> AuditResult:
     summary = {"error": 1, "warning": 0, "info": 0, "waived": 1}
-    return AuditResult(dt.date(2027, 1, 15), "fail", 1, summary, tuple(findings), None, Inventory())
+    return AuditResult(dt.date(2027, 1, 15), "fail", 1, summary, tuple(findings), None)
 
 
 FINDINGS = [

@@ -1,29 +1,45 @@
-"""Formatter registry: one name -> one function that only reads an AuditResult."""
+"""The formats: one explicit table, name -> formatter; formatters only read an AuditResult.
+
+Adding a format is one module with a `render(result) -> str` and one row
+below; `--format` help and the unknown-name message are built from this table.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from checker.audit import AuditResult
+from checker.render import github, json_format, junit, markdown, sarif, text
+from checker.render.context import RenderContext
 from checker.suggest import lookup
 
-Formatter = Callable[[AuditResult], str]
-FORMATTERS: dict[str, Formatter] = {}
+Formatter = Callable[[AuditResult, RenderContext], str]
 
 
-def formatter(name: str) -> Callable[[Formatter], Formatter]:
-    def register(func: Formatter) -> Formatter:
-        FORMATTERS[name] = func
-        return func
+@dataclass(frozen=True)
+class Format:
+    name: str
+    render: Formatter
+    summary: str
 
-    return register
+
+FORMATS: dict[str, Format] = {
+    f.name: f
+    for f in (
+        Format("text", text.render, "file:line:col: severity rule message, then a summary (default)"),
+        Format("json", json_format.render, "the JSON contract, byte-stable"),
+        Format("markdown", markdown.render, "the rollout readiness report"),
+        Format("sarif", sarif.render, "SARIF 2.1.0 for code scanning"),
+        Format("junit", junit.render, "JUnit XML: a test case per rule and entity checked"),
+        Format("github", github.render, "GitHub Actions workflow-command annotations"),
+    )
+}
 
 
 def get_formatter(name: str) -> Formatter:
-    _load_builtin()
-    return lookup(FORMATTERS, name, "format")
+    return lookup(FORMATS, name, "format").render
 
 
-def _load_builtin() -> None:
-    # Imported for their registration side effect, once, on first use.
-    from checker.render import json_format, text  # noqa: F401
+def formats_help() -> str:
+    return "; ".join(f"{f.name}: {f.summary}" for f in FORMATS.values())

@@ -2,17 +2,45 @@
 
 from __future__ import annotations
 
+import re
+
 import jinja2
 
 from checker.resources import templates_dir
 
-# Characters that change the meaning of a Markdown table cell or inline text.
-_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\|`*_[]<>#"})
+# Characters that change the meaning of a Markdown table cell or inline text,
+# or start an HTML tag or entity (GitHub renders inline HTML).
+_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\|`*_[]<>#&~"})
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_MERMAID_UNSAFE = re.compile(r"[^A-Za-z0-9 _./:+-]")
+
+
+def _visible(text: str) -> str:
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def md_escape(value: object) -> str:
     """A user-supplied string, safe inside Markdown text and table cells."""
-    return " ".join(str(value).split()).translate(_MD_SPECIAL)
+    return _visible(" ".join(str(value).split())).translate(_MD_SPECIAL)
+
+
+def mermaid_label(value: object) -> str:
+    """A label inside a quoted Mermaid string in a code fence: no quote, backtick or markup."""
+    return _MERMAID_UNSAFE.sub("_", str(value))[:40]
+
+
+def number(value: float) -> str:
+    """Figures for people: thousands grouped, at most two decimals, no trailing zeros."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return md_escape(value)
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:,.2f}".rstrip("0").rstrip(".")
+
+
+def present_in(column: tuple[str, ...], rows: list[dict[str, object]]) -> bool:
+    """Whether any row has the column's field: figures not computed are left out."""
+    return any(column[0] in row for row in rows)
 
 
 def oneline(value: object) -> str:
@@ -29,4 +57,7 @@ def environment() -> jinja2.Environment:
     )
     env.filters["md"] = md_escape
     env.filters["oneline"] = oneline
+    env.filters["num"] = number
+    env.filters["mermaid"] = mermaid_label
+    env.tests["present_in"] = present_in
     return env

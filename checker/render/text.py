@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from checker.audit import AuditResult
 from checker.findings import Finding
-from checker.render import formatter
+from checker.render.context import PLAIN, RenderContext
 from checker.terminal import escape
 
 
@@ -12,15 +12,7 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 or word == "info" else f"{n} {word}s"
 
 
-def _line(f: Finding) -> str:
-    # Each field escaped on its own: a newline in a file name must not start a line.
-    text = f"{escape(f.file)}:{f.line}:{f.column}: {f.severity} {escape(f.rule)} {escape(f.message)}"
-    return text + (" [waived]" if f.waived else "")
-
-
-@formatter("text")
-def render(result: AuditResult) -> str:
-    lines = [_line(f) for f in result.findings]
+def summary_line(result: AuditResult) -> str:
     s = result.summary
     counts = ", ".join(
         (
@@ -30,10 +22,25 @@ def render(result: AuditResult) -> str:
             f"{s['waived']} waived",
         )
     )
-    lines += [
+    return f"checker: {counts}: {result.verdict}"
+
+
+def finding_line(f: Finding) -> str:
+    # Each field escaped on its own: a newline in a file name must not start a line.
+    text = f"{escape(f.file)}:{f.line}:{f.column}: {f.severity} {escape(f.rule)} {escape(f.message)}"
+    return text + (" [waived]" if f.waived else "")
+
+
+def truncation_lines(result: AuditResult) -> list[str]:
+    return [
         f"checker: {n} more {escape(rule)} {'finding' if n == 1 else 'findings'} not shown"
         " (--max-per-rule 0 shows all)"
         for rule, n in result.truncated.items()
     ]
-    lines.append(f"checker: {counts}: {result.verdict}")
+
+
+def render(result: AuditResult, ctx: RenderContext = PLAIN) -> str:
+    lines = [finding_line(f) for f in result.findings]
+    lines += truncation_lines(result)
+    lines.append(summary_line(result))
     return "\n".join(lines) + "\n"

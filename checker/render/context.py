@@ -1,0 +1,20 @@
+"""What a formatter may know beyond the result: where links point, whether to colour."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import quote
+
+
+@dataclass(frozen=True)
+class RenderContext:
+    # Prefix that turns an inventory path into a link from where the output is
+    # read: "" (same directory), "../" (a report in docs/), or a blob URL.
+    link_base: str = ""
+    color: bool = False
+
+    def link(self, file: str, line: int) -> str:
+        return f"{self.link_base}{quote(file)}#L{line}"
+
+
+PLAIN = RenderContext()

@@ -1,0 +1,175 @@
+"""The rollout readiness report: Markdown rendered by Jinja from templates/report.md.j2.
+
+Python only groups and orders what the result holds; the layout, headings and
+wording live in the template. Figures come from fact fields: a figure the
+derive stage does not compute is simply absent from the report.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from checker.audit import AuditResult
+from checker.facts import Fact
+from checker.findings import CATEGORIES, SEVERITIES, SEVERITY_RANK, Finding
+from checker.render.context import PLAIN, RenderContext
+from checker.render.templating import environment
+from checker.rulemeta import RuleMeta
+
+
+@dataclass(frozen=True)
+class RuleGroup:
+    """One row of "findings by rule": 24 identical warnings become one row."""
+
+    meta: RuleMeta | None
+    rule: str
+    severity: str
+    findings: tuple[Finding, ...]
+
+    @property
+    def open(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if not f.waived)
+
+    @property
+    def waived(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.waived)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    label: str
+    reason: str
+
+
+@dataclass
+class EntityStatus:
+    """Worst open finding per entity and category, for the matrix-style tables."""
+
+    worst: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def add(self, f: Finding) -> None:
+        key = (f.entity, f.category)
+        if f.waived:
+            return
+        if key not in self.worst or SEVERITY_RANK[f.severity] > SEVERITY_RANK[self.worst[key]]:
+            self.worst[key] = f.severity
+
+    def of(self, entities: Iterable[str], category: str) -> str:
+        found = [self.worst[(e, category)] for e in entities if (e, category) in self.worst]
+        return max(found, key=SEVERITY_RANK.__getitem__) if found else "ok"
+
+
+def _groups(result: AuditResult) -> list[RuleGroup]:
+    metas = {m.id: m for m in result.rules}
+    by_rule: dict[str, list[Finding]] = defaultdict(list)
+    for f in result.findings:
+        by_rule[f.rule].append(f)
+    groups = [RuleGroup(metas.get(rule), rule, fs[0].severity, tuple(fs)) for rule, fs in by_rule.items()]
+    return sorted(groups, key=lambda g: (-SEVERITY_RANK[g.severity], not g.open, g.rule))
+
+
+def _verdict(result: AuditResult, groups: Sequence[RuleGroup]) -> Verdict:
+    blocking = [g for g in groups if g.open and result.verdict == "fail" and g.severity == "error"]
+    if not result.rules_evaluated:
+        errors = sum(len(g.open) for g in groups)
+        return Verdict("BLOCKED", f"{errors} input errors; no rule could be evaluated until they are fixed")
+    if result.verdict == "fail":
+        failing = blocking or [g for g in groups if g.open]
+        return Verdict("BLOCKED", "fails on " + ", ".join(f"`{g.rule}` ({len(g.open)})" for g in failing))
+    open_groups = [g for g in groups if g.open]
+    if open_groups:
+        n = sum(len(g.open) for g in open_groups)
+        return Verdict("READY WITH WARNINGS", f"nothing blocks the rollout; {n} findings below the threshold")
+    return Verdict("READY", "every rule passed")
+
+
+def _counts(findings: Sequence[Finding]) -> list[tuple[str, dict[str, int]]]:
+    table: dict[str, Counter[str]] = {c: Counter() for c in CATEGORIES}
+    for f in findings:
+        table[f.category]["waived" if f.waived else f.severity] += 1
+    return [(c, dict(n)) for c, n in table.items() if n]
+
+
+def _facts(facts: Sequence[Fact]) -> dict[str, list[Mapping[str, Any]]]:
+    by_kind: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for fact in facts:
+        where = {"entity": fact.entity, "file": fact.file, "line": fact.src.line}
+        by_kind[fact.kind].append({**where, **fact.values})
+    return by_kind
+
+
+def _frameworks(frameworks: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """`pytorch 2.3.1+cu121, tensorflow 2.15.0` per server entity, from the framework facts."""
+    per_server: dict[str, list[str]] = defaultdict(list)
+    for f in frameworks:
+        per_server[f["entity"]].append(f"{f.get('name', '')} {f.get('version', '')}".strip())
+    return {server: ", ".join(sorted(names)) for server, names in per_server.items()}
+
+
+def _software(
+    servers: Sequence[Mapping[str, Any]], frameworks: Mapping[str, str], status: EntityStatus
+) -> list[dict[str, Any]]:
+    """Servers grouped by GPU model x driver / CUDA / ROCm / frameworks -> worst compatibility verdict."""
+    keys = ("gpu.model", "software.driver", "software.cuda", "software.rocm", "frameworks")
+    groups: dict[tuple[Any, ...], list[str]] = defaultdict(list)
+    for s in servers:
+        row = {**s, "frameworks": frameworks.get(s["entity"], "")}
+        groups[tuple(row.get(k) or "" for k in keys)].append(s["entity"])
+    return [
+        {**dict(zip(keys, key, strict=True)), "servers": len(e), "verdict": status.of(e, "compatibility")}
+        for key, e in sorted(groups.items())
+    ]
+
+
+def _workloads(
+    workloads: Sequence[Mapping[str, Any]], servers: Sequence[Mapping[str, Any]], status: EntityStatus
+) -> list[dict[str, Any]]:
+    """Workload facts with a fit verdict: the worst workload-fit finding on it or its servers."""
+    runs: dict[str, list[str]] = defaultdict(list)
+    for s in servers:
+        if s.get("workload"):
+            runs[s["workload"]].append(s["entity"])
+    return [
+        {**w, "fit": status.of([w["entity"], *runs.get(w.get("name", ""), [])], "workload-fit")}
+        for w in workloads
+    ]
+
+
+def _support(servers: Sequence[Mapping[str, Any]], status: EntityStatus) -> list[dict[str, Any]]:
+    keys = ("support.vendor", "support.level", "support.until", "rollout_date")
+    groups: dict[tuple[Any, ...], list[str]] = defaultdict(list)
+    for s in servers:
+        groups[tuple(s.get(k) or "" for k in keys)].append(s["entity"])
+    return [
+        {**dict(zip(keys, key, strict=True)), "servers": len(e), "verdict": status.of(e, "support")}
+        for key, e in sorted(groups.items())
+    ]
+
+
+def context(result: AuditResult, ctx: RenderContext) -> dict[str, Any]:
+    groups = _groups(result)
+    status = EntityStatus()
+    for f in result.findings:
+        status.add(f)
+    facts = _facts(result.facts)
+    return {
+        "result": result,
+        "verdict": _verdict(result, groups),
+        "groups": groups,
+        "counts": _counts(result.findings),
+        "severities": SEVERITIES,
+        "facts": facts,
+        "software": _software(facts.get("server", []), _frameworks(facts.get("framework", [])), status),
+        "workloads": _workloads(facts.get("workload", []), facts.get("server", []), status),
+        "support": _support(facts.get("server", []), status),
+        "waived": [f for f in result.findings if f.waived],
+        "waiver_findings": [f for f in result.findings if f.category == "waiver"],
+        "link": ctx.link,
+    }
+
+
+def render(result: AuditResult, ctx: RenderContext = PLAIN) -> str:
+    return environment().get_template("report.md.j2").render(context(result, ctx))

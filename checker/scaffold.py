@@ -1,0 +1,46 @@
+"""`checker init`: a new inventory repository whose own audit passes.
+
+The files are templates/init/ as they are (layout in templates, not Python
+strings), plus the JSON Schema that the inventories' yaml-language-server
+lines point at. Nothing is overwritten: if any file exists, nothing is written.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from checker.errors import UserError
+from checker.resources import templates_dir
+from checker.schema import inventory_schema
+
+SCHEMA_FILE = "inventory.schema.json"
+
+
+def _sources() -> dict[str, str]:
+    root = templates_dir() / "init"
+    files = sorted(p for p in root.rglob("*") if p.is_file())
+    out = {p.relative_to(root).as_posix(): p.read_text(encoding="utf-8") for p in files}
+    out[SCHEMA_FILE] = json.dumps(inventory_schema(), indent=2, sort_keys=True) + "\n"
+    return out
+
+
+def init(target: Path) -> list[Path]:
+    """Write the scaffold under `target`; refuse, writing nothing, if any file exists."""
+    files = _sources()
+    existing = [target / name for name in files if (target / name).exists()]
+    if existing:
+        raise UserError([f"{p}: already exists; checker init never overwrites" for p in existing])
+    if target.exists() and not target.is_dir():
+        raise UserError(f"{target}: not a folder")
+    written = []
+    for name, text in files.items():
+        path = target / name
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("x", encoding="utf-8") as handle:  # "x": never clobber a file that appeared
+                handle.write(text)
+        except OSError as exc:
+            raise UserError(f"{path}: cannot write: {exc.strerror}") from None
+        written.append(path)
+    return written

@@ -1,0 +1,153 @@
+"""`checker diff` end to end in a temporary git repository."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import AS_OF, CliRunner
+
+FACILITY = """\
+    kind: Facility
+    name: hx1
+    power: {it_capacity_kw: 500}
+    racks:
+      - name: H01
+        redundancy: 2N
+        feeds:
+          - {name: H01-A, side: A, voltage: 415, amps: 32, phase: 3, max_utilization: 80}
+          - {name: H01-B, side: B, voltage: 415, amps: 32, phase: 3, max_utilization: 80}
+      - name: H02
+        redundancy: 2N
+        feeds:
+          - {name: H02-A, side: A, voltage: 415, amps: 63, phase: 3, max_utilization: 80}
+          - {name: H02-B, side: B, voltage: 415, amps: 63, phase: 3, max_utilization: 80}
+    """
+SERVERS = """\
+    kind: Servers
+    facility: hx1
+    defaults:
+      support: {vendor: NVIDIA, level: 24x7, until: 2030-12-31}
+    servers:
+      - {name: g1, model: dgx-h100, rack: H01, position: 1}
+    """
+TWO_MORE = ("  - {name: g2, model: dgx-h100, rack: %s, position: 10}\n"
+            "  - {name: g3, model: dgx-h100, rack: %s, position: 20}\n")
+NEW = ("inv/facility.yaml:7:5: error power.rack-capacity "
+       "rack hx1/H01 draws 30.6 kW, over its 18.4 kW 2N feed capacity")
+
+
+def _git(repo: Path, *args: str) -> None:
+    who = ["-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run(["git", *who, *args], cwd=repo, check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A repository whose HEAD holds a clean inventory: one DGX H100 in 2N rack H01."""
+    (tmp_path / "inv").mkdir()
+    (tmp_path / "inv" / "facility.yaml").write_text(textwrap.dedent(FACILITY))
+    (tmp_path / "inv" / "servers.yaml").write_text(textwrap.dedent(SERVERS))
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "commit", "-q", "--allow-empty", "-m", "0")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-q", "-m", "clean")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _add_two(repo: Path, rack: str) -> None:
+    with (repo / "inv" / "servers.yaml").open("a") as f:
+        f.write(TWO_MORE % (rack, rack))
+
+
+def test_two_dgx_in_a_2n_rack_are_one_new_finding_and_a_delta(repo: Path, cli: CliRunner) -> None:
+    _add_two(repo, "H01")
+    run = cli("diff", "--base", "HEAD", "inv", *AS_OF)
+    assert (run.code, run.err) == (1, "")
+    assert run.lines[0].startswith("new findings against HEAD (")
+    assert run.lines[1:] == [
+        f"  {NEW}",
+        "resolved findings: 0",
+        "capacity changes: 2",
+        "  facility hx1: +20.4 kW, headroom 489.8 -> 469.4 kW",
+        "  rack hx1/H01: +20.4 kW, headroom 8.2 -> -12.2 kW",
+        "checker diff: 1 new, 0 resolved, 2 capacity changes: fail",
+    ]
+
+
+def test_moving_them_elsewhere_resolves_the_finding(repo: Path, cli: CliRunner) -> None:
+    _add_two(repo, "H01")
+    _git(repo, "commit", "-qam", "overload")
+    (repo / "inv" / "servers.yaml").write_text(textwrap.dedent(SERVERS) + TWO_MORE % ("H02", "H02"))
+    run = cli("diff", "--base", "HEAD", "inv", *AS_OF)
+    assert run.code == 0, run.out
+    assert "resolved findings: 1" in run.lines
+    assert f"  {NEW}" in run.lines
+    assert "  rack hx1/H01: -20.4 kW, headroom -12.2 -> 8.2 kW" in run.lines
+    assert "  rack hx1/H02: +20.4 kW, headroom 36.2 -> 15.8 kW" in run.lines
+
+
+def test_fail_on_new_ignores_existing_debt(repo: Path, cli: CliRunner) -> None:
+    _add_two(repo, "H01")
+    _git(repo, "commit", "-qam", "debt")
+    assert cli("diff", "--base", "HEAD", "inv", *AS_OF).code == 1
+    run = cli("diff", "--base", "HEAD", "inv", *AS_OF, "--fail-on-new")
+    assert run.code == 0 and "checker diff: 0 new, 0 resolved, 0 capacity changes: pass" in run.lines
+
+
+def test_json_and_markdown(repo: Path, cli: CliRunner, tmp_path: Path) -> None:
+    _add_two(repo, "H01")
+    out = tmp_path.parent / f"{tmp_path.name}-comment.md"
+    run = cli("diff", "--base", "HEAD", "inv", *AS_OF, "--format", "json", "--format", f"markdown:{out}")
+    doc = json.loads(run.out)
+    assert [f["entity"] for f in doc["new"]] == ["rack/hx1/H01"] and doc["resolved"] == []
+    assert doc["capacity_changes"][1] == {
+        "entity": "rack/hx1/H01",
+        "load_kw": {"before": 10.2, "after": 30.6, "change": 20.4},
+        "headroom_kw": {"before": 8.201, "after": -12.199},
+    }
+    comment = out.read_text()
+    assert comment.startswith("### checker: 1 new, 0 resolved against `HEAD`")
+    assert "- rack hx1/H01: +20.4 kW, headroom 8.2 -\\> -12.2 kW" in comment  # `>` escaped, renders as is
+
+
+def test_github_annotations_show_only_new_findings(repo: Path, cli: CliRunner) -> None:
+    _add_two(repo, "H01")
+    run = cli("diff", "--base", "HEAD", "inv", *AS_OF, "--format", "github")
+    assert run.lines[0].startswith("::error file=inv/facility.yaml,line=7,col=5,title=power.rack-capacity::")
+
+
+def test_a_folder_the_base_lacks_is_empty_not_an_error(repo: Path, cli: CliRunner) -> None:
+    (repo / "more").mkdir()
+    (repo / "more" / "w.yaml").write_text("kind: Workloads\nworkloads: [{name: w, task: inference, "
+                                          "params_b: 1, precision: bf16}]\n")
+    run = cli("diff", "--base", "HEAD", "inv", "more", *AS_OF)
+    assert run.code == 0, run.err
+    assert "workload-fit.no-servers" in run.out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--base", "no-such-branch", "inv"), "unknown git ref 'no-such-branch': no such branch, tag"),
+        (("--base=--output=x", "inv"), "unknown git ref '--output=x'"),
+    ],
+)
+def test_bad_refs_exit_2(repo: Path, cli: CliRunner, args: tuple[str, ...], message: str) -> None:
+    run = cli("diff", *args, *AS_OF)
+    assert run.code == 2 and message in run.err and run.out == ""
+
+
+def test_outside_a_repository_exits_2(
+    tmp_path: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
+    (tmp_path / "inv").mkdir()
+    run = cli("diff", "--base", "HEAD", "inv", *AS_OF)
+    assert run.code == 2 and "not inside a git repository" in run.err

@@ -1,0 +1,84 @@
+"""Output destinations: many formats from one run, atomic files, clear refusals, GitHub Actions."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from checker.render.output import github_blob_base, link_base, write_atomic
+from tests.conftest import AS_OF, CliRunner, summary
+
+
+def test_one_run_writes_every_format_and_exits_with_the_audits_code(
+    in_fixtures: Path, tmp_path: Path, cli: CliRunner
+) -> None:
+    names = {"json": "a.json", "sarif": "a.sarif", "junit": "a.xml", "markdown": "a.md"}
+    specs = [f"--format={fmt}:{tmp_path / name}" for fmt, name in names.items()]
+    run = cli("audit", "overload", *AS_OF, "--format", "text", *specs)
+    assert run.code == 1 and run.err == ""
+    assert run.lines[-1] == summary(error=1, warning=1)
+    assert json.loads((tmp_path / "a.json").read_text())["verdict"] == "fail"
+    assert json.loads((tmp_path / "a.sarif").read_text())["version"] == "2.1.0"
+    assert (tmp_path / "a.xml").read_text().startswith("<?xml")
+    assert (tmp_path / "a.md").read_text().startswith("# Rollout readiness: BLOCKED")
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("--format=yaml", "unknown format 'yaml'"),
+        ("--format=json:/nonexistent-dir/out.json", "cannot write json output: no such folder"),
+        ("--format=json:overload/facility.yaml", "refusing to write json output among the inventories"),
+        ("--format=json:overload/new.yml", "refusing to write json output among the inventories"),
+        ("--format=json:overload", "cannot write json output: is a directory"),
+    ],
+)
+def test_bad_destinations_exit_2_before_any_work(
+    in_fixtures: Path, cli: CliRunner, spec: str, message: str
+) -> None:
+    before = (in_fixtures / "overload" / "facility.yaml").read_bytes()
+    run = cli("audit", "overload", *AS_OF, spec)
+    assert run.code == 2 and run.out == ""
+    assert message in run.err and "Traceback" not in run.err
+    assert (in_fixtures / "overload" / "facility.yaml").read_bytes() == before
+
+
+def test_atomic_write_replaces_and_leaves_no_temporary(tmp_path: Path) -> None:
+    target = tmp_path / "r.md"
+    target.write_text("old")
+    write_atomic(target, "new\n")
+    assert target.read_text() == "new\n"
+    assert os.listdir(tmp_path) == ["r.md"]
+
+
+def test_links_are_relative_to_the_written_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "docs").mkdir()
+    assert link_base(None) == ""
+    assert link_base(Path("r.md")) == ""
+    assert link_base(Path("docs/r.md")) == "../"
+
+
+def test_step_summary_links_point_at_the_commit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    env = {"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "acme/dc",
+           "GITHUB_SHA": "abc123", "GITHUB_WORKSPACE": str(tmp_path)}
+    assert github_blob_base(env) == "https://github.com/acme/dc/blob/abc123/"
+    assert github_blob_base({}) == ""
+
+
+def test_under_github_actions_text_becomes_annotations_and_the_report_the_summary(
+    in_fixtures: Path, tmp_path: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    step_summary = tmp_path / "summary.md"
+    step_summary.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
+    run = cli("audit", "overload", *AS_OF)
+    assert run.code == 1
+    first = "::error file=overload/facility.yaml,line=12,col=5,title=power.rack-capacity::"
+    assert run.lines[0].startswith(first)
+    assert step_summary.read_text().startswith("earlier step\n# Rollout readiness: BLOCKED")
