@@ -25,10 +25,10 @@ test: $(BIN)/checker  ## linters, the rulebook's own examples, then the whole te
 	$(BIN)/ruff check checker tests benchmarks
 	$(BIN)/mypy checker
 	$(BIN)/checker rules test
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 test-slow: $(BIN)/checker  ## tests that install packages (the pre-commit hook); CI runs them
-	$(BIN)/python -m pytest -m slow
+	$(BIN)/python -m pytest -n auto -m slow
 
 wheel: $(BIN)/checker
 	$(BIN)/python -m build --wheel --outdir dist .
