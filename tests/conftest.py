@@ -25,7 +25,18 @@ class Run:
 
     @property
     def lines(self) -> list[str]:
-        return self.out.splitlines()
+        """Output lines without the text format's "findings by rule" block (see `by_rule`):
+        tests of findings assert the finding lines and the verdict line exactly."""
+        lines = self.out.splitlines()
+        if "findings by rule:" not in lines:
+            return lines
+        start = lines.index("findings by rule:") - 1  # the blank line before it
+        return lines[:start] + lines[-1:]
+
+    @property
+    def by_rule(self) -> list[str]:
+        lines = self.out.splitlines()
+        return lines[lines.index("findings by rule:") + 1 : -1] if "findings by rule:" in lines else []
 
 
 def summary(error: int = 0, warning: int = 0, info: int = 0, waived: int = 0, verdict: str = "fail") -> str:

@@ -22,6 +22,8 @@ REPO = Path(__file__).resolve().parent.parent
 # 12:5 is the `feeds` key of rack R01 (the rule locates `feeds`); 16:15 the `level` key of s2's support.
 RACK = ("overload/facility.yaml:12:5: error power.rack-capacity "
         "rack f1/R01 draws 7 kW, over its 5.9 kW 2N feed capacity")
+# The text format counts findings by rule before the verdict line.
+BY_RULE = "\nfindings by rule:\n  1 error   power.rack-capacity\n  1 warning support.level-24x7\n"
 NBD = ("overload/servers.yaml:16:15: warning support.level-24x7 "
        "server s2 has nbd support; the rollout expects 24x7")
 
@@ -35,7 +37,7 @@ def test_minimal_inventory_passes(cli: CliRunner, in_fixtures: Path) -> None:
 def test_rack_over_capacity_fails_with_exit_1(cli: CliRunner, in_fixtures: Path) -> None:
     run = cli("audit", "overload", *AS_OF)
     assert (run.code, run.err) == (1, "")
-    assert run.out == f"{RACK}\n{NBD}\n{summary(error=1, warning=1)}\n"
+    assert run.out == f"{RACK}\n{NBD}\n{BY_RULE}{summary(error=1, warning=1)}\n"
 
 
 @pytest.mark.parametrize(("waiver", "code", "expected"), [
@@ -215,7 +217,7 @@ def test_format_to_a_file(cli: CliRunner, in_fixtures: Path, tmp_path: Path) -> 
     target = tmp_path / "audit.json"
     run = cli("audit", "overload", *AS_OF, "--format", "text", "--format", f"json:{target}")
     assert run.code == 1
-    assert run.out == f"{RACK}\n{NBD}\n{summary(error=1, warning=1)}\n"  # text still goes to stdout
+    assert run.out == f"{RACK}\n{NBD}\n{BY_RULE}{summary(error=1, warning=1)}\n"  # text still goes to stdout
     doc = json.loads(target.read_text(encoding="utf-8"))
     assert (doc["verdict"], doc["summary"]["error"]) == ("fail", 1)
     alone = cli("audit", "overload", *AS_OF, "--format", f"json:{target}")

@@ -1211,6 +1211,8 @@ SIZE = [
         "text-capped",
         2,
         "checker: 150 more schema.invalid findings not shown (--max-per-rule 0 shows all)\n"
+        "\nfindings by rule:\n"
+        "  250 error   schema.invalid\n"
         "checker: 250 errors, 0 warnings, 0 info, 0 waived: fail",
         MANY,
     ),
@@ -1256,7 +1258,7 @@ SIZE = [
 def test_output_is_capped_per_rule(case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     run = run_case(case, tmp_path, monkeypatch)
     if case.id == "text-capped":
-        assert len(run.out.splitlines()) == 100 + 2
+        assert len(run.out.splitlines()) == 100 + 1 + 3 + 1  # shown, cut, by rule, verdict
     if case.id == "json-capped":
         report = json.loads(run.out)
         assert (len(report["findings"]), report["summary"]["error"]) == (100, 250)

@@ -105,13 +105,16 @@ def github_blob_base(env: Mapping[str, str]) -> str:
 
 def emit(result: AuditResult, out: Output, color: bool = False) -> None:
     ctx = RenderContext(link_base=link_base(out.file), color=color and out.file is None)
-    write_output(out, get_formatter(out.format)(result, ctx))
+    write_output(out, get_formatter(out.format)(result, ctx), colored=ctx.color)
 
 
-def write_output(out: Output, text: str) -> None:
+def write_output(out: Output, text: str, colored: bool = False) -> None:
     # Formatters escape user strings for their own syntax; this is the terminal's
     # last line of defence, since any of these files may be printed by `cat`.
-    text = escape_lines(text)
+    # Coloured text is the one exception: it escapes every field itself
+    # (render/text.py) and its own SGR sequences must reach the terminal.
+    if not colored:
+        text = escape_lines(text)
     if out.file is None:
         sys.stdout.write(text)
     else:

@@ -1,18 +1,35 @@
-"""Plain text: one `file:line:column: severity rule message` line per finding."""
+"""Plain text: one `file:line:column: severity rule message` line per finding,
+then the findings counted by rule, then the one-line verdict.
+
+24 identical support warnings should not bury one waived power error: the
+summary by rule shows both at a glance. Colour only marks severities, and only
+for a person at a terminal (RenderContext.color; never with NO_COLOR).
+"""
 
 from __future__ import annotations
 
+from collections import Counter
+
 from checker.audit import AuditResult
-from checker.findings import Finding
+from checker.findings import SEVERITY_RANK, Finding
 from checker.render.context import PLAIN, RenderContext
 from checker.terminal import escape
+
+# SGR colours (ECMA-48): red, yellow, cyan; bold for the verdict.
+_COLOURS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m", "fail": "\x1b[1;31m",
+            "pass": "\x1b[1;32m"}
+_RESET = "\x1b[0m"
+
+
+def _paint(word: str, ctx: RenderContext) -> str:
+    return f"{_COLOURS[word]}{word}{_RESET}" if ctx.color and word in _COLOURS else word
 
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 or word == "info" else f"{n} {word}s"
 
 
-def summary_line(result: AuditResult) -> str:
+def summary_line(result: AuditResult, ctx: RenderContext = PLAIN) -> str:
     s = result.summary
     counts = ", ".join(
         (
@@ -22,12 +39,13 @@ def summary_line(result: AuditResult) -> str:
             f"{s['waived']} waived",
         )
     )
-    return f"checker: {counts}: {result.verdict}"
+    return f"checker: {counts}: {_paint(result.verdict, ctx)}"
 
 
-def finding_line(f: Finding) -> str:
+def finding_line(f: Finding, ctx: RenderContext = PLAIN) -> str:
     # Each field escaped on its own: a newline in a file name must not start a line.
-    text = f"{escape(f.file)}:{f.line}:{f.column}: {f.severity} {escape(f.rule)} {escape(f.message)}"
+    where = f"{escape(f.file)}:{f.line}:{f.column}"
+    text = f"{where}: {_paint(f.severity, ctx)} {escape(f.rule)} {escape(f.message)}"
     return text + (" [waived]" if f.waived else "")
 
 
@@ -39,8 +57,25 @@ def truncation_lines(result: AuditResult) -> list[str]:
     ]
 
 
+def by_rule_lines(result: AuditResult, ctx: RenderContext = PLAIN) -> list[str]:
+    """`  24 warning  support.level-24x7`, most severe first; counts include findings not shown."""
+    shown = Counter(f.rule for f in result.findings)
+    waived = Counter(f.rule for f in result.findings if f.waived)
+    severity = {f.rule: f.severity for f in result.findings}
+    total = {rule: n + result.truncated.get(rule, 0) for rule, n in shown.items()}
+    order = sorted(total, key=lambda r: (-SEVERITY_RANK[severity[r]], -total[r], r))
+    width = max(len(str(n)) for n in total.values())
+    return [
+        f"  {total[r]:>{width}} {_paint(severity[r], ctx)}{' ' * (8 - len(severity[r]))}{escape(r)}"
+        + (f" ({waived[r]} waived)" if waived[r] else "")
+        for r in order
+    ]
+
+
 def render(result: AuditResult, ctx: RenderContext = PLAIN) -> str:
-    lines = [finding_line(f) for f in result.findings]
+    lines = [finding_line(f, ctx) for f in result.findings]
     lines += truncation_lines(result)
-    lines.append(summary_line(result))
+    if result.findings:
+        lines += ["", "findings by rule:", *by_rule_lines(result, ctx)]
+    lines.append(summary_line(result, ctx))
     return "\n".join(lines) + "\n"
