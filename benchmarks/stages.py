@@ -26,7 +26,7 @@ from fleet import write
 
 from checker.audit import run_audit
 from checker.capacity import compute
-from checker.decide import Config, settings
+from checker.config import Config, settings
 from checker.engine import evaluate
 from checker.facts import Context, build_all
 from checker.inventory.loader import load

@@ -12,20 +12,15 @@ from pathlib import Path
 
 from checker import __version__
 from checker.capacity import Capacity, compute
-from checker.decide import (
-    Settings,
-    apply_waivers,
-    cap_per_rule,
-    check_selection,
-    override_severity,
-    verdict,
-)
+from checker.config import Settings, check_selection
+from checker.decide import cap_per_rule, override_severity, verdict
 from checker.engine import evaluate
 from checker.facts import Context, Fact, build_all
 from checker.findings import Finding
 from checker.inventory.loader import load
 from checker.rulebook import Rulebook, load_rulebook, matches
 from checker.rulemeta import RuleMeta
+from checker.waivers import apply_waivers
 
 
 @dataclass(frozen=True)

@@ -130,7 +130,7 @@ BUILTIN_CHECKS: tuple[RuleMeta, ...] = (
     _check(
         WAIVER_EXPIRING,
         "Waivers expiring within 30 days",
-        "info",
+        "warning",
         "A waiver about to expire will fail the build soon.",
         "Plan the fix or renew the waiver.",
     ),

@@ -19,7 +19,7 @@ from typing import NoReturn, TextIO
 
 from checker import __version__
 from checker.audit import AuditResult, run_audit
-from checker.decide import Settings, find_config, load_config, settings
+from checker.config import Settings, find_config, load_config, settings
 from checker.diff import diff
 from checker.errors import UserError
 from checker.facts import REGISTRY, fact_kind

@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from checker.audit import AuditResult, run_audit
-from checker.decide import Config, settings
+from checker.config import Config, settings
 
 AS_OF = dt.date(2027, 1, 15)
 

@@ -17,7 +17,7 @@ import pytest
 
 from checker.audit import AuditResult, run_audit
 from checker.capacity import Capacity, compute
-from checker.decide import Config, settings
+from checker.config import Config, settings
 from checker.engine import evaluate
 from checker.facts import Context, build_all
 from checker.findings import Finding

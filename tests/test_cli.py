@@ -40,15 +40,28 @@ def test_rack_over_capacity_fails_with_exit_1(cli: CliRunner, in_fixtures: Path)
     assert run.out == f"{RACK}\n{NBD}\n{BY_RULE}{summary(error=1, warning=1)}\n"
 
 
+def test_glob_waiver_covers_a_row(cli: CliRunner, in_fixtures: Path) -> None:
+    run = cli("audit", "overload", "waivers/glob.yaml", *AS_OF)
+    expected = [f"{RACK} [waived]", NBD, summary(warning=1, waived=1, verdict="pass")]
+    assert (run.code, run.lines, run.err) == (0, expected, "")
+
+
+def test_glob_waiver_that_matches_no_entity_is_an_input_error(cli: CliRunner, in_fixtures: Path) -> None:
+    run = cli("audit", "overload", "waivers/glob-nothing.yaml", *AS_OF)
+    assert run.code == 2
+    where = "waivers/glob-nothing.yaml:4:13: error schema.reference"
+    assert f"{where} waiver names unknown entity 'rack/f1/Z*'" in run.out
+
+
 @pytest.mark.parametrize(("waiver", "code", "expected"), [
     pytest.param("waivers/active.yaml", 0, [
         f"{RACK} [waived]", NBD, summary(warning=1, waived=1, verdict="pass"),
     ], id="active"),
     pytest.param("waivers/expiring.yaml", 0, [
         f"{RACK} [waived]", NBD,
-        "waivers/expiring.yaml:7:14: info waiver.expiring waiver for power.rack-capacity on rack/f1/R01 "
-        "expires on 2027-02-01",
-        summary(warning=1, info=1, waived=1, verdict="pass"),
+        "waivers/expiring.yaml:7:14: warning waiver.expiring waiver for power.rack-capacity on rack/f1/R01 "
+        "expires on 2027-02-01, within 30 days",
+        summary(warning=2, waived=1, verdict="pass"),
     ], id="expiring-within-30-days"),
     pytest.param("waivers/expired.yaml", 1, [
         RACK, NBD,

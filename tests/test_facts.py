@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from checker.capacity import FACILITY_COLUMNS, FEED_COLUMNS, RACK_COLUMNS, SERVER_COLUMNS, Column, compute
-from checker.decide import Config
+from checker.config import Config
 from checker.entity import entity_id
 from checker.errors import UserError
 from checker.facts import REGISTRY, Context, build_all, fact_kind

@@ -39,7 +39,7 @@ def test_sarif_describes_every_rule_that_ran_and_suppresses_waived(golden_run: C
     waived = by_rule["power.rack-capacity"]
     assert waived["suppressions"][0]["kind"] == "external"
     assert rules[waived["ruleIndex"]] == "power.rack-capacity"
-    assert by_rule["waiver.expiring"]["level"] == "note"
+    assert by_rule["waiver.expiring"]["level"] == "warning"
     region = by_rule["support.level-24x7"]["locations"][0]["physicalLocation"]
     assert region == {"artifactLocation": {"uri": "overload/servers.yaml"},
                       "region": {"startLine": 16, "startColumn": 15}}

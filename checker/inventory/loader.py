@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import errno
+import fnmatch
 import math
 import os
 import re
@@ -626,7 +627,8 @@ class _Builder:
         valid = []
         for place in self.inv.waivers:
             entity = place.value.entity
-            if entity in entities:
+            # An entity glob (`rack/sh1/A0*`) must match at least one entity.
+            if entity in entities or any(fnmatch.fnmatchcase(e, entity) for e in entities):
                 valid.append(place)
                 continue
             hint = did_you_mean(entity, entities)
