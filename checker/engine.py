@@ -25,6 +25,7 @@ import durable_rules_engine
 import numpy as np
 from durable import engine as durable
 
+from checker.builtin import SCHEMA_INVALID
 from checker.expr import MAX_ALTERNATIVES, alternatives, fact_key
 from checker.facts import Fact
 from checker.findings import Finding, Location, located
@@ -176,7 +177,7 @@ def not_a_number(facts: Sequence[Fact]) -> list[Finding]:
     fires on it) and reported at the entity it belongs to, never skipped silently."""
     return [
         located(
-            "schema.invalid",
+            SCHEMA_INVALID,
             "schema",
             Location(fact.file, fact.src.line, fact.src.column),
             f"{fact.entity}: {name} cannot be evaluated (it is not a number); check the values it is "

@@ -1,4 +1,4 @@
-"""Entity ids (DESIGN.md "Entity ids", a contract): one helper spells them all.
+"""Entity ids (a contract, docs/architecture.md "Entity ids"): one helper spells them all.
 
 Every id is built from the inventory's own key for that kind of entity:
 a facility or server name, (facility, rack), (facility, rack, feed).

@@ -45,3 +45,9 @@ def test_yaml_rules_and_builtin_checks_share_one_type() -> None:
     line = next(i for i, text in enumerate(lines, 1) if "id: power.rack-capacity" in text)
     assert (rack.builtin, rack.on) == (False, "rack") and rack.origin.endswith(f"rules/power.yaml:{line}")
     assert next(m for m in metas if m.id == "schema.yaml").builtin
+
+
+def test_check_ids_are_spelled_once_as_constants() -> None:
+    # Emitters use checker.builtin's constants, so a renamed id cannot drift.
+    elsewhere = [(f, line, v) for f, line, v in _literals() if f != "builtin.py"]
+    assert elsewhere == []

@@ -24,6 +24,16 @@ import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from yaml.nodes import ScalarNode
 
+from checker.builtin import (
+    SCHEMA_DOCUMENT,
+    SCHEMA_DUPLICATE_NAME,
+    SCHEMA_FEED_SIDES,
+    SCHEMA_FILE,
+    SCHEMA_INVALID,
+    SCHEMA_MISSING_FIELD,
+    SCHEMA_REFERENCE,
+    SCHEMA_UNKNOWN_FIELD,
+)
 from checker.entity import entity_id
 from checker.errors import UserError
 from checker.findings import Finding, Location, located
@@ -72,7 +82,7 @@ class Inventory:
     server_model_fields: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def entities(self) -> dict[str, Location]:
-        """Every entity id (DESIGN.md "Entity ids") and where it is written."""
+        """Every entity id (docs/architecture.md "Entity ids") and where it is written."""
         ids: dict[str, Location] = {}
         for name, fac in self.facilities.items():
             ids[entity_id("facility", name)] = fac.at()
@@ -111,7 +121,7 @@ class _Problems:
 
 
 def display_path(path: Path) -> str:
-    """Paths are shown relative to the current directory (DESIGN.md), when below it."""
+    """Paths are shown relative to the current directory (the JSON contract), when below it."""
     rel = os.path.relpath(path)
     return path.as_posix() if rel.startswith("..") else Path(rel).as_posix()
 
@@ -306,16 +316,16 @@ def describe_error(error: Any, model: type[BaseModel]) -> tuple[str, str, bool]:
     if kind == "extra_forbidden":
         name = str(loc[-1])
         hint = did_you_mean(name, _fields_at(model, loc[:-1]))
-        return "schema.unknown-field", f"unknown field '{where}'{hint}", True
+        return SCHEMA_UNKNOWN_FIELD, f"unknown field '{where}'{hint}", True
     if kind == "missing":
-        return "schema.missing-field", f"missing required field '{where}'", True
+        return SCHEMA_MISSING_FIELD, f"missing required field '{where}'", True
     got = error.get("input")
     shown = "" if isinstance(got, (dict, list)) else f" (got {got!r})"
     message = str(error["msg"]).removeprefix("Value error, ")
     if kind in ("float_type", "int_type") and isinstance(got, str) and _is_number(got):
         whole = kind == "int_type" and not float(got).is_integer()
         shown += ": a whole number is needed" if whole else _number_hint(got)
-    return "schema.invalid", f"{where or 'document'}: {message}{shown}", False
+    return SCHEMA_INVALID, f"{where or 'document'}: {message}{shown}", False
 
 
 def _report_validation(
@@ -355,7 +365,7 @@ def _documents(problems: _Problems, files: Sequence[Path]) -> list[_Doc]:
             problems.add(exc.rule, Location(shown, exc.line, exc.column), exc.message)
             continue
         except OSError as exc:
-            problems.add("schema.file", Location(shown, 1, 1), f"cannot read: {exc.strerror}")
+            problems.add(SCHEMA_FILE, Location(shown, 1, 1), f"cannot read: {exc.strerror}")
             continue
         docs.extend(d for d in (_typed(problems, shown, doc) for doc in parsed) if d)
     return docs
@@ -377,22 +387,22 @@ def _typed(problems: _Problems, file: str, doc: Document) -> _Doc | None:
     where = Location(file, doc.src.line, doc.src.column)
     if not isinstance(doc.value, dict):
         got = _YAML_TYPES.get(type(doc.value).__name__, "a scalar")
-        problems.add("schema.document", where, f"a document must be a mapping with a `kind`, not {got}")
+        problems.add(SCHEMA_DOCUMENT, where, f"a document must be a mapping with a `kind`, not {got}")
         return None
     # Top-level `x-` keys hold anchors only (as in Docker Compose).
     value = {k: v for k, v in doc.value.items() if not k.startswith("x-")}
     kind = value.get("kind")
     if kind is None:
-        problems.add("schema.document", where, f"missing `kind` (one of {', '.join(m.DOCUMENT_KINDS)})")
+        problems.add(SCHEMA_DOCUMENT, where, f"missing `kind` (one of {', '.join(m.DOCUMENT_KINDS)})")
         return None
     at = Location(file, *doc.src.locate(["kind"], key=False))
     if not isinstance(kind, str):  # `kind: [Facility]` is a list, not a kind
         got = _YAML_TYPES.get(type(kind).__name__, "a mapping")
-        problems.add("schema.document", at, f"`kind` must be one of {', '.join(m.DOCUMENT_KINDS)}, not {got}")
+        problems.add(SCHEMA_DOCUMENT, at, f"`kind` must be one of {', '.join(m.DOCUMENT_KINDS)}, not {got}")
         return None
     if kind not in m.DOCUMENT_KINDS:
         hint = did_you_mean(kind, m.DOCUMENT_KINDS)
-        problems.add("schema.document", at, f"unknown kind '{kind}'{hint}")
+        problems.add(SCHEMA_DOCUMENT, at, f"unknown kind '{kind}'{hint}")
         return None
     return _Doc(file, value, doc.src)
 
@@ -422,7 +432,7 @@ class _Builder:
             place = first.place if isinstance(first, ServerEntry) else first
             name = key if isinstance(key, str) else key[-1]
             self.p.add(
-                "schema.duplicate-name",
+                SCHEMA_DUPLICATE_NAME,
                 loc,
                 f"duplicate {what} name '{name}' (first defined at {place.file}:{place.src.line})",
             )
@@ -466,14 +476,14 @@ class _Builder:
         for i, feed in enumerate(rack.feeds):
             if feed.side is None:
                 self.p.add(
-                    "schema.feed-sides",
+                    SCHEMA_FEED_SIDES,
                     place.at(["feeds", i]),
                     f"rack {rack.name} is 2N: feed {feed.name} needs `side: A` or `side: B`",
                 )
         missing = {"A", "B"} - {f.side for f in rack.feeds}
         if missing:
             self.p.add(
-                "schema.feed-sides",
+                SCHEMA_FEED_SIDES,
                 place.at(["redundancy"]),
                 f"rack {rack.name} is 2N but has no feed on side {' or '.join(sorted(missing))}",
             )
@@ -519,7 +529,7 @@ class _Builder:
                 return
             hint = did_you_mean(shell.facility, self.inv.facilities)
             loc = Location(doc.file, *doc.src.locate(["facility"], key=False))
-            self.p.add("schema.reference", loc, f"unknown facility '{shell.facility}'{hint}")
+            self.p.add(SCHEMA_REFERENCE, loc, f"unknown facility '{shell.facility}'{hint}")
             return
         defaults_src = doc.src.descend("defaults")
         merged = [
@@ -572,7 +582,7 @@ class _Builder:
                 return value, vsrc
             hint = did_you_mean(model, self.inv.server_models)
             self.p.add(
-                "schema.reference",
+                SCHEMA_REFERENCE,
                 Location(doc.file, *vsrc.locate(["model"], key=False)),
                 f"unknown server model '{model}'{hint}",
             )
@@ -589,14 +599,14 @@ class _Builder:
             racks = [r for (f, r) in self.inv.racks if f == shell.facility]
             hint = did_you_mean(server.rack, racks)
             self.p.add(
-                "schema.reference",
+                SCHEMA_REFERENCE,
                 place.at(["rack"], key=False),
                 f"no rack '{server.rack}' in facility {shell.facility}{hint}",
             )
         if server.workload is not None and self.missing("Workloads", server.workload, self.inv.workloads):
             hint = did_you_mean(server.workload, self.inv.workloads)
             self.p.add(
-                "schema.reference",
+                SCHEMA_REFERENCE,
                 place.at(["workload"], key=False),
                 f"unknown workload '{server.workload}'{hint}",
             )
@@ -605,7 +615,7 @@ class _Builder:
         for name in needed:
             if getattr(server, name) is None:
                 self.p.add(
-                    "schema.missing-field",
+                    SCHEMA_MISSING_FIELD,
                     place.at(),
                     f"server {server.name}: no `{name}` (give it or a catalog `model` that has it)",
                 )
@@ -615,7 +625,7 @@ class _Builder:
         if gpu is not None and self.missing("GpuModels", gpu.model, self.inv.gpu_models):
             hint = did_you_mean(gpu.model, self.inv.gpu_models)
             self.p.add(
-                "schema.reference",
+                SCHEMA_REFERENCE,
                 Location(file, *src.locate(["gpu", "model"], key=False)),
                 f"unknown GPU model '{gpu.model}'{hint}",
             )
@@ -633,7 +643,7 @@ class _Builder:
                 continue
             hint = did_you_mean(entity, entities)
             self.p.add(
-                "schema.reference",
+                SCHEMA_REFERENCE,
                 place.at(["entity"], key=False),
                 f"waiver names unknown entity '{entity}'{hint}",
             )
@@ -700,7 +710,7 @@ def _load(paths: Sequence[Path], exclude: Path | None) -> tuple[Inventory, list[
     problems = _Problems()
     found, unread = find_files(paths, exclude)
     for path, message in unread:
-        problems.add("schema.file", Location(display_path(path), 1, 1), message)
+        problems.add(SCHEMA_FILE, Location(display_path(path), 1, 1), message)
     files = builtin_catalog_files() + found
     builder = _Builder(problems)
     docs = _documents(problems, files)

@@ -1,4 +1,4 @@
-"""Typed inventory models (pydantic v2). Field names are the contract in DESIGN.md.
+"""Typed inventory models (pydantic v2). Field names are the inventory contract (inventories/README.md).
 
 Every model forbids unknown fields, so a typo is an error with a suggestion,
 never a silently ignored value.

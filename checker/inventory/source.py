@@ -19,6 +19,8 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from checker.builtin import SCHEMA_ALIAS_BOMB, SCHEMA_DUPLICATE_KEY, SCHEMA_ENCODING, SCHEMA_YAML
+
 # libyaml is ~10x faster; fall back to the pure-Python parser if PyYAML lacks it.
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -129,7 +131,7 @@ def decode(data: bytes) -> str:
         line_head = head[head.rfind(b"\n") + 1 :].decode("utf-8", errors="replace")
         column = len(line_head) + 1
         raise YamlProblem(
-            "schema.encoding",
+            SCHEMA_ENCODING,
             line,
             column,
             f"not UTF-8: byte 0x{data[exc.start]:02x} cannot be decoded",
@@ -163,15 +165,15 @@ class _Builder:
             mark = exc.problem_mark or exc.context_mark
             line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
             message = " ".join(str(p) for p in (exc.context, exc.problem) if p)
-            raise YamlProblem("schema.yaml", line, column, f"invalid YAML: {message}") from None
+            raise YamlProblem(SCHEMA_YAML, line, column, f"invalid YAML: {message}") from None
         except yaml.reader.ReaderError as exc:
             # A character YAML refuses (a raw ESC, say): point at it, and say which.
             head = self.text[: exc.position]
             line, column = head.count("\n") + 1, exc.position - (head.rfind("\n") + 1) + 1
             message = f"invalid YAML: character U+{exc.character:04X} is not allowed ({exc.reason})"
-            raise YamlProblem("schema.yaml", line, column, message) from None
+            raise YamlProblem(SCHEMA_YAML, line, column, message) from None
         except yaml.YAMLError as exc:
-            raise YamlProblem("schema.yaml", 1, 1, f"invalid YAML: {' '.join(str(exc).split())}") from None
+            raise YamlProblem(SCHEMA_YAML, 1, 1, f"invalid YAML: {' '.join(str(exc).split())}") from None
 
     def documents(self) -> Iterator[Built]:
         try:
@@ -202,11 +204,11 @@ class _Builder:
         built = self.anchors.get(event.anchor)
         if built is None:
             message = f"alias *{event.anchor} refers to no complete anchor before it (undefined or recursive)"
-            raise _problem("schema.yaml", event, message)
+            raise _problem(SCHEMA_YAML, event, message)
         self.expanded += built[2]
         if self.expanded > _EXPANSION_FACTOR * self.written + _EXPANSION_SLACK:
             raise _problem(
-                "schema.alias-bomb",
+                SCHEMA_ALIAS_BOMB,
                 event,
                 f"aliases expand {self.written} written nodes to over {self.expanded}: "
                 "refused as an alias bomb",
@@ -241,7 +243,7 @@ class _Builder:
                 continue
             if key in keys:
                 raise _problem(
-                    "schema.duplicate-key",
+                    SCHEMA_DUPLICATE_KEY,
                     key_event,
                     f"duplicate key '{key}' (first set on line {keys[key][0]})",
                 )
@@ -257,7 +259,7 @@ class _Builder:
     def key(self, event: Any) -> str | None:
         """A mapping key's own text, or None for the merge key `<<`."""
         if not isinstance(event, yaml.ScalarEvent):
-            raise _problem("schema.yaml", event, "mapping keys must be plain names")
+            raise _problem(SCHEMA_YAML, event, "mapping keys must be plain names")
         self.written += 1
         if _tag(self.loader, event, ScalarNode, event.value) == _MERGE:
             return None
@@ -275,19 +277,19 @@ def _tag(loader: Any, event: Any, kind: type[Node], value: str | None) -> str:
 def _check_tag(loader: Any, event: Any, kind: type[Node], expected: str) -> None:
     tag = _tag(loader, event, kind, None)
     if tag != expected:
-        raise _problem("schema.yaml", event, f"unsupported YAML tag {tag}")
+        raise _problem(SCHEMA_YAML, event, f"unsupported YAML tag {tag}")
 
 
 def _scalar(loader: Any, event: Any) -> Any:
     tag = _tag(loader, event, ScalarNode, event.value)
     build = SafeConstructor.yaml_constructors.get(tag)
     if build is None or tag in (_MAP, _SEQ):
-        raise _problem("schema.yaml", event, f"unsupported YAML tag {tag}")
+        raise _problem(SCHEMA_YAML, event, f"unsupported YAML tag {tag}")
     node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
     try:
         value = build(_CONSTRUCTOR, node)
     except (ValueError, yaml.YAMLError) as exc:
-        raise _problem("schema.yaml", event, f"bad {tag.rsplit(':', 1)[-1]}: {exc}") from None
+        raise _problem(SCHEMA_YAML, event, f"bad {tag.rsplit(':', 1)[-1]}: {exc}") from None
     return WrittenFloat(value, event.value) if type(value) is float else value
 
 
@@ -298,7 +300,7 @@ def _merge_sources(value: Any, src: Src, count: int, at: Any) -> list[Built]:
     if isinstance(value, list) and all(isinstance(v, dict) for v in value):
         assert isinstance(src.children, list)
         return [(v, s, 1) for v, s in zip(value, src.children, strict=True)]
-    raise _problem("schema.yaml", at, "`<<` must merge a mapping or a list of mappings")
+    raise _problem(SCHEMA_YAML, at, "`<<` must merge a mapping or a list of mappings")
 
 
 def _is_empty(value: Any, src: Src) -> bool:
@@ -314,7 +316,7 @@ def parse(text: str) -> list[Document]:
             if not _is_empty(value, src):  # an empty document, e.g. after a last `---`
                 docs.append(Document(value, src))
     except RecursionError:
-        raise YamlProblem("schema.yaml", 1, 1, "nesting too deep") from None
+        raise YamlProblem(SCHEMA_YAML, 1, 1, "nesting too deep") from None
     return docs
 
 
