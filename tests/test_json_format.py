@@ -2,9 +2,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 from checker.render import get_formatter
-from tests.conftest import Run
+from tests.conftest import CliRunner, Run
 from tests.helpers import assert_golden
 from tests.test_text import FINDINGS, _result
 
@@ -38,3 +39,13 @@ def test_json_golden(golden_run: Callable[[str], Run]) -> None:
     run = golden_run("json")
     assert (run.code, run.err) == (0, "")
     assert_golden("audit.json", run.out)
+
+
+def test_capacity_rows_keep_the_keys_of_0_1_0(cli: CliRunner, in_fixtures: Path) -> None:
+    """The JSON contract only adds: rack and facility rows keep their first key names."""
+    doc = json.loads(cli("audit", "overload", "--as-of", "2027-01-15", "--format", "json").out)
+    (rack,) = doc["capacity"]["racks"]
+    assert (rack["servers"], rack["feeds"], rack["side_a_kw"], rack["side_b_kw"]) == (2, 2, 5.888, 5.888)
+    assert (rack["server_count"], rack["feed_count"]) == (2, 2)
+    (facility,) = doc["capacity"]["facilities"]
+    assert (facility["servers"], facility["racks"], facility["it_capacity_kw"]) == (2, 1, 100)

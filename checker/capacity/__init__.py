@@ -51,10 +51,27 @@ class Capacity:
         }
 
 
+# Keys the JSON `capacity` rows carried before the figures took their fact names
+# (0.1.0): kept beside the new names, since the JSON contract only ever adds.
+_LEGACY = {
+    "facility": {"servers": "server_count", "racks": "rack_count"},
+    "rack": {
+        "servers": "server_count",
+        "feeds": "feed_count",
+        "side_a_kw": "side_a_kw",
+        "side_b_kw": "side_b_kw",
+    },
+}
+
+
 def _entities(kind: str, table: Table[Any]) -> list[dict[str, Any]]:
-    rows = [
-        {"entity": entity_id(kind, key), **row} for key, row in zip(table.keys, table.figures, strict=True)
-    ]
+    legacy = _LEGACY.get(kind, {})
+    rows = []
+    for key, row, full in zip(table.keys, table.figures, table.rows, strict=True):
+        old = {name: full[new] for name, new in legacy.items() if new in full}
+        if kind == "rack" and full.get("redundancy") != "2N":  # as in 0.1.0: sides only for 2N
+            old.pop("side_a_kw", None), old.pop("side_b_kw", None)
+        rows.append({"entity": entity_id(kind, key), **row, **old})
     return sorted(rows, key=lambda r: str(r["entity"]))
 
 
