@@ -1358,7 +1358,7 @@ def test_mutated_example_inventories_never_crash(case: tuple[str, list[Any]]) ->
 
 
 @pytest.mark.slow
-@settings(PROPERTY, max_examples=400)
+@settings(PROPERTY, max_examples=200)
 @given(mutated_inventory())
 def test_mutated_example_inventories_never_crash_at_length(case: tuple[str, list[Any]]) -> None:
     with _deadline(60):
@@ -1421,7 +1421,7 @@ def mutated_rule_file(draw: st.DrawFn) -> tuple[str, list[Any]]:
 
 
 @pytest.mark.slow
-@settings(PROPERTY, max_examples=300)
+@settings(PROPERTY, max_examples=100)
 @given(mutated_rule_file())
 def test_mutated_rule_folders_never_crash(case: tuple[str, list[Any]]) -> None:
     name, docs = case
