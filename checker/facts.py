@@ -289,6 +289,7 @@ SERVER_FIELDS = (
     _m("memory_gb", "number", "GB", "system memory"),
     _m("storage.nvme_tb", "number", "TB", "NVMe capacity"),
     _m("storage.raid", "string", "", "none | 0 | 1 | 5 | 6 | 10"),
+    _m("storage.scratch", "boolean", "", "local NVMe is a scratch or cache tier (data lives elsewhere)"),
     _m("network.fabric", "string", "", "infiniband | roce | ethernet"),
     _m("network.gbps", "number", "Gb/s", "per-port speed"),
     _m("network.ports", "number", "", "fabric ports"),

@@ -199,6 +199,9 @@ class Cpu(Model):
 class Storage(Model):
     nvme_tb: NonNeg | None = None
     raid: Annotated[Literal["none", "0", "1", "5", "6", "10"], BeforeValidator(_raid)] | None = None
+    # The local NVMe is a scratch or cache tier (a DGX's RAID-0 data cache):
+    # datasets and checkpoints live on shared storage, so it needs no RAID.
+    scratch: Flag = False
 
 
 class Network(Model):
