@@ -53,3 +53,11 @@ def test_errors_are_user_errors(repo: Path, tmp_path: Path) -> None:
     with pytest.raises(UserError, match="unknown git ref 'HEAD~5'"):
         resolve_ref(repo, "HEAD~5")
     assert repo_root(repo / "inv").resolve() == repo.resolve()
+
+
+def test_a_path_outside_the_repository_is_a_user_error(
+    repo: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    outside = tmp_path_factory.mktemp("elsewhere")
+    with pytest.raises(UserError, match="outside the git repository"):
+        materialize(repo, resolve_ref(repo, "HEAD"), [outside], tmp_path_factory.mktemp("base"))
