@@ -64,23 +64,27 @@ def _value(value: Any, kind: str, key: str) -> str:
     raise TypeError(f"{kind} fact field {key}: unsupported value {value!r}")  # a bug, not input
 
 
-def _is_nan(value: Any) -> bool:
-    return isinstance(value, float) and math.isnan(value)
-
-
-def _plain(value: Any) -> bool:
-    """Whether json.dumps writes the value as durable can read it (no exponent)."""
+def _plain_number(value: Any) -> bool:
+    """Whether json.dumps writes a number as durable can read it (no exponent, no C-long overflow)."""
     if isinstance(value, float):
         return value == 0 or 1e-4 <= abs(value) < 1e15
-    return not isinstance(value, int) or isinstance(value, bool) or abs(value) < _MAX_MAGNITUDE
+    return isinstance(value, bool) or abs(value) < _MAX_MAGNITUDE
 
 
 def fact_json(index: int, kind: str, values: Mapping[str, Any]) -> str:
     """One fact as durable-rules JSON: a unique id (durable refuses an identical
     fact twice), its kind, and every present field under its durable key."""
-    fact = {"id": index, "kind": kind}
-    fact.update((fact_key(k), v) for k, v in values.items() if v is not None and not _is_nan(v))
-    if all(_plain(v) for v in fact.values()):
+    fact: dict[str, Any] = {"id": index, "kind": kind}
+    plain = True
+    # One pass over the values, the hot loop of every audit: NaN is left out
+    # (not_a_number reports it), numbers are checked for a plain JSON form.
+    for key, value in values.items():
+        if value is None or value != value:
+            continue
+        if plain and isinstance(value, (int, float)) and not _plain_number(value):
+            plain = False
+        fact[fact_key(key)] = value
+    if plain:
         return json.dumps(fact, ensure_ascii=False)  # the common case, at C speed
     parts = [f"{json.dumps(k, ensure_ascii=False)}: {_value(v, kind, k)}" for k, v in fact.items()]
     return "{" + ", ".join(parts) + "}"
@@ -186,7 +190,7 @@ def not_a_number(facts: Sequence[Fact]) -> list[Finding]:
         )
         for fact in facts
         for name, value in fact.values.items()
-        if _is_nan(value)
+        if value != value  # only NaN is unequal to itself
     ]
 
 
