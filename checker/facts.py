@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel
 
 from checker import fit, software
@@ -57,6 +58,11 @@ class Context:
     as_of: dt.date
     support_horizon_days: int = 365
     knowledge: Knowledge = field(default_factory=builtin)
+    # Workload fit figures, computed once per inventory: server and workload
+    # facts both read them (checker.fit).
+    _fit: dict[int, tuple[Inventory, dict[str, dict[str, Any]]]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
 
 Builder = Callable[[Inventory, Capacity, Context], Iterator[Fact]]
@@ -448,13 +454,21 @@ WORKLOAD_FIELDS = (
 
 def _workload_values(inv: Inventory, ctx: Context) -> dict[str, dict[str, Any]]:
     """Fit figures of every workload (checker.fit), with its model and server count."""
+    cached = ctx._fit.get(id(inv))
+    if cached is None or cached[0] is not inv:
+        cached = ctx._fit[id(inv)] = (inv, _compute_workload_values(inv, ctx))
+    return cached[1]
+
+
+def _compute_workload_values(inv: Inventory, ctx: Context) -> dict[str, dict[str, Any]]:
     names = list(inv.workloads)
     servers = [e.server for e in inv.servers.values()]
     gpus = {k: p.value for k, p in inv.gpu_models.items()}
     cols = fit.server_columns(servers, gpus, names)
     models = [inv.workloads[n].value for n in names]
     values = fit.workload_values(models, cols, ctx.knowledge.fit)
-    counts = [int((cols.workload == i).sum()) for i in range(len(names))]
+    placed = cols.workload[cols.workload >= 0]
+    counts = np.bincount(placed, minlength=len(names)).tolist()
     return {
         n: {**v, "model": mod, "server_count": c}
         for n, v, mod, c in zip(names, values, models, counts, strict=True)
