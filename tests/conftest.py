@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from checker.cli import main
+from tests.helpers import write_file
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MINIMAL = FIXTURES / "minimal"
@@ -82,13 +82,7 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Writer:
     def write(name: str, content: str | bytes, *, minimal: tuple[str, ...] = ()) -> Path:
         for part in minimal:
             shutil.copy(MINIMAL / f"{part}.yaml", tmp_path / f"{part}.yaml")
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(textwrap.dedent(content), encoding="utf-8")
-        return path
+        return write_file(tmp_path / name, content)
 
     return write
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import textwrap
 from pathlib import Path
 
 from checker.expr import compile_when
 from checker.facts import REGISTRY
+from checker.findings import Finding
 from checker.inventory.source import Src
 from checker.rulebook import _JINJA, CompiledRule, Rule
 
@@ -44,3 +46,23 @@ def assert_golden(name: str, text: str) -> None:
     assert path.is_file(), f"tests/golden/{name} is missing: run with {REGENERATE}=1 to create it"
     expected = path.read_text(encoding="utf-8")
     assert text == expected, f"tests/golden/{name} drifted: rerun with {REGENERATE}=1 and review the diff"
+
+
+def write_file(path: Path, content: str | bytes) -> Path:
+    """A test input file: bytes as they are, text dedented; parent folders created."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(textwrap.dedent(content), encoding="utf-8")
+    return path
+
+
+def finding(
+    rule: str = "power.rack-capacity",
+    severity: str = "error",
+    entity: str = "rack/f/A",
+    category: str = "power",
+) -> Finding:
+    """A finding with only the fields a decide-stage test looks at."""
+    return Finding(rule, severity, category, entity, "m", "r", "f.yaml", 3, 5)  # type: ignore[arg-type]

@@ -5,21 +5,11 @@ from __future__ import annotations
 import pytest
 
 from checker.decide import cap_per_rule, override_severity, verdict
-from checker.findings import Finding
-
-
-def _finding(
-    rule: str = "power.rack-capacity",
-    severity: str = "error",
-    entity: str = "rack/f/A",
-    category: str = "power",
-) -> Finding:
-    return Finding(rule, severity, category, entity, "m", "r", "f.yaml", 3, 5)  # type: ignore[arg-type]
-
+from tests.helpers import finding
 
 
 def test_schema_findings_are_never_waived_or_downgraded() -> None:
-    schema = _finding(rule="schema.invalid", category="schema")
+    schema = finding(rule="schema.invalid", category="schema")
     assert override_severity([schema], [("*", "info")]) == [schema]
 
 
@@ -35,17 +25,17 @@ def test_schema_findings_are_never_waived_or_downgraded() -> None:
     ],
 )
 def test_verdict_threshold(severities: list[str], fail_on: str, expected: tuple[str, int]) -> None:
-    v = verdict([_finding(severity=s) for s in severities], fail_on)  # type: ignore[arg-type]
+    v = verdict([finding(severity=s) for s in severities], fail_on)  # type: ignore[arg-type]
     assert (v.verdict, v.exit_code) == expected
 
 
 def test_waived_findings_do_not_fail_and_are_counted() -> None:
-    v = verdict([_finding().with_waived()], "error")
+    v = verdict([finding().with_waived()], "error")
     assert (v.verdict, v.exit_code, v.counts["waived"], v.counts["error"]) == ("pass", 0, 1, 0)
 
 
 def test_schema_findings_exit_2() -> None:
-    assert verdict([_finding(rule="schema.yaml", category="schema")], "error").exit_code == 2
+    assert verdict([finding(rule="schema.yaml", category="schema")], "error").exit_code == 2
 
 
 @pytest.mark.parametrize(("limit", "shown", "truncated"), [
@@ -55,7 +45,7 @@ def test_schema_findings_exit_2() -> None:
     (10, 5, {}),
 ])
 def test_cap_per_rule_keeps_the_first_of_each_rule(limit: int, shown: int, truncated: dict[str, int]) -> None:
-    findings = [_finding(rule="a.x", entity=f"rack/f/{i}") for i in range(4)] + [_finding(rule="b.y")]
+    findings = [finding(rule="a.x", entity=f"rack/f/{i}") for i in range(4)] + [finding(rule="b.y")]
     kept, cut = cap_per_rule(findings, limit)
     assert (len(kept), cut) == (shown, truncated)
     assert kept == [f for f in findings if f in kept]  # order kept

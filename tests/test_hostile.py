@@ -18,7 +18,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import textwrap
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +30,7 @@ from hypothesis import strategies as st
 
 from checker.cli import EXIT_BROKEN_PIPE, main
 from tests.conftest import AS_OF, MINIMAL
+from tests.helpers import write_file
 
 ROOT = Path(__file__).resolve().parent.parent
 # Any byte below 0x20 but the newline, DEL, and the C1 controls, as they reach a terminal.
@@ -101,12 +101,7 @@ def run_case(case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Out
     monkeypatch.delenv("CHECKER_DEBUG", raising=False)
     shutil.copytree(MINIMAL, tmp_path / "inv")
     for name, content in case.files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(textwrap.dedent(content), encoding="utf-8")
+        write_file(tmp_path / name, content)
     if case.setup:
         case.setup(tmp_path, monkeypatch)
     with _deadline():

@@ -11,17 +11,11 @@ from checker.inventory.loader import Placed
 from checker.inventory.models import Waiver
 from checker.inventory.source import Src
 from checker.waivers import apply_waivers
+from tests.helpers import finding
 
 AS_OF = dt.date(2027, 1, 15)
 
 
-def _finding(
-    rule: str = "power.rack-capacity",
-    severity: str = "error",
-    entity: str = "rack/f/A",
-    category: str = "power",
-) -> Finding:
-    return Finding(rule, severity, category, entity, "m", "r", "f.yaml", 3, 5)  # type: ignore[arg-type]
 
 
 def _waiver(
@@ -41,18 +35,18 @@ def _apply(findings: list[Finding], waivers: list[Placed[Waiver]]) -> list[Findi
 
 
 def test_active_waiver_marks_the_matching_finding_only() -> None:
-    out = _apply([_finding(), _finding(entity="rack/f/B")], [_waiver()])
+    out = _apply([finding(), finding(entity="rack/f/B")], [_waiver()])
     assert [(f.entity, f.waived) for f in out] == [("rack/f/A", True), ("rack/f/B", False)]
 
 
 def test_expired_waiver_waives_nothing_and_is_an_error() -> None:
-    out = _apply([_finding()], [_waiver(expires="2027-01-14")])
+    out = _apply([finding()], [_waiver(expires="2027-01-14")])
     assert out[0].waived is False
     assert (out[1].rule, out[1].severity, out[1].line, out[1].column) == ("waiver.expired", "error", 6, 14)
 
 
 def test_waiver_expiring_on_the_day_still_waives() -> None:
-    out = _apply([_finding()], [_waiver(expires="2027-01-15")])
+    out = _apply([finding()], [_waiver(expires="2027-01-15")])
     assert out[0].waived and [f.rule for f in out[1:]] == ["waiver.expiring"]
 
 
@@ -82,12 +76,12 @@ def test_waiver_of_unknown_rule_is_a_schema_error_with_suggestion() -> None:
     ],
 )
 def test_rule_and_entity_globs(rule: str, entity: str, waived: bool) -> None:
-    out = _apply([_finding()], [_waiver(rule=rule, entity=entity)])
+    out = _apply([finding()], [_waiver(rule=rule, entity=entity)])
     assert out[0].waived is waived
 
 
 def test_one_glob_waiver_covers_many_entities_and_is_used() -> None:
-    findings = [_finding(entity=f"rack/sh1/A0{i}") for i in range(1, 4)] + [_finding(entity="rack/sh1/B01")]
+    findings = [finding(entity=f"rack/sh1/A0{i}") for i in range(1, 4)] + [finding(entity="rack/sh1/B01")]
     out = _apply(findings, [_waiver(entity="rack/sh1/A0*")])
     assert [f.waived for f in out] == [True, True, True, False]
 
@@ -102,12 +96,12 @@ def test_one_glob_waiver_covers_many_entities_and_is_used() -> None:
     ],
 )
 def test_expiring_within_30_days_is_a_warning(expires: str, rules: list[str]) -> None:
-    out = _apply([_finding()], [_waiver(expires=expires)])
+    out = _apply([finding()], [_waiver(expires=expires)])
     extra = [f for f in out if f.category == "waiver"]
     assert [f.rule for f in extra] == rules
     assert all(f.severity == ("error" if f.rule == "waiver.expired" else "warning") for f in extra)
 
 
 def test_a_rule_glob_that_matches_no_rule_is_a_schema_error() -> None:
-    out = _apply([_finding()], [_waiver(rule="powr.*")])
+    out = _apply([finding()], [_waiver(rule="powr.*")])
     assert [(f.rule, f.category) for f in out if not f.waived][-1] == ("schema.reference", "schema")
