@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -26,7 +27,7 @@ import numpy as np
 from durable import engine as durable
 
 from checker.builtin import SCHEMA_INVALID
-from checker.expr import MAX_ALTERNATIVES, alternatives, fact_key
+from checker.expr import MAX_ALTERNATIVES, CompiledWhen, alternatives, fact_key
 from checker.facts import Fact
 from checker.findings import Finding, Location, located
 from checker.rulebook import CompiledRule
@@ -90,6 +91,34 @@ def fact_json(index: int, kind: str, values: Mapping[str, Any]) -> str:
     return "{" + ", ".join(parts) + "}"
 
 
+# A number durable would misread, in json.dumps output (separators ", " and
+# ": "): an exponent, or 16 digits or more before any dot (>= 1e15). Keys and
+# string values never start right after '": ' without a quote, so only
+# numbers match; a false match merely takes the exact path.
+_UNSAFE_NUMBER = re.compile(r'": -?(?:[0-9]{16}|[0-9.]+[eE])')
+
+
+def facts_json(kind: str, facts: Sequence[Mapping[str, Any]], fields: frozenset[str]) -> str:
+    """The `fields` of one kind's facts as a durable JSON list, each with its index as id.
+
+    The common case is one json.dumps at C speed; a NaN or infinity (which
+    json.dumps refuses with allow_nan=False) or a number durable would
+    misread sends the whole list through fact_json, fact by fact."""
+    keys = {name: fact_key(name) for name in fields}
+    listed = [
+        {"id": i, "kind": kind, **{keys[k]: v for k, v in values.items() if k in keys and v is not None}}
+        for i, values in enumerate(facts)
+    ]
+    try:
+        text = json.dumps(listed, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        text = None
+    if text is None or _UNSAFE_NUMBER.search(text):
+        sent = [{k: v for k, v in values.items() if k in keys} for values in facts]
+        return "[" + ", ".join(fact_json(i, kind, values) for i, values in enumerate(sent)) + "]"
+    return text
+
+
 def _pack(costs: Sequence[int]) -> list[list[int]]:
     """Indices packed in order into groups of at most MAX_ALTERNATIVES total cost."""
     packed: list[list[int]] = [[]]
@@ -106,38 +135,58 @@ def _pack(costs: Sequence[int]) -> list[list[int]]:
 def run_ruleset(conditions: Sequence[Mapping[str, Any]], facts_json: str) -> set[tuple[int, int]]:
     """(condition index, fact id) for every single-fact condition that fires on the
     facts (a JSON list, each fact with an "id"); the conditions go into one ruleset."""
-    fired: set[tuple[int, int]] = set()
-
-    def action_for(index: int) -> Any:
-        return lambda c: fired.add((index, int(c.m["id"])))
-
     name = f"checker{next(_names)}"
-    definition = {f"r{i}": {"all": [{"m": c}], "run": action_for(i)} for i, c in enumerate(conditions)}
-    ruleset = _QuietHost({name: definition}).get_ruleset(name)
+    # Actions are drained from the C engine directly (_fired), so `run` is never called.
+    definition = {f"r{i}": {"all": [{"m": c}], "run": _never} for i, c in enumerate(conditions)}
+    handle = _QuietHost({name: definition}).get_ruleset(name)._handle
     try:
-        result = durable_rules_engine.assert_facts(ruleset._handle, facts_json)
+        result = durable_rules_engine.assert_facts(handle, facts_json)
         # 1 is "not handled": no rule matched any fact, which is normal.
         if result[0] not in (0, 1):
             raise RuntimeError(f"durable-rules refused the facts (code {result[0]})")
-        _drain(ruleset, fired)
+        return _fired(handle)
     finally:
         # The C engine keeps every ruleset (and its facts) until deleted.
-        durable_rules_engine.delete_ruleset(ruleset._handle)
+        durable_rules_engine.delete_ruleset(handle)
+
+
+def _never(closure: Any) -> None:
+    raise AssertionError("durable-rules actions are drained by checker.engine._fired")
+
+
+def _fired(handle: int) -> set[tuple[int, int]]:
+    """Every pending action as (rule index, fact id), taken from the C engine.
+
+    durable's Python dispatch (Ruleset.dispatch) builds a closure, serialises
+    the session state and re-reads it for every action: most of the rules
+    stage on a large fleet. Our actions only record the match and never touch
+    the state, so the state is not written back; each action is completed
+    and the next one started, until none is pending."""
+    fired: set[tuple[int, int]] = set()
+    started = durable_rules_engine.start_action(handle)
+    while started:
+        _, message, state = started
+        while message:
+            ((action, matched),) = json.loads(message).items()
+            fired.add((int(action[1:]), int(matched["m"]["id"])))
+            message = durable_rules_engine.complete_and_start_action(handle, state)
+        started = durable_rules_engine.start_action(handle)
     return fired
 
 
 def match_kind(
-    kind: str, conditions: Sequence[Mapping[str, Any]], facts: Sequence[Mapping[str, Any]]
+    kind: str, conditions: Sequence[CompiledWhen], facts: Sequence[Mapping[str, Any]]
 ) -> list[tuple[int, int]]:
     """(condition index, fact index) for conditions over facts of one kind, the
     conditions packed into rulesets within durable-rules' alternatives limits."""
     if not conditions or not facts:
         return []
-    facts_json = "[" + ", ".join(fact_json(i, kind, values) for i, values in enumerate(facts)) + "]"
+    # durable stores every field it is sent: send only those the conditions read.
+    text = facts_json(kind, facts, frozenset().union(*(c.fields for c in conditions)))
     fired: list[tuple[int, int]] = []
-    for chunk in _pack([alternatives(c) for c in conditions]):
-        wrapped = [{"$and": [{"kind": kind}, conditions[i]]} for i in chunk]
-        fired += [(chunk[j], fact) for j, fact in run_ruleset(wrapped, facts_json)]
+    for chunk in _pack([alternatives(c.condition) for c in conditions]):
+        wrapped = [{"$and": [{"kind": kind}, conditions[i].condition]} for i in chunk]
+        fired += [(chunk[j], fact) for j, fact in run_ruleset(wrapped, text)]
     return sorted(fired)
 
 
@@ -154,20 +203,10 @@ def match(
     fired: list[tuple[int, int]] = []
     for kind, rule_ids in rules_by_kind.items():
         fact_ids = facts_by_kind.get(kind, [])
-        # durable stores every field it is sent: send only those the rules read.
-        used = frozenset().union(*(rules[r].when.fields for r in rule_ids))
-        values = [{k: v for k, v in facts[f][1].items() if k in used} for f in fact_ids]
-        pairs = match_kind(kind, [rules[r].when.condition for r in rule_ids], values)
+        values = [facts[f][1] for f in fact_ids]
+        pairs = match_kind(kind, [rules[r].when for r in rule_ids], values)
         fired += [(rule_ids[r], fact_ids[f]) for r, f in pairs]
     return sorted(fired)
-
-
-def _drain(ruleset: Any, fired: set[tuple[int, int]]) -> None:
-    while True:
-        before = len(fired)
-        ruleset.dispatch()
-        if len(fired) == before:
-            return
 
 
 def _location(rule: CompiledRule, fact: Fact) -> Location:

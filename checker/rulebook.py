@@ -86,6 +86,9 @@ class CompiledRule:
     when: CompiledWhen
     template: jinja2.Template
     builtin: bool
+    # The fact fields the message reads (all below the names it uses), in
+    # field order: only these are nested for rendering.
+    message_fields: tuple[str, ...]
 
     @property
     def id(self) -> str:
@@ -112,7 +115,8 @@ class CompiledRule:
     def render(self, values: Mapping[str, Any], entity: str = "") -> str:
         """The message for one fact; a template that fails is this rule's error (exit 2)."""
         try:
-            return render_message(self.template, nest(values))
+            shown = {k: values[k] for k in self.message_fields if k in values}
+            return render_message(self.template, nest(shown))
         except MessageError as exc:
             where = f" for {entity}" if entity else ""
             line, column = self.src.locate(["message"], key=False)
@@ -227,7 +231,8 @@ def _compile(
             at_example: list[str | int] = [*base, "examples", label, i]
             _check_fields(kind, flatten(example), errors, at_example, f"rule {rule.id} example")
             _check_example_values(example, errors, at_example, f"rule {rule.id} example")
-    return CompiledRule(rule, file, src.descend("rules", index), when, template, builtin)
+    shown = tuple(f.name for f in kind.fields if f.name.split(".")[0] in used)
+    return CompiledRule(rule, file, src.descend("rules", index), when, template, builtin, shown)
 
 
 def _load_file(path: Path, builtin: bool) -> tuple[list[CompiledRule], list[str]]:

@@ -30,7 +30,8 @@ def compiled_rule(
         }
     )
     when_ = compile_when(when, REGISTRY[on].field_types())
-    return CompiledRule(rule, "rules/t.yaml", Src(1, 1), when_, _JINJA.compile_message(rule.message), False)
+    template = _JINJA.compile_message(rule.message)
+    return CompiledRule(rule, "rules/t.yaml", Src(1, 1), when_, template, False, ("name",))
 
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from checker.engine import _pack, evaluate, fact_json, match
+from checker.engine import _pack, evaluate, fact_json, facts_json, match
 from checker.facts import Fact
 from checker.inventory.source import parse
 from checker.rulebook import CompiledRule, Rule
@@ -67,13 +67,16 @@ def test_fact_json_writes_numbers_without_exponents(value: object, text: str) ->
     assert fact_json(0, "rack", {"x": value}) == '{"id": 0, "kind": "rack", "x": ' + text + "}"
 
 
-@pytest.mark.parametrize(("value", "text"), [
-    (1e16, "999999999999999"),
-    (float("inf"), "999999999999999"),
-    (float("-inf"), "-999999999999999"),
-    (10**20, "999999999999999"),
-    (-(10**20), "-999999999999999"),
-])
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (1e16, "999999999999999"),
+        (float("inf"), "999999999999999"),
+        (float("-inf"), "-999999999999999"),
+        (10**20, "999999999999999"),
+        (-(10**20), "-999999999999999"),
+    ],
+)
 def test_fact_json_clamps_what_durable_cannot_read(value: float, text: str) -> None:
     # Derived from valid input (a tiny feed), a huge number still compares as huge.
     assert fact_json(0, "rack", {"load_kw": value}) == '{"id": 0, "kind": "rack", "load_kw": ' + text + "}"
@@ -81,6 +84,25 @@ def test_fact_json_clamps_what_durable_cannot_read(value: float, text: str) -> N
 
 def test_fact_json_leaves_out_nan() -> None:
     assert fact_json(0, "rack", {"load_kw": float("nan")}) == '{"id": 0, "kind": "rack"}'
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [1e-05, 1e16, 1e15, 10**16, float("inf"), float("-inf"), float("nan"), None],
+    ids=["tiny", "huge", "1e15", "big-int", "inf", "-inf", "nan", "none"],
+)
+def test_facts_json_is_what_fact_json_writes_whatever_the_numbers(odd: object) -> None:
+    # The batch is written by one json.dumps unless a value needs fact_json's
+    # care; either way durable must get exactly fact_json's facts.
+    facts = [{"name": "a", "load_kw": 2.5, "x": 1}, {"name": "b", "load_kw": odd, "skip": 3}]
+    sent = [{k: v for k, v in f.items() if k != "skip"} for f in facts]
+    expected = [json.loads(fact_json(i, "rack", f)) for i, f in enumerate(sent)]
+    assert json.loads(facts_json("rack", facts, frozenset({"name", "load_kw", "x"}))) == expected
+
+
+def test_facts_json_sends_only_the_fields_rules_read() -> None:
+    text = facts_json("server", [{"name": "a", "gpu.count": 8, "memory_gb": 512}], frozenset({"gpu.count"}))
+    assert json.loads(text) == [{"id": 0, "kind": "server", "gpu.count": 8}]
 
 
 def test_tiny_numbers_do_not_drop_later_facts() -> None:

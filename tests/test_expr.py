@@ -54,8 +54,10 @@ Fact = dict[str, Any]
 
 def fire(conditions: Sequence[Mapping[str, Any]], facts: Sequence[Fact]) -> set[tuple[int, int]]:
     """(rule index, fact index) pairs that fire through the engine's own path:
-    conditions packed into rulesets, facts written by the engine's fact_json."""
-    return set(checker_engine.match_kind("rack", conditions, facts))
+    conditions packed into rulesets, facts written by the engine's facts_json."""
+    fields = frozenset(name for fact in facts for name in fact)
+    whens = [CompiledWhen("", dict(c), fields) for c in conditions]
+    return set(checker_engine.match_kind("rack", whens, facts))
 
 
 def fire_raw(conditions: Sequence[Mapping[str, Any]], facts: Sequence[Fact]) -> set[tuple[int, int]]:

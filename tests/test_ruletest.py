@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import dataclasses
+
 from checker.rulebook import load_rulebook
 from checker.ruletest import run_rule_tests
 from tests.helpers import compiled_rule
@@ -20,9 +22,7 @@ def test_wrong_examples_are_reported() -> None:
             )
         }
     )
-    report, ok = run_rule_tests(
-        [rule.__class__(broken, rule.file, rule.src, rule.when, rule.template, False)]
-    )
+    report, ok = run_rule_tests([dataclasses.replace(rule, rule=broken)])
     assert not ok
     assert "fail example 1 did not fire; pass example 1 fired" in report
     assert report.endswith("0 passed, 1 failed\n")
