@@ -12,7 +12,7 @@ thresholds the tables give. `checker facts [KIND]` prints this registry.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -65,7 +65,7 @@ class Context:
     )
 
 
-Builder = Callable[[Inventory, Capacity, Context], Iterator[Fact]]
+Builder = Callable[[Inventory, Capacity, Context], list[Fact]]
 
 
 @dataclass(frozen=True)
@@ -103,30 +103,50 @@ def _d(name: str, type_: FieldType, unit: str, doc: str) -> FactField:
     return FactField(name, type_, unit, doc)
 
 
-def _read(model: BaseModel, path: tuple[str, ...]) -> Any:
-    value: Any = model
+def _column(models: Sequence[Any], path: tuple[str, ...]) -> list[Any]:
+    """One inventory path read from every model (None where a step is absent)."""
+    column: list[Any] = list(models)
     for step in path:
-        value = getattr(value, step, None)
-        if value is None:
-            return None
-    return value.isoformat() if isinstance(value, dt.date) else value
+        column = [getattr(value, step, None) if value is not None else None for value in column]
+    return column
 
 
-def _values(fields: tuple[FactField, ...], model: BaseModel, derived: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for f in fields:
-        value = _read(model, f.path) if f.path else derived.get(f.name)
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)  # `memory_gb: 512` reads back as 512 in messages, not 512.0
-        if value is not None:
-            out[f.name] = value
-    return out
+def _normal(column: list[Any], type_: FieldType) -> list[Any]:
+    """Values as facts hold them: dates as ISO text, whole floats as ints (so
+    `memory_gb: 512` reads back as 512 in messages, not 512.0)."""
+    if type_ == "date":
+        return [v.isoformat() if isinstance(v, dt.date) else v for v in column]
+    if type_ == "number":
+        return [int(v) if isinstance(v, float) and v.is_integer() else v for v in column]
+    return column
 
 
-def _fact(
-    kind: str, entity: str, place: Placed[Any], fields: tuple[FactField, ...], derived: Mapping[str, Any]
-) -> Fact:
-    return Fact(kind, entity, _values(fields, place.value, derived), place.file, place.src)
+def _records(
+    fields: tuple[FactField, ...], models: Sequence[Any], derived: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """Fact values of many entities, built a column at a time: each field of
+    every entity in one list comprehension, then one dict per entity in field
+    order with absent (None) values left out."""
+    columns = [
+        _normal(_column(models, f.path) if f.path else [d.get(f.name) for d in derived], f.type)
+        for f in fields
+    ]
+    names = [f.name for f in fields]
+    rows = zip(*columns, strict=True)
+    return [{k: v for k, v in zip(names, row, strict=True) if v is not None} for row in rows]
+
+
+def _facts(
+    kind: str,
+    fields: tuple[FactField, ...],
+    entries: Sequence[tuple[str, Placed[Any], Mapping[str, Any]]],
+) -> list[Fact]:
+    """Facts of (entity id, placed model, derived values) entries."""
+    records = _records(fields, [e[1].value for e in entries], [e[2] for e in entries])
+    return [
+        Fact(kind, entity, values, place.file, place.src)
+        for (entity, place, _), values in zip(entries, records, strict=True)
+    ]
 
 
 def _columns(spec: tuple[Column, ...]) -> tuple[FactField, ...]:
@@ -164,10 +184,12 @@ FACILITY_FIELDS = (
 )
 
 
-def _facilities(inv: Inventory, cap: Capacity, ctx: Context) -> Iterator[Fact]:
-    for name, place in inv.facilities.items():
-        row = cap.facilities.row(name)
-        yield _fact("facility", entity_id("facility", name), place, FACILITY_FIELDS, row)
+def _facilities(inv: Inventory, cap: Capacity, ctx: Context) -> list[Fact]:
+    entries = [
+        (entity_id("facility", name), place, cap.facilities.row(name))
+        for name, place in inv.facilities.items()
+    ]
+    return _facts("facility", FACILITY_FIELDS, entries)
 
 
 # ---------------------------------------------------------------- rack
@@ -185,10 +207,12 @@ RACK_FIELDS = (
 )
 
 
-def _racks(inv: Inventory, cap: Capacity, ctx: Context) -> Iterator[Fact]:
-    for key, place in inv.racks.items():
-        derived = {"facility": key[0], **cap.racks.row(key)}
-        yield _fact("rack", entity_id("rack", key), place, RACK_FIELDS, derived)
+def _racks(inv: Inventory, cap: Capacity, ctx: Context) -> list[Fact]:
+    entries = [
+        (entity_id("rack", key), place, {"facility": key[0], **cap.racks.row(key)})
+        for key, place in inv.racks.items()
+    ]
+    return _facts("rack", RACK_FIELDS, entries)
 
 
 # ---------------------------------------------------------------- feed
@@ -206,10 +230,12 @@ FEED_FIELDS = (
 )
 
 
-def _feeds(inv: Inventory, cap: Capacity, ctx: Context) -> Iterator[Fact]:
-    for key, place in inv.feeds.items():
-        derived = {"facility": key[0], "rack": key[1], **cap.feeds.row(key)}
-        yield _fact("feed", entity_id("feed", key), place, FEED_FIELDS, derived)
+def _feeds(inv: Inventory, cap: Capacity, ctx: Context) -> list[Fact]:
+    entries = [
+        (entity_id("feed", key), place, {"facility": key[0], "rack": key[1], **cap.feeds.row(key)})
+        for key, place in inv.feeds.items()
+    ]
+    return _facts("feed", FEED_FIELDS, entries)
 
 
 # ---------------------------------------------------------------- server
@@ -346,23 +372,39 @@ def _server_fit(server: m.Server, workloads: Mapping[str, dict[str, Any]], ctx: 
     return values
 
 
-def _servers(inv: Inventory, cap: Capacity, ctx: Context) -> Iterator[Fact]:
+def _gpu_values(inv: Inventory, server: m.Server) -> dict[str, Any]:
+    gpu = inv.gpu_models.get(server.gpu.model) if server.gpu else None
+    model = inv.server_models.get(server.model) if server.model else None
+    return software.gpu_values(server, gpu.value if gpu else None, model.value if model else None)
+
+
+def _servers(inv: Inventory, cap: Capacity, ctx: Context) -> list[Fact]:
     workloads = _workload_values(inv, ctx)
+    # A fleet repeats a few configurations many times: the catalog and table
+    # lookups are made once per distinct GPU set-up and software stack.
+    gpu_memo: dict[tuple[Any, ...] | None, dict[str, Any]] = {}
+    sw_memo: dict[tuple[Any, ...] | None, dict[str, Any]] = {}
+    entries = []
     for (name, entry), row in zip(inv.servers.items(), cap.servers.rows, strict=True):
-        server = entry.server
-        rollout = entry.rollout_date.isoformat() if entry.rollout_date else None
-        gpu = inv.gpu_models.get(server.gpu.model) if server.gpu else None
-        model = inv.server_models.get(server.model) if server.model else None
+        server, sw = entry.server, entry.server.software
+        nvlink = server.network.nvlink if server.network else None
+        gpu_key = (server.gpu.model, server.gpu.count, nvlink, server.model) if server.gpu else None
+        if (gpu_values := gpu_memo.get(gpu_key)) is None:
+            gpu_values = gpu_memo[gpu_key] = _gpu_values(inv, server)
+        sw_key = (sw.driver, sw.cuda, sw.rocm) if sw else None
+        if (sw_values := sw_memo.get(sw_key)) is None:
+            sw_values = sw_memo[sw_key] = software.software_values(sw, ctx.knowledge)
         derived = {
             "facility": entry.facility,
-            "rollout_date": rollout,
+            "rollout_date": entry.rollout_date.isoformat() if entry.rollout_date else None,
             **row,
-            **software.gpu_values(server, gpu.value if gpu else None, model.value if model else None),
-            **software.software_values(server.software, ctx.knowledge),
+            **gpu_values,
+            **sw_values,
             **_support(entry, ctx),
             **_server_fit(server, workloads, ctx),
         }
-        yield _fact("server", entity_id("server", name), entry.place, SERVER_FIELDS, derived)
+        entries.append((entity_id("server", name), entry.place, derived))
+    return _facts("server", SERVER_FIELDS, entries)
 
 
 # ---------------------------------------------------------------- framework
@@ -405,7 +447,8 @@ FRAMEWORK_FIELDS = (
 )
 
 
-def _frameworks(inv: Inventory, cap: Capacity, ctx: Context) -> Iterator[Fact]:
+def _frameworks(inv: Inventory, cap: Capacity, ctx: Context) -> list[Fact]:
+    entries = []
     for name, entry in inv.servers.items():
         sw = entry.server.software
         if sw is None:
@@ -415,8 +458,8 @@ def _frameworks(inv: Inventory, cap: Capacity, ctx: Context) -> Iterator[Fact]:
             values = software.framework_values(fw, version, sw, gpu.value if gpu else None, ctx.knowledge)
             src = entry.place.src.descend("software", "frameworks", fw)
             place = Placed(entry.server, entry.place.file, src)
-            derived = {**values, "server": name}
-            yield _fact("framework", entity_id("server", name), place, FRAMEWORK_FIELDS, derived)
+            entries.append((entity_id("server", name), place, {**values, "server": name}))
+    return _facts("framework", FRAMEWORK_FIELDS, entries)
 
 
 # ---------------------------------------------------------------- workload
@@ -475,10 +518,12 @@ def _compute_workload_values(inv: Inventory, ctx: Context) -> dict[str, dict[str
     }
 
 
-def _workloads(inv: Inventory, cap: Capacity, ctx: Context) -> Iterator[Fact]:
-    for name, values in _workload_values(inv, ctx).items():
-        derived = {k: v for k, v in values.items() if k != "model"}
-        yield _fact("workload", entity_id("workload", name), inv.workloads[name], WORKLOAD_FIELDS, derived)
+def _workloads(inv: Inventory, cap: Capacity, ctx: Context) -> list[Fact]:
+    entries = [
+        (entity_id("workload", name), inv.workloads[name], {k: v for k, v in values.items() if k != "model"})
+        for name, values in _workload_values(inv, ctx).items()
+    ]
+    return _facts("workload", WORKLOAD_FIELDS, entries)
 
 
 REGISTRY: dict[str, FactKind] = {
