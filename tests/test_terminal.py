@@ -2,9 +2,11 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 
 import pytest
 
+from checker import terminal
 from checker.terminal import SafeStream, escape, escape_json, escape_lines
 
 
@@ -47,3 +49,11 @@ def test_safe_stream_escapes_what_is_written() -> None:
     stream.write("error: \x1b[31mred\x1b[0m\n")
     stream.flush()
     assert inner.getvalue() == "error: \\x1b[31mred\\x1b[0m\n"
+
+
+@pytest.mark.parametrize("escaper", [escape, escape_lines, escape_json])
+def test_escaping_by_pattern_is_the_table_translation(escaper: Callable[[str], str]) -> None:
+    # Every code point up to U+2100, the bidi controls and lone surrogates.
+    text = "".join(chr(code) for code in range(0x2100)) + "\u2066\u202e\ud800\udfff"
+    tables = {escape: terminal._FIELD, escape_lines: terminal._LINES, escape_json: terminal._JSON}
+    assert escaper(text) == text.translate(tables[escaper])

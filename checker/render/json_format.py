@@ -44,9 +44,39 @@ def document(result: AuditResult) -> dict[str, Any]:
     }
 
 
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _key(key: Any) -> str:
+    # As json.dumps writes a key: 1 -> "1", True -> "true", None -> "null".
+    return json.dumps(key if isinstance(key, str) else json.dumps(key), ensure_ascii=False)
+
+
+def _indented(value: Any, depth: int) -> str:
+    """Exactly `json.dumps(value, indent=2, ensure_ascii=False)` at `depth`, faster.
+
+    With `indent`, json.dumps runs its pure-Python encoder (most of the JSON
+    stage on a large fleet: 17,500 capacity rows). A mapping or list of
+    scalars is written by the C encoder instead, its item separator carrying
+    the newline and indentation `indent=2` would write."""
+    pad = "\n" + "  " * (depth + 1)
+    if isinstance(value, dict) and value:
+        if all(isinstance(v, _SCALARS) for v in value.values()):
+            flat = json.dumps(value, ensure_ascii=False, separators=("," + pad, ": "))
+            return "{" + pad + flat[1:-1] + pad[:-2] + "}"
+        items = (f"{_key(k)}: {_indented(v, depth + 1)}" for k, v in value.items())
+        return "{" + pad + ("," + pad).join(items) + pad[:-2] + "}"
+    if isinstance(value, list) and value:
+        if all(isinstance(v, _SCALARS) for v in value):
+            flat = json.dumps(value, ensure_ascii=False, separators=("," + pad, ": "))
+            return "[" + pad + flat[1:-1] + pad[:-2] + "]"
+        return "[" + pad + ("," + pad).join(_indented(v, depth + 1) for v in value) + pad[:-2] + "]"
+    return json.dumps(value, ensure_ascii=False)
+
+
 def dumps(doc: dict[str, Any]) -> str:
     """Indented, non-ASCII kept, and no raw control character even where JSON allows one."""
-    return escape_json(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n"
+    return escape_json(_indented(doc, 0)) + "\n"
 
 
 def render(result: AuditResult, ctx: RenderContext = PLAIN) -> str:
