@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import stat
+import threading
 from pathlib import Path
 
 import pytest
@@ -52,6 +54,27 @@ def test_atomic_write_replaces_and_leaves_no_temporary(tmp_path: Path) -> None:
     write_atomic(target, "new\n")
     assert target.read_text() == "new\n"
     assert os.listdir(tmp_path) == ["r.md"]
+
+
+def test_a_fifo_is_written_into_not_replaced(tmp_path: Path) -> None:
+    # `--format json:/dev/null` once replaced /dev/null with a regular file (run
+    # as root, the rename succeeds): a device or FIFO is written into instead.
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()), daemon=True)
+    reader.start()
+    write_atomic(fifo, "through\n")
+    reader.join(timeout=10)
+    assert got == ["through\n"] and stat.S_ISFIFO(fifo.lstat().st_mode)
+
+
+def test_a_symbolic_link_stays_a_link_to_the_new_content(tmp_path: Path) -> None:
+    (tmp_path / "real.json").write_text("old")
+    (tmp_path / "link.json").symlink_to("real.json")
+    write_atomic(tmp_path / "link.json", "new\n")
+    assert (tmp_path / "link.json").is_symlink() and (tmp_path / "real.json").read_text() == "new\n"
+    assert sorted(os.listdir(tmp_path)) == ["link.json", "real.json"]
 
 
 def test_links_are_relative_to_the_written_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -63,18 +64,34 @@ def check_writable(outputs: Sequence[Output], inputs: Sequence[Path]) -> None:
 
 
 def write_atomic(file: Path, text: str) -> None:
+    """Write `text` to `file` by rename, or straight into it where a rename would
+    replace what the path stands for: a device (`/dev/null`, `/dev/stdout`) or
+    a FIFO. A symbolic link stays a link: its target is replaced."""
+    target = file.resolve()
+    with contextlib.suppress(OSError):
+        if not stat.S_ISREG(target.stat().st_mode):
+            _write_through(file, target, text)
+            return
     try:
-        fd, tmp = tempfile.mkstemp(dir=file.resolve().parent, prefix=f".{file.name}.", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     except OSError as exc:
         raise UserError(f"{file}: cannot write: {exc.strerror}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as handle:
             handle.write(text)
         os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, file)
+        os.replace(tmp, target)
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        raise UserError(f"{file}: cannot write: {exc.strerror}") from None
+
+
+def _write_through(file: Path, target: Path, text: str) -> None:
+    try:
+        with open(target, "w", encoding="utf-8", errors="backslashreplace", newline="") as handle:
+            handle.write(text)
+    except OSError as exc:
         raise UserError(f"{file}: cannot write: {exc.strerror}") from None
 
 
