@@ -122,17 +122,25 @@ def _normal(column: list[Any], type_: FieldType) -> list[Any]:
 
 
 def _records(
-    fields: tuple[FactField, ...], models: Sequence[Any], derived: Sequence[Mapping[str, Any]]
+    fields: tuple[FactField, ...],
+    models: Sequence[Any],
+    derived: Sequence[Mapping[str, Any]],
+    columns: Mapping[str, Sequence[Any]],
 ) -> list[dict[str, Any]]:
     """Fact values of many entities, built a column at a time: each field of
-    every entity in one list comprehension, then one dict per entity in field
-    order with absent (None) values left out."""
-    columns = [
-        _normal(_column(models, f.path) if f.path else [d.get(f.name) for d in derived], f.type)
-        for f in fields
-    ]
+    every entity in one list comprehension (or taken whole from `columns`,
+    such as the capacity table's), then one dict per entity in field order
+    with absent (None) values left out."""
+
+    def column(f: FactField) -> Sequence[Any]:
+        if f.path:
+            return _normal(_column(models, f.path), f.type)
+        given = columns.get(f.name)
+        return given if given is not None else _normal([d.get(f.name) for d in derived], f.type)
+
+    cells = [column(f) for f in fields]
     names = [f.name for f in fields]
-    rows = zip(*columns, strict=True)
+    rows = zip(*cells, strict=True)
     return [{k: v for k, v in zip(names, row, strict=True) if v is not None} for row in rows]
 
 
@@ -140,9 +148,11 @@ def _facts(
     kind: str,
     fields: tuple[FactField, ...],
     entries: Sequence[tuple[str, Placed[Any], Mapping[str, Any]]],
+    columns: Mapping[str, Sequence[Any]] | None = None,
 ) -> list[Fact]:
-    """Facts of (entity id, placed model, derived values) entries."""
-    records = _records(fields, [e[1].value for e in entries], [e[2] for e in entries])
+    """Facts of (entity id, placed model, derived values) entries, plus derived
+    `columns` that hold one value per entry."""
+    records = _records(fields, [e[1].value for e in entries], [e[2] for e in entries], columns or {})
     return [
         Fact(kind, entity, values, place.file, place.src)
         for (entity, place, _), values in zip(entries, records, strict=True)
@@ -385,7 +395,7 @@ def _servers(inv: Inventory, cap: Capacity, ctx: Context) -> list[Fact]:
     gpu_memo: dict[tuple[Any, ...] | None, dict[str, Any]] = {}
     sw_memo: dict[tuple[Any, ...] | None, dict[str, Any]] = {}
     entries = []
-    for (name, entry), row in zip(inv.servers.items(), cap.servers.rows, strict=True):
+    for name, entry in inv.servers.items():
         server, sw = entry.server, entry.server.software
         nvlink = server.network.nvlink if server.network else None
         gpu_key = (server.gpu.model, server.gpu.count, nvlink, server.model) if server.gpu else None
@@ -397,14 +407,13 @@ def _servers(inv: Inventory, cap: Capacity, ctx: Context) -> list[Fact]:
         derived = {
             "facility": entry.facility,
             "rollout_date": entry.rollout_date.isoformat() if entry.rollout_date else None,
-            **row,
             **gpu_values,
             **sw_values,
             **_support(entry, ctx),
             **_server_fit(server, workloads, ctx),
         }
         entries.append((entity_id("server", name), entry.place, derived))
-    return _facts("server", SERVER_FIELDS, entries)
+    return _facts("server", SERVER_FIELDS, entries, cap.servers.cells)
 
 
 # ---------------------------------------------------------------- framework

@@ -63,9 +63,14 @@ class Table(Generic[K]):
         return {k: i for i, k in enumerate(self.keys)}
 
     @cached_property
+    def cells(self) -> dict[str, list[Any]]:
+        """Each column as plain Python values (None where not known), in declaration order."""
+        return {c.name: _cells(self.columns[c.name], c.type) for c in self.spec}
+
+    @cached_property
     def rows(self) -> list[dict[str, Any]]:
         """Each entity's known values, in declaration order."""
-        cells = [(c.name, _cells(self.columns[c.name], c.type)) for c in self.spec]
+        cells = list(self.cells.items())
         return [
             {name: values[i] for name, values in cells if values[i] is not None}
             for i in range(len(self.keys))
