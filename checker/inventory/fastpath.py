@@ -25,7 +25,11 @@ Why the values match, in short:
   the file is refused.
 - rapidyaml rewrites a few plain scalars in its JSON (`.5` as 0.5, `3.` as
   3.0, `inf`/`nan` spellings as ".inf"/".nan"); a number that may have been
-  rewritten, and a string that rewriting produces, refuse the file.
+  rewritten, and a string that rewriting produces refuse the file; so do the
+  few texts rapidyaml reads and YAML 1.1 refuses that we know of: an empty
+  key (`: 1`), a flow key with nothing after its colon (`[0:]`), a scalar
+  that starts with `:`, `]` or `}` (`[:0]`, `- ]`), a comment inside a flow
+  collection (any string holding " #" refuses the file).
 - Duplicate keys, a scalar document and anything rapidyaml or the JSON
   reader raises refuse the file.
 """
@@ -59,6 +63,11 @@ _STR = "tag:yaml.org,2002:str"
 # First characters of the plain scalars YAML 1.1 reads as something other than
 # a string ('' for the empty scalar, null), straight from PyYAML's resolver table.
 _SPECIAL_FIRST = frozenset(_RESOLVER.yaml_implicit_resolvers)
+# Characters YAML 1.1 does not let a plain scalar start with (`:` only in a
+# flow collection) but rapidyaml reads there (`- ]`, `[:0]`): such strings and
+# keys refuse the file, also where they were quoted (they are rare).
+_ODD_FIRST = frozenset(":]}")
+_CHECK_FIRST = _SPECIAL_FIRST | _ODD_FIRST
 
 # Characters of a node's first position that open syntax left to the event
 # parser (https://yaml.org/spec/1.1/#id868988): anchor, alias, tag, directive,
@@ -76,8 +85,15 @@ _LOOK = re.compile(
     + re.escape(_PLAIN_ASCII)
     + "\u00a0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
 )
-# Strings rapidyaml writes for plain `inf`, `.Inf`, `nan`, ... (a rewrite, not the text).
-_REWRITTEN = ('".inf"', '"-.inf"', '".nan"')
+# JSON that may not say what the text says: strings rapidyaml writes for plain
+# `inf`, `.Inf`, `nan`, ... (a rewrite, not the text), and an empty key, which
+# rapidyaml accepts written as nothing at all (`: 1`) where YAML needs `"": 1`.
+# And " #" in a string: YAML starts a comment there in a plain scalar, which
+# rapidyaml does not do inside a flow collection (`{x: 1 #c}` gives "1 #c").
+_UNSURE = ('".inf"', '"-.inf"', '".nan"', '"": ', " #")
+# A `:` that ends a flow collection's key with no value after it (`[0:]`): YAML
+# 1.1 refuses it, rapidyaml reads a key with a null value.
+_BARE_COLON = re.compile(r":[\]},]")
 # Numbers rapidyaml may have rewritten: `.5` -> 0.5, `3.` -> 3.0, `.5e3` -> 0.5e3.
 _LEADING_ZERO = re.compile(r"^([-+]?)0\.")
 _TRAILING_ZERO = re.compile(r"\.0(?=[eE]|$)")
@@ -102,6 +118,8 @@ def load(text: str) -> list[Document] | None:
 
 def _needs_events(text: str) -> bool:
     """Whether the text holds syntax the fast path leaves to the event parser."""
+    if _BARE_COLON.search(text) or ",:" in text:  # `{x,: 1}`: rapidyaml reads a key `x,`
+        return True
     for match in _LOOK.finditer(text):
         i = match.start()
         char = text[i]
@@ -197,8 +215,8 @@ class _Reader:
 
     def documents(self) -> list[Document]:
         js = _json(self.text)
-        if not js or any(s in js for s in _REWRITTEN):
-            raise Refused("rewritten by rapidyaml")
+        if not js or any(s in js for s in _UNSURE):
+            raise Refused("rewritten by rapidyaml, or an empty key")
         top = json.loads(
             js,
             object_pairs_hook=self._mapping,
@@ -223,9 +241,11 @@ class _Reader:
             raise Refused("duplicate key")  # the event parser says which, and where
         strings = self.strings
         for key, value in pairs:
+            if key[:1] in _ODD_FIRST:
+                raise Refused(f"a key that starts with {key[0]}")
             kind = value.__class__
             if kind is str:
-                if value[:1] in _SPECIAL_FIRST:
+                if value[:1] in _CHECK_FIRST:
                     values[key] = strings[value]
             elif kind is list:
                 self._sequence(value)
@@ -236,13 +256,15 @@ class _Reader:
         for i, value in enumerate(items):
             kind = value.__class__
             if kind is str:
-                if value[:1] in _SPECIAL_FIRST:
+                if value[:1] in _CHECK_FIRST:
                     items[i] = strings[value]
             elif kind is list:
                 self._sequence(value)
 
     def _string(self, value: str) -> Any:
         """The value of a JSON string: a quoted scalar, or a plain one YAML 1.1 may type."""
+        if value[:1] in _ODD_FIRST:
+            raise Refused(f"a string that starts with {value[0]}")
         if _RESOLVER.resolve(ScalarNode, value, (True, False)) == _STR:
             return value  # a string whether it was written plain or quoted
         if not _plain_gives_string(value):

@@ -168,6 +168,10 @@ class WrittenFloat(float):
     def __repr__(self) -> str:
         return self.yaml_text
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Parsed files cross process boundaries; float's own pickling drops the text.
+        return (WrittenFloat, (float(self), self.yaml_text))
+
 
 @dataclass(frozen=True, slots=True)
 class Document:
