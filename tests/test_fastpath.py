@@ -237,15 +237,27 @@ KEY = st.one_of(st.sampled_from(["a", "b", "on", "1", "1.", "~", "inf", "a b", "
 
 
 def _scalar(draw: st.DrawFn, indent: int) -> str:
-    text = draw(SCALAR)
-    style = draw(st.sampled_from(["plain", "single", "double", "folded"]))
+    text = draw(SCALAR).replace("\n", " ")
+    style = draw(st.sampled_from(["plain", "single", "double"]))
     if style == "single":
-        return "'{}'".format(text.replace("'", "''"))
-    if style == "double" and '"' not in text:
-        return f'"{text}"'
-    if style == "folded" and " " in text.strip():
-        return text.replace(" ", "\n" + " " * (indent + 2), 1)  # a scalar over two lines
-    return text.replace("\n", " ")
+        text = "'{}'".format(text.replace("'", "''"))
+    elif style == "double" and '"' not in text:
+        text = f'"{text}"'
+    if draw(st.booleans()) and " " in text.strip():
+        text = text.replace(" ", "\n" + " " * (indent + 2), 1)  # a scalar over two lines
+    return text
+
+
+def _flow(draw: st.DrawFn, items: list[str], indent: int) -> str:
+    """Items of a flow collection, on one line or several, maybe with comments."""
+    out = ""
+    for i, item in enumerate(items):
+        if i:
+            multi = draw(st.booleans())
+            note = " # c" if multi and draw(st.booleans()) else ""
+            out += "," + (f"{note}\n{' ' * (indent + 2)}" if multi else " ")
+        out += item
+    return out
 
 
 @st.composite
@@ -263,15 +275,17 @@ def documents(draw: st.DrawFn, indent: int = 0, depth: int = 0) -> str:
         elif kind == "empty":
             lines.append(head)
         elif kind == "flow":
-            items = [_scalar(draw, indent).replace("\n", " ") for _ in range(draw(st.integers(0, 3)))]
-            lines.append(f"{head} [{', '.join(items)}]")
+            items = [_scalar(draw, indent) for _ in range(draw(st.integers(0, 3)))]
+            lines.append(f"{head} [{_flow(draw, items, indent)}]")
         elif kind == "flow-map":
             count = draw(st.integers(0, 3))
-            pairs = [f"{draw(KEY)}: {_scalar(draw, indent)}".replace("\n", " ") for _ in range(count)]
-            lines.append(f"{head} {{{', '.join(pairs)}}}")
+            pairs = [f"{draw(KEY)}: {_scalar(draw, indent)}" for _ in range(count)]
+            lines.append(f"{head} {{{_flow(draw, pairs, indent)}}}")
         else:
             lines.append(head)
-            lines.append(draw(documents(indent + 2, depth + 1)))
+            # A sequence under a key may sit at the key's own indentation.
+            inner = indent + (0 if mapping and draw(st.booleans()) else 2)
+            lines.append(draw(documents(inner, depth + 1)))
         if draw(st.booleans()):
             lines[-1] += " # note"
     return "\n".join(lines)
