@@ -68,6 +68,10 @@ _SPECIAL_FIRST = frozenset(_RESOLVER.yaml_implicit_resolvers)
 # keys refuse the file, also where they were quoted (they are rare).
 _ODD_FIRST = frozenset(":]}")
 _CHECK_FIRST = _SPECIAL_FIRST | _ODD_FIRST
+# What follows each quote mark that could open a quoted scalar YAML 1.1 would type.
+_QUOTED_START = re.compile(
+    "[\"']([" + re.escape("".join(sorted(c for c in _SPECIAL_FIRST if c))) + "][^\\s\"']*)"
+)
 
 # Characters of a node's first position that open syntax left to the event
 # parser (https://yaml.org/spec/1.1/#id868988): anchor, alias, tag, directive,
@@ -112,7 +116,7 @@ def load(text: str) -> list[Document] | None:
         return None
     try:
         return _Reader(text).documents()
-    except (Refused, ValueError, RecursionError):
+    except Exception:  # Refused, the JSON reader's errors, deep nesting: the event parser decides
         return None
 
 
@@ -280,7 +284,7 @@ class _Reader:
         a quoted scalar's value starts with the text right after its quote, up to
         the first space or line break (folding only touches those)."""
         if self._quoted is None:
-            self._quoted = set(re.findall(r"[\"']([^\s\"']*)", self.text))
+            self._quoted = set(_QUOTED_START.findall(self.text))
         return value.split(None, 1)[0] in self._quoted if value.strip() else True
 
     def _never_plain(self, value: str) -> bool:

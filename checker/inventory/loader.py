@@ -727,6 +727,8 @@ def _deep_merge(
 
 
 def _merge_values(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    if not base:  # no defaults: the usual case, one copy in C
+        return dict(over)
     values = dict(base)
     for k, v in over.items():
         old = values.get(k)
