@@ -166,6 +166,8 @@ def _json(text: str) -> str:
             tree = ryml.parse_in_arena(text.encode())
             root = tree.root_id()
             out = ryml.emit_json_malloc(tree, root)
+            if out is not None and not isinstance(out, str):
+                out = bytes(out).decode()  # some builds hand back bytes
             key = "stream" if tree.is_stream(root) else "document"
         except Exception as exc:  # rapidyaml raises its own exception types
             raise Refused(str(exc)) from None
@@ -214,6 +216,7 @@ class _Reader:
         self.text = text
         self.strings = _Memo(self._string)
         self.numbers = _Memo(self._number)
+        self.keys: set[str] = set()
         self._quoted: set[str] | None = None
         self.searches = 0
 
@@ -243,30 +246,38 @@ class _Reader:
         values = dict(pairs)
         if len(values) != len(pairs):
             raise Refused("duplicate key")  # the event parser says which, and where
+        if not self.keys.issuperset(values):  # keys repeat: checked once each
+            self._check_keys(values)
         strings = self.strings
         for key, value in pairs:
-            if key[:1] in _ODD_FIRST:
-                raise Refused(f"a key that starts with {key[0]}")
             kind = value.__class__
             if kind is str:
-                if value[:1] in _CHECK_FIRST:
-                    values[key] = strings[value]
+                new = strings[value]
+                if new is not value:
+                    values[key] = new
             elif kind is list:
                 self._sequence(value)
         return values
+
+    def _check_keys(self, values: dict[str, Any]) -> None:
+        for key in values:
+            if key[:1] in _ODD_FIRST:
+                raise Refused(f"a key that starts with {key[0]}")
+            self.keys.add(key)
 
     def _sequence(self, items: list[Any]) -> None:
         strings = self.strings
         for i, value in enumerate(items):
             kind = value.__class__
             if kind is str:
-                if value[:1] in _CHECK_FIRST:
-                    items[i] = strings[value]
+                items[i] = strings[value]
             elif kind is list:
                 self._sequence(value)
 
     def _string(self, value: str) -> Any:
         """The value of a JSON string: a quoted scalar, or a plain one YAML 1.1 may type."""
+        if value[:1] not in _CHECK_FIRST:
+            return value  # no YAML 1.1 type starts so: a string however written
         if value[:1] in _ODD_FIRST:
             raise Refused(f"a string that starts with {value[0]}")
         if _RESOLVER.resolve(ScalarNode, value, (True, False)) == _STR:
