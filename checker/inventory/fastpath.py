@@ -18,11 +18,10 @@ Why the values match, in short:
   when YAML 1.2 would. A number is re-read from its text as PyYAML reads a
   plain scalar (so `1e5` stays the string YAML 1.1 says it is). A string that
   YAML 1.1 would read as something else when plain (`yes`, `2027-01-15`,
-  `0x1F`, `~`) is a quoted scalar when rapidyaml writes that text, plain, as
-  something else; otherwise the text shows whether it was written quoted:
-  if it never follows a quote it was plain and is converted as PyYAML
-  converts it, if it only ever follows one it stays a string, and if both
-  the file is refused.
+  `0x1F`, `~`) was written plain if it never follows a quote mark in the
+  text, and is converted as PyYAML converts it; else it was quoted if
+  rapidyaml writes that text, plain, as something else (`"12.2"`), or if it
+  only ever follows a quote mark; else the file is refused.
 - rapidyaml rewrites a few plain scalars in its JSON (`.5` as 0.5, `3.` as
   3.0, `inf`/`nan` spellings as ".inf"/".nan"); a number that may have been
   rewritten, and a string that rewriting produces refuse the file; so do the
@@ -282,10 +281,10 @@ class _Reader:
             raise Refused(f"a string that starts with {value[0]}")
         if _RESOLVER.resolve(ScalarNode, value, (True, False)) == _STR:
             return value  # a string whether it was written plain or quoted
+        if not self._maybe_quoted(value):
+            return _plain(value)  # no quoted scalar holds it: written plain
         if not _plain_gives_string(value):
             return value  # rapidyaml writes it plain as something else: it was quoted
-        if not self._maybe_quoted(value):
-            return _plain(value)
         if self._never_plain(value):
             return value
         raise Refused(f"{value!r} is written both plain and quoted")
