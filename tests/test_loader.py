@@ -630,3 +630,40 @@ def test_a_broken_document_does_not_cascade_into_dangling_references(tmp_path: P
     )
     _, problems = load([tmp_path])
     assert [p.rule for p in problems] == ["schema.invalid", "schema.unknown-field"]
+
+
+# ---------------------------------------------------------------- merged source maps
+NESTED = """\
+defaults:
+  power_w: {max: 1000, typical: 700}
+  rack: R01
+server:
+  name: s1
+  power_w: {typical: 800}
+"""
+
+
+def test_merged_source_maps_point_where_each_value_was_written() -> None:
+    from checker.inventory import fastpath
+    from checker.inventory.loader import _deep_merge
+
+    (doc,) = fastpath.load(NESTED) or []
+    defaults, server = doc.src.descend("defaults"), doc.src.descend("server")
+    value, src = _deep_merge((doc.value["defaults"], defaults), (doc.value["server"], server))
+    assert value == {"power_w": {"max": 1000, "typical": 800}, "rack": "R01", "name": "s1"}
+    assert isinstance(src, source.LazySrc)
+    assert src.locate(["power_w", "max"], key=False) == (2, 18)  # from the defaults
+    assert src.locate(["power_w", "typical"], key=False) == (6, 22)  # the server's own
+    assert src.locate(["rack"]) == (3, 3)
+    assert src.locate(["name"]) == (5, 3)
+    assert src.locate(["power_w"]) == (6, 3)  # the server's key wins
+
+
+def test_merging_does_not_work_out_positions(monkeypatch: pytest.MonkeyPatch) -> None:
+    from checker.inventory import fastpath
+    from checker.inventory.loader import _deep_merge
+
+    (doc,) = fastpath.load(NESTED) or []
+    monkeypatch.setattr(fastpath, "parse", lambda text: pytest.fail("positions worked out"))
+    defaults, server = doc.src.descend("defaults"), doc.src.descend("server")
+    _deep_merge((doc.value["defaults"], defaults), (doc.value["server"], server))

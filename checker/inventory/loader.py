@@ -15,7 +15,7 @@ import re
 import stat
 import types
 import typing
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -38,7 +38,7 @@ from checker.entity import entity_id
 from checker.errors import UserError
 from checker.findings import Finding, Location, located
 from checker.inventory import models as m
-from checker.inventory.source import Document, Src, YamlProblem, read
+from checker.inventory.source import Document, LazySrc, Src, YamlProblem, read
 from checker.perf import gc_paused
 from checker.resources import knowledge_dir
 from checker.suggest import did_you_mean
@@ -81,20 +81,40 @@ class Inventory:
     # Raw catalog fields, merged under a server's own fields when it names a model.
     server_model_fields: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    def entities(self) -> dict[str, Location]:
-        """Every entity id (docs/architecture.md "Entity ids") and where it is written."""
-        ids: dict[str, Location] = {}
+    def entities(self) -> Mapping[str, Location]:
+        """Every entity id (docs/architecture.md "Entity ids") and where it is written;
+        a location is worked out only when looked up (most never are)."""
+        ids: dict[str, Placed[Any]] = {}
         for name, fac in self.facilities.items():
-            ids[entity_id("facility", name)] = fac.at()
+            ids[entity_id("facility", name)] = fac
         for rack_key, rack_place in self.racks.items():
-            ids[entity_id("rack", rack_key)] = rack_place.at()
+            ids[entity_id("rack", rack_key)] = rack_place
         for feed_key, feed_place in self.feeds.items():
-            ids[entity_id("feed", feed_key)] = feed_place.at()
+            ids[entity_id("feed", feed_key)] = feed_place
         for name, entry in self.servers.items():
-            ids[entity_id("server", name)] = entry.place.at()
+            ids[entity_id("server", name)] = entry.place
         for name, wl in self.workloads.items():
-            ids[entity_id("workload", name)] = wl.at()
-        return ids
+            ids[entity_id("workload", name)] = wl
+        return _Entities(ids)
+
+
+class _Entities(Mapping[str, Location]):
+    """Entity ids in a fixed order, each located on lookup."""
+
+    def __init__(self, places: dict[str, Placed[Any]]) -> None:
+        self._places = places
+
+    def __getitem__(self, entity: str) -> Location:
+        return self._places[entity].at()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._places)
+
+    def __len__(self) -> int:
+        return len(self._places)
+
+    def __contains__(self, entity: object) -> bool:
+        return entity in self._places
 
 
 @dataclass
@@ -384,27 +404,33 @@ _YAML_TYPES = {
 
 
 def _typed(problems: _Problems, file: str, doc: Document) -> _Doc | None:
-    where = Location(file, doc.src.line, doc.src.column)
     if not isinstance(doc.value, dict):
         got = _YAML_TYPES.get(type(doc.value).__name__, "a scalar")
-        problems.add(SCHEMA_DOCUMENT, where, f"a document must be a mapping with a `kind`, not {got}")
+        message = f"a document must be a mapping with a `kind`, not {got}"
+        problems.add(SCHEMA_DOCUMENT, _at(file, doc.src), message)
         return None
     # Top-level `x-` keys hold anchors only (as in Docker Compose).
     value = {k: v for k, v in doc.value.items() if not k.startswith("x-")}
     kind = value.get("kind")
     if kind is None:
-        problems.add(SCHEMA_DOCUMENT, where, f"missing `kind` (one of {', '.join(m.DOCUMENT_KINDS)})")
+        message = f"missing `kind` (one of {', '.join(m.DOCUMENT_KINDS)})"
+        problems.add(SCHEMA_DOCUMENT, _at(file, doc.src), message)
         return None
-    at = Location(file, *doc.src.locate(["kind"], key=False))
     if not isinstance(kind, str):  # `kind: [Facility]` is a list, not a kind
         got = _YAML_TYPES.get(type(kind).__name__, "a mapping")
-        problems.add(SCHEMA_DOCUMENT, at, f"`kind` must be one of {', '.join(m.DOCUMENT_KINDS)}, not {got}")
+        problems.add(SCHEMA_DOCUMENT, _at(file, doc.src, ["kind"]),
+                     f"`kind` must be one of {', '.join(m.DOCUMENT_KINDS)}, not {got}")
         return None
     if kind not in m.DOCUMENT_KINDS:
         hint = did_you_mean(kind, m.DOCUMENT_KINDS)
-        problems.add(SCHEMA_DOCUMENT, at, f"unknown kind '{kind}'{hint}")
+        problems.add(SCHEMA_DOCUMENT, _at(file, doc.src, ["kind"]), f"unknown kind '{kind}'{hint}")
         return None
     return _Doc(file, value, doc.src)
+
+
+def _at(file: str, src: Src, path: Sequence[str | int] = ()) -> Location:
+    """Where a document (or the value at `path` in it) is written."""
+    return Location(file, *src.locate(path, key=False))
 
 
 # ---------------------------------------------------------------- building
@@ -426,14 +452,15 @@ class _Builder:
             "ServerModels": self._add_servermodels,
         }
 
-    def unique(self, table: dict[Any, Any], key: Any, what: str, loc: Location) -> bool:
+    def unique(self, table: dict[Any, Any], key: Any, what: str, new: Placed[Any]) -> bool:
+        """Whether `key` is new in `table`; a duplicate is reported at `new`'s name."""
         if key in table:
             first = table[key]
             place = first.place if isinstance(first, ServerEntry) else first
             name = key if isinstance(key, str) else key[-1]
             self.p.add(
                 SCHEMA_DUPLICATE_NAME,
-                loc,
+                new.at(["name"], key=False),
                 f"duplicate {what} name '{name}' (first defined at {place.file}:{place.src.line})",
             )
             return False
@@ -453,7 +480,7 @@ class _Builder:
 
     def _add_facility(self, doc: _Doc, fac: m.Facility) -> None:
         place = Placed(fac, doc.file, doc.src)
-        if not self.unique(self.inv.facilities, fac.name, "facility", place.at(["name"], key=False)):
+        if not self.unique(self.inv.facilities, fac.name, "facility", place):
             return
         self.inv.facilities[fac.name] = place
         for i, rack in enumerate(fac.racks):
@@ -461,13 +488,13 @@ class _Builder:
 
     def _add_rack(self, facility: str, rack: m.Rack, place: Placed[m.Rack]) -> None:
         key = (facility, rack.name)
-        if not self.unique(self.inv.racks, key, "rack", place.at(["name"], key=False)):
+        if not self.unique(self.inv.racks, key, "rack", place):
             return
         self.inv.racks[key] = place
         for i, feed in enumerate(rack.feeds):
             feed_place = Placed(feed, place.file, place.src.descend("feeds", i))
             feed_key = (facility, rack.name, feed.name)
-            if self.unique(self.inv.feeds, feed_key, "feed", feed_place.at(["name"], key=False)):
+            if self.unique(self.inv.feeds, feed_key, "feed", feed_place):
                 self.inv.feeds[feed_key] = feed_place
         if rack.redundancy == "2N":
             self._check_sides(rack, place)
@@ -491,7 +518,7 @@ class _Builder:
     def _add_workloads(self, doc: _Doc, wl: m.WorkloadsDoc) -> None:
         for i, w in enumerate(wl.workloads):
             place = Placed(w, doc.file, doc.src.descend("workloads", i))
-            if self.unique(self.inv.workloads, w.name, "workload", place.at(["name"], key=False)):
+            if self.unique(self.inv.workloads, w.name, "workload", place):
                 self.inv.workloads[w.name] = place
 
     def _add_waivers(self, doc: _Doc, wv: m.WaiversDoc) -> None:
@@ -501,14 +528,14 @@ class _Builder:
     def _add_gpumodels(self, doc: _Doc, gm: m.GpuModelsDoc) -> None:
         for i, g in enumerate(gm.gpus):
             place = Placed(g, doc.file, doc.src.descend("gpus", i))
-            if self.unique(self.inv.gpu_models, g.name, "GPU model", place.at(["name"], key=False)):
+            if self.unique(self.inv.gpu_models, g.name, "GPU model", place):
                 self.inv.gpu_models[g.name] = place
 
     def _add_servermodels(self, doc: _Doc, sm: m.ServerModelsDoc) -> None:
         raw = doc.value["servers"]
         for i, s in enumerate(sm.servers):
             place = Placed(s, doc.file, doc.src.descend("servers", i))
-            if self.unique(self.inv.server_models, s.name, "server model", place.at(["name"], key=False)):
+            if self.unique(self.inv.server_models, s.name, "server model", place):
                 self.inv.server_models[s.name] = place
                 self.inv.server_model_fields[s.name] = {
                     k: v for k, v in raw[i].items() if k not in m.CATALOG_META
@@ -588,11 +615,10 @@ class _Builder:
             )
             return value, vsrc
         # Catalog values are blamed on the server's `model:` line, where they came in.
-        model_pos = vsrc.locate(["model"], key=False)
-        return _deep_merge((fields, _flat_src(fields, model_pos)), (value, vsrc))
+        return _deep_merge((fields, _CatalogSrc(fields, vsrc)), (value, vsrc))
 
     def _place_server(self, shell: m.ServersDoc, server: m.Server, place: Placed[m.Server]) -> None:
-        if not self.unique(self.inv.servers, server.name, "server", place.at(["name"], key=False)):
+        if not self.unique(self.inv.servers, server.name, "server", place):
             return
         self.inv.servers[server.name] = ServerEntry(server, shell.facility, shell.rollout_date, place)
         if (shell.facility, server.rack) not in self.inv.racks:
@@ -671,24 +697,93 @@ def _flat_src(value: Any, pos: tuple[int, int]) -> Src:
     return Src(*pos)
 
 
+class _CatalogSrc(LazySrc):
+    """A catalog model's fields, all placed at the server's `model:` value."""
+
+    __slots__ = ("_fields", "_server")
+    _fields: dict[str, Any]
+    _server: Src
+
+    def __init__(self, fields: dict[str, Any], server: Src) -> None:
+        super().__init__()
+        object.__setattr__(self, "_fields", fields)
+        object.__setattr__(self, "_server", server)
+
+    def _compute(self) -> Src:
+        return _flat_src(self._fields, self._server.locate(["model"], key=False))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_CatalogSrc, (self._fields, self._server))
+
+
 def _deep_merge(
     base: tuple[dict[str, Any], Src], over: tuple[dict[str, Any], Src]
 ) -> tuple[dict[str, Any], Src]:
-    """`over` wins; nested mappings merge key by key, and so do their source maps."""
+    """`over` wins; nested mappings merge key by key, and so do their source maps
+    (when first asked for: merging every server's map up front costs more than
+    the few positions a run needs)."""
     (bval, bsrc), (oval, osrc) = base, over
-    values = dict(bval)
+    values, shape = _merge_values(bval, oval)
+    return values, _MergedSrc(shape, bsrc, osrc)
+
+
+# What merging a source map needs from the values merged: `over`'s keys in
+# order, and the shape of each key whose value merged two mappings. Kept
+# instead of the values, which can then be freed (about 4 kB a server).
+Shape = tuple[tuple[str, ...], "dict[str, Shape] | None"]
+# Servers mostly share their keys: one tuple for each set, not one a server.
+_KEY_TUPLES: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _merge_values(base: dict[str, Any], over: dict[str, Any]) -> tuple[dict[str, Any], Shape]:
+    keys = tuple(over)
+    keys = _KEY_TUPLES.setdefault(keys, keys)
+    if not base:  # no defaults: the usual case, one copy in C
+        return dict(over), (keys, None)
+    values = dict(base)
+    nested: dict[str, Shape] = {}
+    for k, v in over.items():
+        old = values.get(k)
+        if isinstance(v, dict) and isinstance(old, dict):
+            values[k], nested[k] = _merge_values(old, v)
+        else:
+            values[k] = v
+    return values, (keys, nested or None)
+
+
+def _merge_src(shape: Shape, bsrc: Src, osrc: Src) -> Src:
     children: dict[str, Src] = dict(bsrc.children) if isinstance(bsrc.children, dict) else {}
     keys = dict(bsrc.keys or {})
     ochildren = osrc.children if isinstance(osrc.children, dict) else {}
     okeys = osrc.keys or {}
-    for k, v in oval.items():
+    names, nested = shape
+    for k in names:
         osub = ochildren.get(k, osrc)
-        if isinstance(v, dict) and isinstance(values.get(k), dict):
-            values[k], children[k] = _deep_merge((values[k], children.get(k, bsrc)), (v, osub))
-        else:
-            values[k], children[k] = v, osub
+        sub = nested.get(k) if nested else None
+        children[k] = osub if sub is None else _merge_src(sub, children.get(k, bsrc), osub)
         keys[k] = okeys.get(k, (osrc.line, osrc.column))
-    return values, Src(osrc.line, osrc.column, children=children, keys=keys)
+    return Src(osrc.line, osrc.column, children=children, keys=keys)
+
+
+class _MergedSrc(LazySrc):
+    """The source map of `_deep_merge`'s result."""
+
+    __slots__ = ("_base", "_over", "_shape")
+    _shape: Shape
+    _base: Src
+    _over: Src
+
+    def __init__(self, shape: Shape, base: Src, over: Src) -> None:
+        super().__init__()
+        object.__setattr__(self, "_shape", shape)
+        object.__setattr__(self, "_base", base)
+        object.__setattr__(self, "_over", over)
+
+    def _compute(self) -> Src:
+        return _merge_src(self._shape, self._base, self._over)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_MergedSrc, (self._shape, self._base, self._over))
 
 
 # The knowledge folder also holds the compatibility tables, which are not

@@ -2,10 +2,16 @@
 
 PyYAML's loaders drop positions and silently keep the last of two duplicate
 keys; a lost value in a capacity plan is a real hazard. So we read libyaml's
-event stream (fast, and no node graph held in memory) and build plain values
-ourselves, recording where each value and each mapping key stands, refusing
-duplicates, unknown tags and alias bombs
-(https://en.wikipedia.org/wiki/Billion_laughs_attack).
+event stream (no node graph held in memory) and build plain values ourselves,
+recording where each value and each mapping key stands, refusing duplicates,
+unknown tags and alias bombs
+(https://en.wikipedia.org/wiki/Billion_laughs_attack). That event parser is the
+authority for every value, error and position.
+
+Reading a large file that way costs seconds, and most positions are never
+needed. So `read` first tries a fast path (checker.inventory.fastpath): it
+gives the event parser's exact values or refuses the file, and its source maps
+run the event parser on that file the first time a position is asked for.
 """
 
 from __future__ import annotations
@@ -82,6 +88,72 @@ class Src:
         return pos
 
 
+class LazySrc(Src):
+    """A source map worked out the first time a position is asked for.
+
+    Most values never need their position (only findings and errors do), so a
+    fast-parsed file, a merged server and the like defer the work. Subclasses
+    say how to compute the map; each computes it at most once.
+    """
+
+    __slots__ = ("_node",)
+    _node: Src | None
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "_node", None)
+
+    def _compute(self) -> Src:
+        raise NotImplementedError
+
+    def resolved(self) -> Src:
+        node: Src | None = self._node
+        if node is None:
+            node = self._compute()
+            object.__setattr__(self, "_node", node)
+        return node
+
+    @property
+    def line(self) -> int:
+        return self.resolved().line
+
+    @property
+    def column(self) -> int:
+        return self.resolved().column
+
+    @property
+    def children(self) -> dict[str, Src] | list[Src] | None:
+        return self.resolved().children
+
+    @property
+    def keys(self) -> dict[str, tuple[int, int]] | None:
+        return self.resolved().keys
+
+    def descend(self, *path: str | int) -> Src:
+        return self.resolved().descend(*path) if self._node is not None else _Descended(self, path)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(resolved={self._node is not None})"
+
+
+class _Descended(LazySrc):
+    """`base.descend(*path)`, once base is known."""
+
+    __slots__ = ("_base", "_path")
+    _base: Src
+    _path: tuple[str | int, ...]
+
+    def __init__(self, base: Src, path: tuple[str | int, ...]) -> None:
+        super().__init__()
+        object.__setattr__(self, "_base", base)
+        object.__setattr__(self, "_path", path)
+
+    def _compute(self) -> Src:
+        return Src.descend(self._base, *self._path)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_Descended, (self._base, self._path))
+
+
 class WrittenFloat(float):
     """A float that remembers how it was written: `cuda: 12.10` reads as 12.1,
     and an error that says so must show the `12.10` the user typed."""
@@ -95,6 +167,10 @@ class WrittenFloat(float):
 
     def __repr__(self) -> str:
         return self.yaml_text
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Parsed files cross process boundaries; float's own pickling drops the text.
+        return (WrittenFloat, (float(self), self.yaml_text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -403,4 +479,11 @@ def scalar_position(text: list[str], start: tuple[int, int], offset: tuple[int, 
 
 
 def read(path: Path) -> list[Document]:
-    return parse(decode(path.read_bytes()))
+    """A file's documents: by the fast path when it can show it gives exactly
+    what `parse` gives, else by `parse`."""
+    # Imported here: the fast path builds on this module's types and parser.
+    from checker.inventory import fastpath
+
+    text = decode(path.read_bytes())
+    fast = fastpath.load(text)
+    return fast if fast is not None else parse(text)
