@@ -47,3 +47,14 @@ def test_safe_stream_escapes_what_is_written() -> None:
     stream.write("error: \x1b[31mred\x1b[0m\n")
     stream.flush()
     assert inner.getvalue() == "error: \\x1b[31mred\\x1b[0m\n"
+
+
+def test_a_status_line_is_escaped_cut_and_erasable() -> None:
+    out = io.StringIO()  # no terminal: 80 columns
+    stream = SafeStream(out)
+    stream.write_status("reading \x1b[2Jevil.yaml " + "x" * 100)
+    stream.write_status("")
+    drawn, cleared = out.getvalue().split("\x1b[K")[:2]
+    assert drawn.startswith("\rreading \\x1b[2Jevil.yaml x") and len(drawn) == 1 + 79
+    assert cleared == "\r"
+    assert out.getvalue().count("\x1b") == 2  # only the two erase sequences written here
