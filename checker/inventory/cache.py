@@ -197,14 +197,17 @@ def _src_out(src: Src, memo: dict[int, Any]) -> Any:
 
 
 def _src_in(raw: Any, memo: dict[int, Any]) -> Src:
+    # The hot loop of a warm audit (one call per value): checks are inlined.
+    if type(raw) is not tuple or len(raw) not in (2, 3):
+        raise BadEntry("not a source map")
+    line, column = raw[0], raw[1]
+    if type(line) is not int or type(column) is not int:
+        raise BadEntry("not a position")
+    if len(raw) == 2:
+        return Src(line, column)  # scalars are never shared: not worth a memo entry
     done = memo.get(id(raw))
     if done is not None:
         return done  # type: ignore[no-any-return]
-    if type(raw) is not tuple or len(raw) not in (2, 3):
-        raise BadEntry("not a source map")
-    line, column = _expect(raw[0], int), _expect(raw[1], int)
-    if len(raw) == 2:
-        return Src(line, column)  # scalars are never shared: not worth a memo entry
     children = raw[2]
     if type(children) is list:
         built = Src(line, column, [_src_in(c, memo) for c in children])
@@ -212,10 +215,13 @@ def _src_in(raw: Any, memo: dict[int, Any]) -> Src:
         kids: dict[str, Src] = {}
         keys: dict[str, tuple[int, int]] = {}
         for key, item in children.items():
-            if type(item) is not tuple or len(item) != 3:
+            if type(key) is not str or type(item) is not tuple or len(item) != 3:
                 raise BadEntry("not a mapping entry")
-            keys[_expect(key, str)] = (_expect(item[0], int), _expect(item[1], int))
-            kids[key] = _src_in(item[2], memo)
+            key_line, key_column, child = item
+            if type(key_line) is not int or type(key_column) is not int:
+                raise BadEntry("not a position")
+            keys[key] = (key_line, key_column)
+            kids[key] = _src_in(child, memo)
         built = Src(line, column, kids, keys)
     else:
         raise BadEntry("not a source map")
