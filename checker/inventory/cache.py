@@ -296,7 +296,7 @@ class Cache:
             return None
         try:
             parsed = decode(payload)
-        except (BadEntry, RecursionError):
+        except Exception:  # BadEntry, too deep: whatever it is, a miss
             return None
         _touch(path)
         return parsed

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from checker import progress
-from checker.inventory.cache import Cache, Parsed, Unencodable, content_key, decode, encode, open_cache
+from checker.inventory.cache import Cache, Parsed, content_key, decode, encode, open_cache
 from checker.inventory.source import YamlProblem, read
 from checker.perf import gc_paused
 
@@ -98,10 +98,19 @@ def _parse_in_worker(path: Path) -> tuple[str, Any]:
         parsed = parse_file(path)
     if isinstance(parsed, OSError):
         return "oserror", parsed
+    payload = _encoded(parsed)
+    # Unencodable: the parent parses it itself.
+    return ("unencodable", None) if payload is None else ("payload", payload)
+
+
+def _encoded(parsed: Parsed) -> bytes | None:
+    """The payload, or None when this file cannot be cached. A cache never fails
+    an audit: whatever goes wrong here only costs a parse (tests/test_cache.py
+    pins the format, so a broken encoder shows there, not in audits)."""
     try:
-        return "payload", encode(parsed)
-    except (Unencodable, RecursionError):
-        return "unencodable", None  # the parent parses it itself
+        return encode(parsed)
+    except Exception:  # Unencodable, too deep, or a source map shape encode() does not know yet
+        return None
 
 
 def _pool_context() -> BaseContext:
@@ -171,18 +180,22 @@ class _Reader:
                     job = queue.popleft()
                     running[pool.submit(_parse_in_worker, job.path)] = job
 
-            # With fork, the first submit starts every worker: no other thread may run then.
-            with progress.single_threaded():
-                feed()
-            while running or queue:
-                for future in [f for f in running if f.done()]:
-                    self._collect(running.pop(future), future)
-                feed()
-                if queue:
-                    job = queue.pop()
-                    self._finish(job, parse_file(job.path))
-                elif running:
-                    wait(running, return_when=FIRST_COMPLETED)
+            try:
+                # With fork, the first submit starts every worker: no other thread may run then.
+                with progress.single_threaded():
+                    feed()
+                while running or queue:
+                    for future in [f for f in running if f.done()]:
+                        self._collect(running.pop(future), future)
+                    feed()
+                    if queue:
+                        job = queue.pop()
+                        self._finish(job, parse_file(job.path))
+                    elif running:
+                        wait(running, return_when=FIRST_COMPLETED)
+            except BaseException:  # Ctrl-C, or a bug: do not wait for the files still queued
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
 
     def _collect(self, job: _Job, future: Future[tuple[str, Any]]) -> None:
         try:
@@ -200,11 +213,9 @@ class _Reader:
         self._settle(job.index, outcome)
         if self.cache is None or job.key is None or isinstance(outcome, OSError):
             return
+        payload = payload or _encoded(outcome)
         if payload is None:
-            try:
-                payload = encode(outcome)
-            except (Unencodable, RecursionError):
-                return
+            return
         # The parser read the file again: store only if it still holds the bytes hashed.
         if self._unchanged(job):
             self.cache.put(job.key, payload)
