@@ -66,9 +66,10 @@ class SafeStream:
 
     def _columns(self) -> int:
         try:
-            return os.get_terminal_size(self._stream.fileno()).columns
+            columns = os.get_terminal_size(self._stream.fileno()).columns
         except (AttributeError, OSError, ValueError):
             return 80
+        return columns if columns > 0 else 80  # a terminal that does not know its size says 0
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 
 import pytest
 
@@ -58,3 +59,14 @@ def test_a_status_line_is_escaped_cut_and_erasable() -> None:
     assert drawn.startswith("\rreading \\x1b[2Jevil.yaml x") and len(drawn) == 1 + 79
     assert cleared == "\r"
     assert out.getvalue().count("\x1b") == 2  # only the two erase sequences written here
+
+
+def test_a_terminal_that_does_not_know_its_width_gets_80_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Sized(io.StringIO):
+        def fileno(self) -> int:
+            return 2
+
+    monkeypatch.setattr("os.get_terminal_size", lambda fd: os.terminal_size((0, 0)))  # a fresh pty
+    out = Sized()
+    SafeStream(out).write_status("y" * 100)
+    assert out.getvalue() == "\r" + "y" * 79 + "\x1b[K"
