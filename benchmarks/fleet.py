@@ -1,4 +1,7 @@
-"""Synthetic fleet generator: a facility with 2N racks and N servers, written as YAML.
+"""Synthetic fleet generator: a facility with 2N racks and N servers, written as YAML
+the way an operator keeps it: one file for the facility, one for the workloads,
+and the servers split by pod (`servers-pod-NNN.yaml`, 100 racks of 4 each), so
+10,000 servers make 27 files and a pull request that touches one pod changes one.
 
 python benchmarks/fleet.py 10000 /tmp/fleet     # 10,000 servers below /tmp/fleet
 """
@@ -9,6 +12,7 @@ import sys
 from pathlib import Path
 
 SERVERS_PER_RACK = 4
+RACKS_PER_POD = 100
 SERVER = """\
   - name: gpu-{i:06d}
     rack: R{rack:05d}
@@ -42,24 +46,34 @@ def facility(racks: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def servers(count: int) -> str:
+def servers(first: int, stop: int) -> str:
+    """Servers numbered first..stop-1 (whole racks)."""
     head = "kind: Servers\nfacility: bench\nrollout_date: 2027-02-01\nservers:\n"
     body = "".join(
         SERVER.format(i=i, rack=i // SERVERS_PER_RACK, position=1 + 10 * (i % SERVERS_PER_RACK))
-        for i in range(count)
+        for i in range(first, stop)
     )
     return head + body
+
+
+def pod_file(pod: int) -> str:
+    return f"servers-pod-{pod:03d}.yaml"
 
 
 WORKLOADS = "kind: Workloads\nworkloads:\n  - {name: train, task: training, params_b: 70, precision: bf16}\n"
 
 
-def write(count: int, folder: Path) -> None:
+def write(count: int, folder: Path) -> list[Path]:
+    """Write the fleet; the files written, the facility first."""
     folder.mkdir(parents=True, exist_ok=True)
     racks = -(-count // SERVERS_PER_RACK)
-    (folder / "facility.yaml").write_text(facility(racks))
-    (folder / "servers.yaml").write_text(servers(count))
-    (folder / "workloads.yaml").write_text(WORKLOADS)
+    files = {"facility.yaml": facility(racks), "workloads.yaml": WORKLOADS}
+    per_pod = RACKS_PER_POD * SERVERS_PER_RACK
+    for pod, first in enumerate(range(0, count, per_pod)):
+        files[pod_file(pod)] = servers(first, min(first + per_pod, count))
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    return [folder / name for name in files]
 
 
 if __name__ == "__main__":

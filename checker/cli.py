@@ -7,23 +7,26 @@ Exit codes (docs/architecture.md): 0 pass; 1 findings at or above the threshold;
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import io
 import json
 import os
 import sys
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
 
-from checker import __version__
+from checker import __version__, progress
 from checker.audit import AuditResult, run_audit
 from checker.config import Settings, find_config, load_config, settings
 from checker.diff import diff
 from checker.errors import UserError
 from checker.facts import REGISTRY, fact_kind
 from checker.findings import SEVERITIES
+from checker.inventory import cache
+from checker.inventory.reading import ReadOptions, default_jobs, options_used
 from checker.perf import gc_paused
 from checker.render import formats_help
 from checker.render.context import RenderContext
@@ -67,6 +70,12 @@ def _count(text: str) -> int:
     return int(text)
 
 
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"not a whole number >= 1: {text!r}")
+    return int(text)
+
+
 def _format_spec(text: str) -> Output:
     try:
         return parse_spec(text)
@@ -94,10 +103,28 @@ def _settings(args: argparse.Namespace, paths: Sequence[Path]) -> Settings:
     )
 
 
+def _read_options(args: argparse.Namespace) -> ReadOptions:
+    """--cache-dir, else $CHECKER_CACHE_DIR or the user's cache folder, unless --no-cache
+    or $CHECKER_NO_CACHE; --jobs, else the CPUs this process may use."""
+    cache_dir: Path | None = args.cache_dir
+    if cache_dir is None and not args.no_cache and not os.environ.get("CHECKER_NO_CACHE"):
+        cache_dir = cache.default_dir()
+    return ReadOptions(jobs=args.jobs or default_jobs(), cache_dir=cache_dir)
+
+
+@contextlib.contextmanager
+def _reading(args: argparse.Namespace) -> Iterator[None]:
+    """How inventories are read, and a progress line while they are audited (on a terminal)."""
+    with options_used(_read_options(args)), progress.shown(sys.stderr):
+        yield
+
+
 def _audit(args: argparse.Namespace, outputs: Sequence[Output]) -> AuditResult:
     paths = args.paths or [DEFAULT_PATH]
     check_writable(outputs, paths)
-    return run_audit(paths, _settings(args, paths), args.as_of or dt.date.today())
+    cfg = _settings(args, paths)
+    with _reading(args):
+        return run_audit(paths, cfg, args.as_of or dt.date.today())
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
@@ -127,17 +154,36 @@ def cmd_diff(args: argparse.Namespace) -> int:
     cfg = _settings(args, paths)
     book = load_rulebook(cfg.rule_dirs)
     as_of = args.as_of or dt.date.today()
-    result = diff(
-        args.base,
-        paths,
-        lambda p: run_audit(p, cfg, as_of, book),
-        fail_on=cfg.fail_on,
-        fail_on_new=args.fail_on_new,
-    )
+    with _reading(args):
+        result = diff(
+            args.base,
+            paths,
+            lambda p: run_audit(p, cfg, as_of, book),
+            fail_on=cfg.fail_on,
+            fail_on_new=args.fail_on_new,
+        )
     for out in outputs:
         text = DIFF_FORMATS[out.format](result, RenderContext(link_base=link_base(out.file)))
         write_output(out, text)
     return result.exit_code
+
+
+def cmd_cache_info(args: argparse.Namespace) -> int:
+    found = cache.info(args.cache_dir or cache.default_dir())
+    lines = [
+        f"cache folder: {found.folder}",
+        f"entries: {found.entries} ({found.size / 1e6:.1f} MB)",
+        f"in use: no ({found.problem})" if found.problem else "in use: yes",
+        f"entries unused for {cache.MAX_AGE_DAYS} days are removed by the next audit",
+    ]
+    _print_lines(lines)
+    return 0
+
+
+def cmd_cache_clean(args: argparse.Namespace) -> int:
+    folder = args.cache_dir or cache.default_dir()
+    _print_lines([f"removed {cache.clean(folder)} entries from {folder}"])
+    return 0
 
 
 def cmd_init(args: argparse.Namespace) -> int:
@@ -262,7 +308,33 @@ def _add_audit_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--as-of", type=_date, metavar="YYYY-MM-DD", help="evaluate dates as of this day")
     p.add_argument("--config", type=Path, metavar="FILE", help="config file (default: checker.yaml)")
+    p.add_argument(
+        "-j",
+        "--jobs",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="parse files in up to N processes (default: the CPUs available; 1: no pool)",
+    )
+    caching = p.add_mutually_exclusive_group()
+    _add_cache_dir_option(caching)
+    caching.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="parse every file; read and write no cache (also: CHECKER_NO_CACHE=1)",
+    )
     _add_rules_option(p)
+
+
+def _add_cache_dir_option(p: argparse.ArgumentParser | argparse._MutuallyExclusiveGroup) -> None:
+    p.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="parsed files are cached here (default: $CHECKER_CACHE_DIR, else "
+        "$XDG_CACHE_HOME/checker, else ~/.cache/checker)",
+    )
 
 
 class _Parser(argparse.ArgumentParser):
@@ -339,6 +411,10 @@ def build_parser() -> argparse.ArgumentParser:
     facts = _sub(subs, "facts", cmd_facts, "fact kinds and fields that rules can use")
     facts.add_argument("kind", nargs="?")
     _sub(subs, "schema", cmd_schema, "JSON Schema of the inventory kinds (for editors)")
+    cache_ = subs.add_parser("cache", help="show or empty the cache of parsed files")
+    cache_subs = cache_.add_subparsers(dest="cache_command", required=True, metavar="ACTION")
+    _add_cache_dir_option(_sub(cache_subs, "info", cmd_cache_info, "where the cache is, and its size"))
+    _add_cache_dir_option(_sub(cache_subs, "clean", cmd_cache_clean, "remove every cache entry"))
     return parser
 
 

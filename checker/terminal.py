@@ -11,6 +11,7 @@ file name) become visible `\\xNN` / `\\uNNNN` text.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from typing import Any, TextIO
@@ -67,6 +68,22 @@ class SafeStream:
 
     def write(self, text: str) -> int:
         return self._stream.write(escape_lines(text))
+
+    def write_status(self, text: str) -> None:
+        """Rewrite the terminal's current line with `text`, escaped and cut to the
+        terminal's width (a wrapped line could not be rewritten); '' erases it.
+        The only control sequences written are these two: carriage return, and
+        ECMA-48 EL (erase to the end of the line)."""
+        shown = escape(text)[: max(self._columns() - 1, 0)]
+        self._stream.write(f"\r{shown}\x1b[K")
+        self._stream.flush()
+
+    def _columns(self) -> int:
+        try:
+            columns = os.get_terminal_size(self._stream.fileno()).columns
+        except (AttributeError, OSError, ValueError):
+            return 80
+        return columns if columns > 0 else 80  # a terminal that does not know its size says 0
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,6 +49,17 @@ def summary(error: int = 0, warning: int = 0, info: int = 0, waived: int = 0, ve
 
 
 CliRunner = Callable[..., Run]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The suite never reads or writes the user's cache: audits run with no cache,
+    and tests of the cache give --cache-dir (or a Cache) in their own tmp_path."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("CHECKER_NO_CACHE", "1")
+        env.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+        env.delenv("CHECKER_CACHE_DIR", raising=False)
+        yield
 
 
 @pytest.fixture

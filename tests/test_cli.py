@@ -262,7 +262,7 @@ def test_unknown_format(cli: CliRunner, in_fixtures: Path, name: str, hint: str)
     (("audit", "--fail-on", "fatal"), "checker audit: error: argument --fail-on: invalid choice: 'fatal' "
                                       "(choose from 'error', 'warning', 'info')"),
     (("frobnicate",), "checker: error: argument COMMAND: invalid choice: 'frobnicate' (choose from 'audit', "
-                      "'report', 'diff', 'init', 'rules', 'explain', 'facts', 'schema')"),
+                      "'report', 'diff', 'init', 'rules', 'explain', 'facts', 'schema', 'cache')"),
     ((), "checker: error: the following arguments are required: COMMAND"),
 ], ids=["bad-date", "bad-fail-on", "bad-command", "no-command"])
 def test_usage_errors_exit_2(
@@ -631,3 +631,144 @@ def test_software_and_fit_findings_point_at_the_lines(cli: CliRunner, in_fixture
     select = ["--select", "compatibility.*", "--select", "workload-fit.*", "--select", "support.*"]
     run = cli("audit", "compat", *select, *AS_OF)
     assert (run.code, run.lines, run.err) == (1, [*COMPAT, summary(error=5)], "")
+
+
+# ---------------------------------------------------------------- --jobs, the cache
+@pytest.fixture
+def rollout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the example rollout (8 files) to change, audited from tmp_path."""
+    shutil.copytree(REPO / "inventories", tmp_path / "inventories")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "inventories"
+
+
+@pytest.fixture
+def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files parsed (not read from the cache), by name."""
+    from checker.inventory import reading
+    from checker.inventory.source import read
+
+    names: list[str] = []
+
+    def counting(path: Path) -> object:
+        names.append(path.name)
+        return read(path)
+
+    monkeypatch.setattr(reading, "read", counting)
+    return names
+
+
+def _json_audit(cli: CliRunner, *options: str) -> str:
+    run = cli("audit", "inventories", *AS_OF, "--format", "json", *options)
+    assert run.code in (0, 1) and run.err == "", run.err
+    return run.out
+
+
+def test_jobs_1_and_2_give_the_same_bytes(
+    cli: CliRunner, rollout: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from checker.inventory import reading
+
+    monkeypatch.setattr(reading, "POOL_MIN_BYTES", 0)  # the example rollout is small: pool it anyway
+    pools: list[int] = []
+    real = reading.ProcessPoolExecutor
+
+    def counting(count: int, **kwargs: object) -> object:
+        pools.append(count)
+        return real(count, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(reading, "ProcessPoolExecutor", counting)
+    one = _json_audit(cli, "--jobs", "1", "--no-cache")
+    assert pools == []
+    two = _json_audit(cli, "--jobs", "2", "--no-cache")
+    assert pools == [1]  # one worker beside this process
+    assert one.encode() == two.encode()
+
+
+def test_a_cache_hit_and_a_changed_file_give_the_cold_bytes(
+    cli: CliRunner, rollout: Path, parsed: list[str]
+) -> None:
+    cold = _json_audit(cli, "--no-cache")
+    files = len(parsed)
+    assert _json_audit(cli, "--cache-dir", "cache") == cold  # writes the entries
+    assert _json_audit(cli, "--cache-dir", "cache") == cold  # reads them
+    assert len(parsed) == 2 * files
+    training = rollout / "sh1" / "servers-training.yaml"
+    text = training.read_text()
+    assert "until: 2027-12-31" in text
+    training.write_text(text.replace("until: 2027-12-31", "until: 2026-12-31"))  # support expired
+    del parsed[:]
+    changed = _json_audit(cli, "--no-cache")
+    assert changed != cold
+    assert _json_audit(cli, "--cache-dir", "cache") == changed
+    assert parsed[files:] == ["servers-training.yaml"]
+
+
+def test_damaged_cache_entries_are_rebuilt_silently(
+    cli: CliRunner, rollout: Path, parsed: list[str]
+) -> None:
+    cold = _json_audit(cli, "--cache-dir", "cache")
+    files = len(parsed)
+    entries = sorted((rollout.parent / "cache" / "files").iterdir())
+    assert len(entries) == files
+    for i, entry in enumerate(entries):
+        data = entry.read_bytes()
+        entry.write_bytes(data[: len(data) // 2] if i % 2 else b"\x00garbage" * 10)
+    assert _json_audit(cli, "--cache-dir", "cache") == cold
+    assert len(parsed) == 2 * files  # every entry was refused and the file parsed again
+    assert _json_audit(cli, "--cache-dir", "cache") == cold
+    assert len(parsed) == 2 * files  # ... and written again
+
+
+def test_an_entry_from_another_checker_version_is_not_used(
+    cli: CliRunner, rollout: Path, parsed: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from checker.inventory import cache
+
+    cold = _json_audit(cli, "--cache-dir", "cache")
+    files = len(parsed)
+    monkeypatch.setattr(cache, "__version__", "99.0.0")
+    cache.salt.cache_clear()
+    try:
+        assert _json_audit(cli, "--cache-dir", "cache") == cold
+    finally:
+        monkeypatch.undo()
+        cache.salt.cache_clear()
+    assert len(parsed) == 2 * files
+
+
+def test_no_cache_from_the_environment(
+    cli: CliRunner, rollout: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CHECKER_CACHE_DIR", str(rollout.parent / "env-cache"))
+    monkeypatch.delenv("CHECKER_NO_CACHE")
+    _json_audit(cli)
+    assert len(list((rollout.parent / "env-cache" / "files").iterdir())) > 0
+    monkeypatch.setenv("CHECKER_NO_CACHE", "1")
+    monkeypatch.setenv("CHECKER_CACHE_DIR", str(rollout.parent / "unused"))
+    _json_audit(cli)
+    assert not (rollout.parent / "unused").exists()
+
+
+def test_cache_info_and_clean(cli: CliRunner, rollout: Path) -> None:
+    _json_audit(cli, "--cache-dir", "cache")
+    info = cli("cache", "info", "--cache-dir", "cache")
+    assert info.code == 0 and info.err == ""
+    assert info.lines[0] == "cache folder: cache"
+    assert re.fullmatch(r"entries: \d+ \(\d+\.\d MB\)", info.lines[1])
+    assert info.lines[2] == "in use: yes"
+    entries = int(info.lines[1].split()[1])
+    clean = cli("cache", "clean", "--cache-dir", "cache")
+    assert (clean.code, clean.out, clean.err) == (0, f"removed {entries} entries from cache\n", "")
+    assert cli("cache", "info", "--cache-dir", "cache").lines[1] == "entries: 0 (0.0 MB)"
+
+
+@pytest.mark.parametrize(("argv", "last_line"), [
+    (("--jobs", "0"), "checker audit: error: argument -j/--jobs: not a whole number >= 1: '0'"),
+    (("--no-cache", "--cache-dir", "c"), "checker audit: error: argument --cache-dir: not allowed with "
+                                         "argument --no-cache"),
+], ids=["jobs-0", "no-cache-and-dir"])
+def test_reading_usage_errors(cli: CliRunner, argv: tuple[str, ...], last_line: str) -> None:
+    run = cli("audit", *argv)
+    assert (run.code, run.out) == (2, "")
+    assert run.err.splitlines()[-1] == last_line

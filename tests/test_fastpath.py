@@ -325,18 +325,18 @@ def test_an_audit_never_works_out_positions_nobody_points_at(
 ) -> None:
     """The benchmark fleet: no finding is in the servers file, so that file, read
     by the fast path, is never read again for positions."""
-    from benchmarks.fleet import write
+    from benchmarks.fleet import pod_file, write
     from checker.audit import run_audit
     from checker.config import Config, settings
     from checker.inventory.loader import load
 
     write(40, tmp_path)
-    servers = (tmp_path / "servers.yaml").read_text()
+    servers = (tmp_path / pod_file(0)).read_text()
     parsed: list[str] = []
     monkeypatch.setattr(fastpath, "parse", lambda text: parsed.append(text) or parse(text))
     cfg = settings(Config(), None, select=[], ignore=[], fail_on=None, rule_dirs=[])
     result = run_audit([tmp_path], cfg, dt.date(2027, 1, 15))
-    assert result.findings and all(not f.file.endswith("servers.yaml") for f in result.findings)
+    assert result.findings and all(not f.file.endswith(pod_file(0)) for f in result.findings)
     assert servers not in parsed
     inv, _ = load([tmp_path])
     assert inv.entities()["server/gpu-000003"].line == 4 + 3 * 14 + 1  # worked out when asked

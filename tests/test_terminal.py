@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from collections.abc import Callable
 
 import pytest
@@ -57,3 +58,25 @@ def test_escaping_by_pattern_is_the_table_translation(escaper: Callable[[str], s
     text = "".join(chr(code) for code in range(0x2100)) + "\u2066\u202e\ud800\udfff"
     tables = {escape: terminal._FIELD, escape_lines: terminal._LINES, escape_json: terminal._JSON}
     assert escaper(text) == text.translate(tables[escaper])
+
+
+def test_a_status_line_is_escaped_cut_and_erasable() -> None:
+    out = io.StringIO()  # no terminal: 80 columns
+    stream = SafeStream(out)
+    stream.write_status("reading \x1b[2Jevil.yaml " + "x" * 100)
+    stream.write_status("")
+    drawn, cleared = out.getvalue().split("\x1b[K")[:2]
+    assert drawn.startswith("\rreading \\x1b[2Jevil.yaml x") and len(drawn) == 1 + 79
+    assert cleared == "\r"
+    assert out.getvalue().count("\x1b") == 2  # only the two erase sequences written here
+
+
+def test_a_terminal_that_does_not_know_its_width_gets_80_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Sized(io.StringIO):
+        def fileno(self) -> int:
+            return 2
+
+    monkeypatch.setattr("os.get_terminal_size", lambda fd: os.terminal_size((0, 0)))  # a fresh pty
+    out = Sized()
+    SafeStream(out).write_status("y" * 100)
+    assert out.getvalue() == "\r" + "y" * 79 + "\x1b[K"

@@ -41,7 +41,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import yaml
@@ -54,6 +54,7 @@ try:
     import ryml
 except ImportError:  # pragma: no cover - exercised by monkeypatching in the tests
     ryml = None
+RAPIDYAML_VERSION: str | None = getattr(ryml, "__version__", None)
 
 _RESOLVER: Any = yaml.resolver.Resolver()
 _CONSTRUCTOR = SafeConstructor()
@@ -368,3 +369,15 @@ class _FileSrc(LazySrc):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_FileSrc, (self._positions, self._index))
+
+
+def deferred_index(src: Src) -> int | None:
+    """The document index of a fast-parsed document's source map, which the
+    file's text alone gives back (the cache stores that, not the map), else None."""
+    return src._index if isinstance(src, _FileSrc) else None
+
+
+def deferred_sources(text: str) -> Callable[[int], Src]:
+    """Source maps of the documents of `text`, worked out on first use, all from one parse."""
+    positions = _Positions(text)
+    return lambda index: _FileSrc(positions, index)

@@ -24,6 +24,7 @@ import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from yaml.nodes import ScalarNode
 
+from checker import progress
 from checker.builtin import (
     SCHEMA_DOCUMENT,
     SCHEMA_DUPLICATE_NAME,
@@ -38,7 +39,8 @@ from checker.entity import entity_id
 from checker.errors import UserError
 from checker.findings import Finding, Location, located
 from checker.inventory import models as m
-from checker.inventory.source import Document, LazySrc, Src, YamlProblem, read
+from checker.inventory.reading import ReadOptions, current_options, read_all
+from checker.inventory.source import Document, LazySrc, Src, YamlProblem
 from checker.perf import gc_paused
 from checker.resources import knowledge_dir
 from checker.suggest import did_you_mean
@@ -375,19 +377,17 @@ def _validate(problems: _Problems, model: type[B], doc: _Doc) -> B | None:
 
 
 # ---------------------------------------------------------------- reading
-def _documents(problems: _Problems, files: Sequence[Path]) -> list[_Doc]:
+def _documents(problems: _Problems, files: Sequence[Path], options: ReadOptions) -> list[_Doc]:
     docs: list[_Doc] = []
-    for path in files:
+    # In the order of `files`, however they were read: the findings do not depend on it.
+    for path, outcome in zip(files, read_all(files, options), strict=True):
         shown = display_path(path)
-        try:
-            parsed = read(path)
-        except YamlProblem as exc:
-            problems.add(exc.rule, Location(shown, exc.line, exc.column), exc.message)
-            continue
-        except OSError as exc:
-            problems.add(SCHEMA_FILE, Location(shown, 1, 1), f"cannot read: {exc.strerror}")
-            continue
-        docs.extend(d for d in (_typed(problems, shown, doc) for doc in parsed) if d)
+        if isinstance(outcome, YamlProblem):
+            problems.add(outcome.rule, Location(shown, outcome.line, outcome.column), outcome.message)
+        elif isinstance(outcome, OSError):
+            problems.add(SCHEMA_FILE, Location(shown, 1, 1), f"cannot read: {outcome.strerror}")
+        else:
+            docs.extend(d for d in (_typed(problems, shown, doc) for doc in outcome) if d)
     return docs
 
 
@@ -795,22 +795,32 @@ def builtin_catalog_files() -> list[Path]:
     return [knowledge_dir() / name for name in CATALOG_FILES]
 
 
-def load(paths: Sequence[Path], exclude: Path | None = None) -> tuple[Inventory, list[Finding]]:
-    """Read every YAML file below `paths` (but `exclude`) plus the built-in catalog."""
+def load(
+    paths: Sequence[Path], exclude: Path | None = None, options: ReadOptions | None = None
+) -> tuple[Inventory, list[Finding]]:
+    """Read every YAML file below `paths` (but `exclude`) plus the built-in catalog.
+    `options` (cache, processes) default to those the command line set."""
     with gc_paused():
-        return _load(paths, exclude)
+        return _load(paths, exclude, options or current_options())
 
 
-def _load(paths: Sequence[Path], exclude: Path | None) -> tuple[Inventory, list[Finding]]:
+def _load(
+    paths: Sequence[Path], exclude: Path | None, options: ReadOptions
+) -> tuple[Inventory, list[Finding]]:
     problems = _Problems()
+    progress.stage("reading")
     found, unread = find_files(paths, exclude)
     for path, message in unread:
         problems.add(SCHEMA_FILE, Location(display_path(path), 1, 1), message)
     files = builtin_catalog_files() + found
     builder = _Builder(problems)
-    docs = _documents(problems, files)
+    docs = _documents(problems, files, options)
+    progress.stage("validating")
     # Catalog and facilities first: servers refer to both, wherever they are written.
     order = {"GpuModels": 0, "ServerModels": 1, "Facility": 2, "Workloads": 3}
     for doc in sorted(docs, key=lambda d: order.get(d.value["kind"], 4)):
         builder.add(doc)
-    return builder.finish(), problems.findings()
+    inventory = builder.finish()
+    progress.servers(len(inventory.servers))
+    progress.stage("checking")  # capacity, facts and rules follow the load
+    return inventory, problems.findings()

@@ -1,0 +1,122 @@
+"""Reading files: from the cache, parsed here, or parsed in a pool; always in the order given."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from checker.inventory import reading
+from checker.inventory.reading import ReadOptions, read_all, workers
+from checker.inventory.source import YamlProblem, read
+
+FACILITY = (
+    "kind: Facility\nname: f{n}\nracks:\n  - {{name: R01, feeds: [{{name: A, voltage: 230, amps: 32}}]}}\n"
+)
+
+
+def write_files(folder: Path, count: int) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for n in range(count):
+        path = folder / f"f{n}.yaml"
+        path.write_text(FACILITY.format(n=n))
+        paths.append(path)
+    return paths
+
+
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the files parsed in this process."""
+    seen: list[str] = []
+
+    def counting(path: Path) -> object:
+        seen.append(path.name)
+        return read(path)
+
+    monkeypatch.setattr(reading, "read", counting)
+    return seen
+
+
+def test_a_second_read_comes_from_the_cache(tmp_path: Path, parses: list[str]) -> None:
+    paths = write_files(tmp_path / "inv", 3)
+    options = ReadOptions(cache_dir=tmp_path / "cache")
+    cold = read_all(paths, options)
+    assert parses == ["f0.yaml", "f1.yaml", "f2.yaml"]
+    assert read_all(paths, options) == cold
+    assert len(parses) == 3
+
+
+def test_only_a_changed_file_is_parsed_again(tmp_path: Path, parses: list[str]) -> None:
+    paths = write_files(tmp_path / "inv", 3)
+    options = ReadOptions(cache_dir=tmp_path / "cache")
+    read_all(paths, options)
+    paths[1].write_text(FACILITY.format(n=9))
+    warm = read_all(paths, options)
+    assert parses[3:] == ["f1.yaml"]
+    assert warm == read_all(paths, ReadOptions())  # the same as with no cache
+
+
+def test_a_yaml_problem_is_cached_too(tmp_path: Path, parses: list[str]) -> None:
+    (tmp_path / "bad.yaml").write_text("kind: [\n")
+    options = ReadOptions(cache_dir=tmp_path / "cache")
+    first, second = (read_all([tmp_path / "bad.yaml"], options)[0] for _ in range(2))
+    assert isinstance(first, YamlProblem) and isinstance(second, YamlProblem)
+    assert (first.line, first.column, first.message) == (second.line, second.column, second.message)
+    assert parses == ["bad.yaml"]
+
+
+def test_an_unreadable_file_is_reported_not_cached(tmp_path: Path) -> None:
+    (tmp_path / "dir.yaml").mkdir()
+    for options in (ReadOptions(), ReadOptions(cache_dir=tmp_path / "cache")):
+        [outcome] = read_all([tmp_path / "dir.yaml"], options)
+        assert isinstance(outcome, IsADirectoryError)
+
+
+def test_an_unusable_cache_folder_is_no_cache(tmp_path: Path) -> None:
+    paths = write_files(tmp_path / "inv", 2)
+    (tmp_path / "taken").write_text("")
+    assert read_all(paths, ReadOptions(cache_dir=tmp_path / "taken")) == read_all(paths, ReadOptions())
+
+
+@pytest.mark.parametrize(("jobs", "sizes", "expected"), [
+    (1, [5_000_000, 5_000_000], 1),  # --jobs 1: never a pool
+    (4, [50_000_000], 1),  # one file: nothing to share
+    (4, [400_000, 500_000], 1),  # under POOL_MIN_BYTES: start-up would cost more than it saves
+    (2, [600_000, 600_000], 2),
+    (8, [600_000, 600_000, 600_000], 3),  # no more processes than files
+])
+def test_when_a_pool_pays(jobs: int, sizes: list[int], expected: int) -> None:
+    assert workers(jobs, sizes) == expected
+
+
+def test_a_pool_gives_the_same_outcomes_in_the_same_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = write_files(tmp_path / "inv", 6)
+    (tmp_path / "inv" / "f3.yaml").write_text("kind: Facility\nkind: Facility\n")  # a duplicate key
+    (tmp_path / "inv" / "f4.yaml").unlink()  # gone between listing and reading
+    monkeypatch.setattr(reading, "POOL_MIN_BYTES", 0)
+    pools: list[int] = []
+    real: Callable[..., object] = reading.ProcessPoolExecutor
+
+    def counting(count: int, **kwargs: object) -> object:
+        pools.append(count)
+        return real(count, **kwargs)
+
+    monkeypatch.setattr(reading, "ProcessPoolExecutor", counting)
+    parallel = read_all(paths, ReadOptions(jobs=3, cache_dir=tmp_path / "cache"))
+    assert pools == [2]  # two workers, and this process
+    serial = read_all(paths, ReadOptions(jobs=1))
+    assert [type(o) for o in parallel] == [list, list, list, YamlProblem, FileNotFoundError, list]
+    assert [o for o in parallel if isinstance(o, list)] == [o for o in serial if isinstance(o, list)]
+    problem = parallel[3]
+    assert isinstance(problem, YamlProblem) and problem.message.startswith("duplicate key 'kind'")
+    # What the workers parsed was cached: read again, nothing is parsed.
+    assert read_all(paths, ReadOptions(jobs=3, cache_dir=tmp_path / "cache"))[0] == serial[0]
+    assert pools == [2]
+
+
+def test_default_jobs_is_at_least_one() -> None:
+    assert reading.default_jobs() >= 1
