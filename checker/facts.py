@@ -12,7 +12,8 @@ thresholds the tables give. `checker facts [KIND]` prints this registry.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping, Sequence
+import operator
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -103,11 +104,22 @@ def _d(name: str, type_: FieldType, unit: str, doc: str) -> FactField:
     return FactField(name, type_, unit, doc)
 
 
-def _column(models: Sequence[Any], path: tuple[str, ...]) -> list[Any]:
-    """One inventory path read from every model (None where a step is absent)."""
-    column: list[Any] = list(models)
-    for step in path:
-        column = [getattr(value, step, None) if value is not None else None for value in column]
+Columns = dict[tuple[str, ...], list[Any]]
+
+
+def _column(models: Sequence[Any], path: tuple[str, ...], memo: Columns) -> list[Any]:
+    """One inventory path read from every model (None where a step is absent);
+    `memo` keeps the columns of path prefixes (`psu` for psu.count and psu.rating_w)."""
+    column = memo.get(path)
+    if column is not None:
+        return column
+    column = _column(models, path[:-1], memo) if len(path) > 1 else list(models)
+    get = operator.attrgetter(path[-1])
+    try:
+        column = list(map(get, column))  # at C speed while no step is absent
+    except AttributeError:
+        column = [None if value is None else get(value) for value in column]
+    memo[path] = column
     return column
 
 
@@ -116,7 +128,7 @@ def _normal(column: list[Any], type_: FieldType) -> list[Any]:
     `memory_gb: 512` reads back as 512 in messages, not 512.0)."""
     if type_ == "date":
         return [v.isoformat() if isinstance(v, dt.date) else v for v in column]
-    if type_ == "number":
+    if type_ == "number" and any(issubclass(kind, float) for kind in set(map(type, column))):
         return [int(v) if isinstance(v, float) and v.is_integer() else v for v in column]
     return column
 
@@ -129,19 +141,34 @@ def _records(
 ) -> list[dict[str, Any]]:
     """Fact values of many entities, built a column at a time: each field of
     every entity in one list comprehension (or taken whole from `columns`,
-    such as the capacity table's), then one dict per entity in field order
-    with absent (None) values left out."""
+    such as the capacity table's, whose values are as facts hold them), then
+    one dict per entity in field order with absent (None) values left out."""
+
+    memo: Columns = {}
 
     def column(f: FactField) -> Sequence[Any]:
         if f.path:
-            return _normal(_column(models, f.path), f.type)
+            return _normal(_column(models, f.path, memo), f.type)
         given = columns.get(f.name)
         return given if given is not None else _normal([d.get(f.name) for d in derived], f.type)
 
-    cells = [column(f) for f in fields]
-    names = [f.name for f in fields]
-    rows = zip(*cells, strict=True)
-    return [{k: v for k, v in zip(names, row, strict=True) if v is not None} for row in rows]
+    return _assemble([f.name for f in fields], [column(f) for f in fields], len(models))
+
+
+def _assemble(names: list[str], cells: list[Sequence[Any]], count: int) -> list[dict[str, Any]]:
+    """One dict per row, in column order, without None values: a column never
+    set is left out, a column always set goes in by dict(zip()) at C speed,
+    and only the columns set for some rows are checked row by row."""
+    kept = [(name, cell) for name, cell in zip(names, cells, strict=True) if cell.count(None) < count]
+    sometimes = [name for name, cell in kept if None in cell]
+    kept_names = [name for name, _ in kept]
+    rows = zip(*(cell for _, cell in kept), strict=True) if kept else [()] * count
+    records = [dict(zip(kept_names, row, strict=True)) for row in rows]
+    for record in records if sometimes else ():
+        for name in sometimes:
+            if record[name] is None:
+                del record[name]
+    return records
 
 
 def _facts(
@@ -390,30 +417,39 @@ def _gpu_values(inv: Inventory, server: m.Server) -> dict[str, Any]:
 
 def _servers(inv: Inventory, cap: Capacity, ctx: Context) -> list[Fact]:
     workloads = _workload_values(inv, ctx)
-    # A fleet repeats a few configurations many times: the catalog and table
-    # lookups are made once per distinct GPU set-up and software stack.
-    gpu_memo: dict[tuple[Any, ...] | None, dict[str, Any]] = {}
-    sw_memo: dict[tuple[Any, ...] | None, dict[str, Any]] = {}
     entries = []
+    gpu_keys: list[Hashable] = []
+    sw_keys: list[Hashable] = []
     for name, entry in inv.servers.items():
         server, sw = entry.server, entry.server.software
         nvlink = server.network.nvlink if server.network else None
-        gpu_key = (server.gpu.model, server.gpu.count, nvlink, server.model) if server.gpu else None
-        if (gpu_values := gpu_memo.get(gpu_key)) is None:
-            gpu_values = gpu_memo[gpu_key] = _gpu_values(inv, server)
-        sw_key = (sw.driver, sw.cuda, sw.rocm) if sw else None
-        if (sw_values := sw_memo.get(sw_key)) is None:
-            sw_values = sw_memo[sw_key] = software.software_values(sw, ctx.knowledge)
-        derived = {
-            "facility": entry.facility,
-            "rollout_date": entry.rollout_date.isoformat() if entry.rollout_date else None,
-            **gpu_values,
-            **sw_values,
-            **_support(entry, ctx),
-            **_server_fit(server, workloads, ctx),
-        }
+        gpu_keys.append((server.gpu.model, server.gpu.count, nvlink, server.model) if server.gpu else None)
+        sw_keys.append((sw.driver, sw.cuda, sw.rocm) if sw else None)
+        derived = {**_support(entry, ctx), **_server_fit(server, workloads, ctx)}
         entries.append((entity_id("server", name), entry.place, derived))
-    return _facts("server", SERVER_FIELDS, entries, cap.servers.cells)
+    servers = [entry.server for entry in inv.servers.values()]
+    # A fleet repeats a few configurations many times: the catalog and table
+    # lookups are made once per distinct GPU set-up and software stack.
+    gpu = _spread(gpu_keys, servers, lambda server: _gpu_values(inv, server))
+    stack = _spread(sw_keys, servers, lambda server: software.software_values(server.software, ctx.knowledge))
+    rollout = [e.rollout_date.isoformat() if e.rollout_date else None for e in inv.servers.values()]
+    facility = [entry.facility for entry in inv.servers.values()]
+    columns = {**cap.servers.cells, **gpu, **stack, "facility": facility, "rollout_date": rollout}
+    return _facts("server", SERVER_FIELDS, entries, columns)
+
+
+def _spread(
+    keys: Sequence[Hashable], servers: Sequence[m.Server], compute: Callable[[m.Server], dict[str, Any]]
+) -> dict[str, list[Any]]:
+    """Columns of values computed once per distinct key (the first server with
+    that key stands for all), then spread to every server by a lookup at C speed."""
+    rows: dict[Hashable, dict[str, Any]] = {}
+    for key, server in zip(keys, servers, strict=True):
+        if key not in rows:
+            rows[key] = {k: _normal([v], "number")[0] for k, v in compute(server).items()}
+    names = dict.fromkeys(name for row in rows.values() for name in row)
+    by_key = {name: {k: row.get(name) for k, row in rows.items()} for name in names}
+    return {name: list(map(values.__getitem__, keys)) for name, values in by_key.items()}
 
 
 # ---------------------------------------------------------------- framework
