@@ -65,7 +65,7 @@ def run_audit(
     if not schema:
         capacity = compute(inv)
         facts = build_all(inv, capacity, Context(as_of, cfg.support_horizon_days))
-        findings += evaluate(active.rules, facts)
+        findings += evaluate(active.rules, facts, cfg.max_per_rule)
     findings = override_severity(findings, cfg.severity)
     selected = [r for r in known if matches(r, cfg.select) and not matches(r, cfg.ignore)]
     # With input errors no rule ran: no waiver can be called unused.

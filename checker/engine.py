@@ -233,20 +233,34 @@ def not_a_number(facts: Sequence[Fact]) -> list[Finding]:
     ]
 
 
-def evaluate(rules: Sequence[CompiledRule], facts: Sequence[Fact]) -> list[Finding]:
-    """One finding per rule x matching fact, located at `locate` or the entity."""
+def evaluate(
+    rules: Sequence[CompiledRule], facts: Sequence[Fact], messages_per_rule: int = 0
+) -> list[Finding]:
+    """One finding per rule x matching fact, located at `locate` or the entity.
+
+    With `messages_per_rule` (the output cap, Settings.max_per_rule), only the
+    findings the cap keeps get their message rendered: the first of each rule
+    in output order (checker.decide.cap_per_rule), ties at the cut included.
+    The others are counted but never shown, and carry an empty message:
+    rendering 7,500 messages to show 300 was a sixth of the rules stage. A
+    message template that fails on a finding nobody sees is then not an error;
+    `checker rules test` runs every template on the rule's examples."""
     pairs = match(rules, [(f.kind, f.values) for f in facts])
+    found = [(rules[r], facts[f], _location(rules[r], facts[f])) for r, f in pairs]
+    shown = _shown(
+        [(rule.id, (loc.file, loc.line, loc.column, rule.id, fact.entity)) for rule, fact, loc in found],
+        messages_per_rule,
+    )
     findings = not_a_number(facts)
-    for rule_index, fact_index in pairs:
-        rule, fact = rules[rule_index], facts[fact_index]
-        loc = _location(rule, fact)
+    for i, (rule, fact, loc) in enumerate(found):
+        message = rule.render(fact.values, fact.entity) if shown is None or i in shown else ""
         findings.append(
             Finding(
                 rule.id,
                 rule.rule.severity,
                 rule.rule.category,
                 fact.entity,
-                rule.render(fact.values, fact.entity),
+                message,
                 rule.rule.remediation,
                 loc.file,
                 loc.line,
@@ -254,3 +268,21 @@ def evaluate(rules: Sequence[CompiledRule], facts: Sequence[Fact]) -> list[Findi
             )
         )
     return sorted(findings, key=Finding.sort_key)
+
+
+def _shown(keys: Sequence[tuple[str, tuple[str, int, int, str, str]]], limit: int) -> set[int] | None:
+    """Indices of the findings the output cap keeps (None: no cap, all of them).
+
+    Findings sort by these keys and then by message; so a finding whose key
+    ties with the last one kept may be kept too, and is rendered as well."""
+    if limit <= 0:
+        return None
+    by_rule: dict[str, list[int]] = {}
+    for i, (rule, _) in enumerate(keys):
+        by_rule.setdefault(rule, []).append(i)
+    shown: set[int] = set()
+    for indices in by_rule.values():
+        ordered = sorted(indices, key=lambda i: keys[i][1])
+        last = keys[ordered[min(limit, len(ordered)) - 1]][1]
+        shown.update(i for n, i in enumerate(ordered) if n < limit or keys[i][1] == last)
+    return shown

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from checker.decide import cap_per_rule
 from checker.engine import _pack, evaluate, fact_json, facts_json, match
 from checker.facts import Fact
 from checker.inventory.source import parse
@@ -157,3 +158,22 @@ def test_ten_thousand_facts_render_the_same_bytes_run_after_run() -> None:
     outputs = [json.dumps([f.__repr__() for f in evaluate([rule], facts)]) for _ in range(2)]
     assert outputs[0] == outputs[1]
     assert outputs[0].count("t.half on R") == 5_000
+
+
+@pytest.mark.parametrize("limit", [1, 2, 3, 7, 50])
+def test_messages_are_rendered_for_exactly_the_findings_the_cap_keeps(limit: int) -> None:
+    # Ties: facts at the same position with the same entity sort by message,
+    # so the engine must render every finding that ties with the last one kept.
+    src = parse("name: R\n")[0].src
+    facts = [
+        Fact("rack", f"rack/f/R{i % 4}", {"name": f"R{i}", "load_kw": float(i)}, f"f{i % 3}.yaml", src)
+        for i in range(20)
+    ]
+    rules = [compiled_rule("t.a", "rack", "load_kw >= 0"), compiled_rule("t.b", "rack", "load_kw > 9")]
+    everything, _ = cap_per_rule(evaluate(rules, facts), limit)
+    capped, _ = cap_per_rule(evaluate(rules, facts, messages_per_rule=limit), limit)
+    assert capped == everything and all(f.message for f in capped)
+    hidden = [f for f in evaluate(rules, facts, messages_per_rule=limit) if not f.message]
+    # Each rank of the sort holds one finding per file (f0, f1, f2 tie on line,
+    # column and entity only within a file): at most a few are rendered and cut.
+    assert (len(hidden) > 0) == (limit < 20)
