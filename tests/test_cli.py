@@ -750,6 +750,25 @@ def test_no_cache_from_the_environment(
     assert not (rollout.parent / "unused").exists()
 
 
+@pytest.mark.parametrize(
+    ("env", "written"),
+    [({}, True), ({"CI": "true"}, False), ({"CI": "true", "CHECKER_CACHE_DIR": "named"}, True)],
+    ids=["local", "ci", "ci-with-a-named-folder"],
+)
+def test_under_ci_only_a_named_cache_folder_is_used(
+    cli: CliRunner, rollout: Path, monkeypatch: pytest.MonkeyPatch, env: dict[str, str], written: bool
+) -> None:
+    # A CI runner starts empty and is thrown away: entries in its home would never be read.
+    monkeypatch.delenv("CHECKER_NO_CACHE")
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(rollout.parent / "xdg"))
+    for name, value in env.items():
+        monkeypatch.setenv(name, str(rollout.parent / value) if name == "CHECKER_CACHE_DIR" else value)
+    _json_audit(cli)
+    folder = rollout.parent / ("named" if "CHECKER_CACHE_DIR" in env else "xdg/checker")
+    assert (folder / "files").is_dir() == written
+
+
 def test_cache_info_and_clean(cli: CliRunner, rollout: Path) -> None:
     _json_audit(cli, "--cache-dir", "cache")
     info = cli("cache", "info", "--cache-dir", "cache")
