@@ -33,6 +33,7 @@ from checker.findings import Finding, Location, located
 from checker.rulebook import CompiledRule
 
 _names = itertools.count()
+FACT_BATCH = 5_000
 # durable reads integers as a C long; beyond about 1e15 a float's digits are
 # not its value anyway. No quantity in a rollout plan comes near.
 _MAX_MAGNITUDE = 1e15
@@ -98,8 +99,9 @@ def fact_json(index: int, kind: str, values: Mapping[str, Any]) -> str:
 _UNSAFE_NUMBER = re.compile(r'": -?(?:[0-9]{16}|[0-9.]+[eE])')
 
 
-def facts_json(kind: str, facts: Sequence[Mapping[str, Any]], fields: frozenset[str]) -> str:
-    """The `fields` of one kind's facts as a durable JSON list, each with its index as id.
+def facts_json(kind: str, facts: Sequence[Mapping[str, Any]], fields: frozenset[str], first: int = 0) -> str:
+    """The `fields` of one kind's facts as a durable JSON list, each with its
+    index (counted from `first`) as id.
 
     The common case is one json.dumps at C speed; a NaN or infinity (which
     json.dumps refuses with allow_nan=False) or a number durable would
@@ -107,7 +109,7 @@ def facts_json(kind: str, facts: Sequence[Mapping[str, Any]], fields: frozenset[
     keys = {name: fact_key(name) for name in fields}
     listed = [
         {"id": i, "kind": kind, **{keys[k]: v for k, v in values.items() if k in keys and v is not None}}
-        for i, values in enumerate(facts)
+        for i, values in enumerate(facts, first)
     ]
     try:
         text = json.dumps(listed, ensure_ascii=False, allow_nan=False)
@@ -115,7 +117,7 @@ def facts_json(kind: str, facts: Sequence[Mapping[str, Any]], fields: frozenset[
         text = None
     if text is None or _UNSAFE_NUMBER.search(text):
         sent = [{k: v for k, v in values.items() if k in keys} for values in facts]
-        return "[" + ", ".join(fact_json(i, kind, values) for i, values in enumerate(sent)) + "]"
+        return "[" + ", ".join(fact_json(i, kind, values) for i, values in enumerate(sent, first)) + "]"
     return text
 
 
@@ -182,11 +184,17 @@ def match_kind(
     if not conditions or not facts:
         return []
     # durable stores every field it is sent: send only those the conditions read.
-    text = facts_json(kind, facts, frozenset().union(*(c.fields for c in conditions)))
+    fields = frozenset().union(*(c.fields for c in conditions))
+    chunks = _pack([alternatives(c.condition) for c in conditions])
     fired: list[tuple[int, int]] = []
-    for chunk in _pack([alternatives(c.condition) for c in conditions]):
-        wrapped = [{"$and": [{"kind": kind}, conditions[i].condition]} for i in chunk]
-        fired += [(chunk[j], fact) for j, fact in run_ruleset(wrapped, text)]
+    # Every condition reads one fact, so facts can go in batches, each into
+    # rulesets of its own: durable's memory (it keeps every fact it is sent)
+    # and the JSON text stay the size of a batch, however large the fleet.
+    for first in range(0, len(facts), FACT_BATCH):
+        text = facts_json(kind, facts[first : first + FACT_BATCH], fields, first)
+        for chunk in chunks:
+            wrapped = [{"$and": [{"kind": kind}, conditions[i].condition]} for i in chunk]
+            fired += [(chunk[j], fact) for j, fact in run_ruleset(wrapped, text)]
     return sorted(fired)
 
 

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from checker import engine
 from checker.decide import cap_per_rule
 from checker.engine import _pack, evaluate, fact_json, facts_json, match
 from checker.facts import Fact
@@ -177,3 +178,14 @@ def test_messages_are_rendered_for_exactly_the_findings_the_cap_keeps(limit: int
     # Each rank of the sort holds one finding per file (f0, f1, f2 tie on line,
     # column and entity only within a file): at most a few are rendered and cut.
     assert (len(hidden) > 0) == (limit < 20)
+
+
+def test_facts_sent_in_batches_fire_as_one_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    rules = [
+        compiled_rule("t.half", "rack", "load_kw > capacity_kw"),
+        compiled_rule("t.any", "rack", "exists(name)"),
+    ]
+    facts = _facts(160)
+    whole = match(rules, facts)
+    monkeypatch.setattr(engine, "FACT_BATCH", 70)  # 3 batches, the last one short
+    assert match(rules, facts) == whole and len(whole) == 160 + 60
