@@ -16,6 +16,12 @@ FACILITY = (
 )
 
 
+ANCHORED = (
+    "x-feed: &feed {{name: A, voltage: 230, amps: 32}}\n"
+    "kind: Facility\nname: f{n}\nracks:\n  - {{name: R01, feeds: [*feed]}}\n"
+)
+
+
 def write_files(folder: Path, count: int) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -95,6 +101,8 @@ def test_a_pool_gives_the_same_outcomes_in_the_same_order(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     paths = write_files(tmp_path / "inv", 6)
+    for n, path in enumerate(paths):  # an alias: the event parser reads these, so workers do
+        path.write_text(ANCHORED.format(n=n))
     (tmp_path / "inv" / "f3.yaml").write_text("kind: Facility\nkind: Facility\n")  # a duplicate key
     (tmp_path / "inv" / "f4.yaml").unlink()  # gone between listing and reading
     monkeypatch.setattr(reading, "POOL_MIN_BYTES", 0)
@@ -120,3 +128,13 @@ def test_a_pool_gives_the_same_outcomes_in_the_same_order(
 
 def test_default_jobs_is_at_least_one() -> None:
     assert reading.default_jobs() >= 1
+
+
+def test_files_the_fast_path_takes_stay_in_this_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Decoding what a worker sends back costs about what the fast path costs.
+    paths = write_files(tmp_path / "inv", 6)
+    monkeypatch.setattr(reading, "POOL_MIN_BYTES", 0)
+    monkeypatch.setattr(reading, "ProcessPoolExecutor", lambda *a, **k: pytest.fail("no pool wanted"))
+    assert read_all(paths, ReadOptions(jobs=3)) == read_all(paths, ReadOptions(jobs=1))

@@ -120,6 +120,13 @@ def load(text: str) -> list[Document] | None:
         return None
 
 
+def takes(text: str) -> bool:
+    """Whether the fast path will try this text (it may still refuse it while
+    reading): the reader keeps such files in its own process, where parsing
+    costs no more than decoding what a worker would send back."""
+    return ryml is not None and not _needs_events(text)
+
+
 def _needs_events(text: str) -> bool:
     """Whether the text holds syntax the fast path leaves to the event parser."""
     if _BARE_COLON.search(text) or ",:" in text:  # `{x,: 1}`: rapidyaml reads a key `x,`

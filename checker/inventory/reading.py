@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from checker import progress
+from checker.inventory import fastpath
 from checker.inventory.cache import Cache, Parsed, content_key, decode, encode, open_cache
 from checker.inventory.source import YamlProblem, read
 from checker.inventory.source import decode as decode_text
@@ -85,6 +86,13 @@ def parse_file(path: Path) -> Outcome:
         return exc
 
 
+def _fast(data: bytes) -> bool:
+    try:
+        return fastpath.takes(decode_text(data))
+    except YamlProblem:  # not UTF-8: the event parser's reading reports it
+        return False
+
+
 def workers(jobs: int, sizes: Sequence[int]) -> int:
     """Processes worth parsing files of these sizes in, this one included; 1 means no pool."""
     if jobs <= 1 or len(sizes) < 2 or sum(sizes) < POOL_MIN_BYTES:
@@ -127,6 +135,7 @@ class _Job:
     path: Path
     size: int
     key: str | None  # the cache key of the bytes read, None without a cache
+    events: bool = True  # the event parser will read it: worth a worker
 
 
 class _Reader:
@@ -139,9 +148,15 @@ class _Reader:
 
     def run(self) -> list[Outcome]:
         todo = [job for i, path in enumerate(self.paths) if (job := self._lookup(i, path))]
-        count = workers(self.jobs, [job.size for job in todo])
+        # Only files for the event parser go to workers: the fast path parses a
+        # file about as fast as this process could decode a worker's result.
+        slow = [job for job in todo if job.events]
+        count = workers(self.jobs, [job.size for job in slow])
         if count > 1:
-            self._in_pool(todo, count)
+            for job in todo:
+                if not job.events:
+                    self._finish(job, parse_file(job.path))
+            self._in_pool(slow, count)
         else:
             for job in todo:
                 self._finish(job, parse_file(job.path))
@@ -150,21 +165,17 @@ class _Reader:
 
     def _lookup(self, index: int, path: Path) -> _Job | None:
         """A job to parse this file, or None when it is settled (cached, or unreadable)."""
-        if self.cache is None:
-            try:
-                size = path.stat().st_size
-            except OSError:
-                size = 0  # parse_file reports why
-            return _Job(index, path, size, None)
+        if self.cache is None and self.jobs <= 1:
+            return _Job(index, path, 0, None)  # no pool, no cache: nothing to decide here
         try:
             data = path.read_bytes()
         except OSError as exc:
             self._settle(index, exc)
             return None
-        key = content_key(data)
-        hit = self.cache.get(key, lambda: decode_text(data))
+        key = content_key(data) if self.cache else None
+        hit = self.cache.get(key, lambda: decode_text(data)) if self.cache and key else None
         if hit is None:
-            return _Job(index, path, len(data), key)
+            return _Job(index, path, len(data), key, self.jobs > 1 and not _fast(data))
         self._settle(index, hit)
         return None
 
