@@ -54,6 +54,7 @@ try:
     import ryml
 except ImportError:  # pragma: no cover - exercised by monkeypatching in the tests
     ryml = None
+AVAILABLE = ryml is not None
 RAPIDYAML_VERSION: str | None = getattr(ryml, "__version__", None)
 
 _RESOLVER: Any = yaml.resolver.Resolver()
@@ -118,13 +119,6 @@ def load(text: str) -> list[Document] | None:
         return _Reader(text).documents()
     except Exception:  # Refused, the JSON reader's errors, deep nesting: the event parser decides
         return None
-
-
-def takes(text: str) -> bool:
-    """Whether the fast path will try this text (it may still refuse it while
-    reading): the reader keeps such files in its own process, where parsing
-    costs no more than decoding what a worker would send back."""
-    return ryml is not None and not _needs_events(text)
 
 
 def _needs_events(text: str) -> bool:
