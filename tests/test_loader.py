@@ -8,12 +8,14 @@ Positions are 1-based; the comment on each case says what the position names.
 from __future__ import annotations
 
 import json
+import weakref
 from pathlib import Path
 
 import pytest
 
 from checker.inventory import source
 from checker.inventory.loader import load
+from checker.perf import gc_paused
 from checker.resources import knowledge_dir
 from tests.conftest import AS_OF, FIXTURES, CliRunner, Writer, summary
 
@@ -667,3 +669,14 @@ def test_merging_does_not_work_out_positions(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(fastpath, "parse", lambda text: pytest.fail("positions worked out"))
     defaults, server = doc.src.descend("defaults"), doc.src.descend("server")
     _deep_merge((doc.value["defaults"], defaults), (doc.value["server"], server))
+
+
+def test_an_inventory_is_freed_with_the_cycle_collector_paused() -> None:
+    # The command line runs with the collector paused: a reference cycle in the
+    # loader (a builder holding its own bound methods) kept every model alive
+    # to the end of the run, 180 MB of a 50,000-server audit's peak.
+    with gc_paused():
+        inventory, _ = load([FIXTURES.parent.parent / "inventories"])
+        alive = weakref.ref(inventory)
+        del inventory
+        assert alive() is None

@@ -442,15 +442,6 @@ class _Builder:
         # Names written in documents that failed validation: a reference to one
         # is not reported again as dangling; that document's own error says why.
         self._unvalidated: set[tuple[str, str]] = set()
-        self._adders: dict[str, Callable[[_Doc, Any], None]] = {
-            "Facility": self._add_facility,
-            # Servers are placed in finish(): they refer to every other kind.
-            "Servers": lambda doc, shell: self._server_docs.append((doc, shell)),
-            "Workloads": self._add_workloads,
-            "Waivers": self._add_waivers,
-            "GpuModels": self._add_gpumodels,
-            "ServerModels": self._add_servermodels,
-        }
 
     def unique(self, table: dict[Any, Any], key: Any, what: str, new: Placed[Any]) -> bool:
         """Whether `key` is new in `table`; a duplicate is reported at `new`'s name."""
@@ -470,13 +461,17 @@ class _Builder:
         kind = doc.value["kind"]
         validated = _validate(self.p, m.DOCUMENT_KINDS[kind], doc)
         if validated is not None:
-            self._adders[kind](doc, validated)
+            _ADDERS[kind](self, doc, validated)
         else:
             self._unvalidated.update((kind, name) for name in _written_names(doc.value))
 
     def missing(self, kind: str, name: str, table: dict[str, Any]) -> bool:
         """A reference to report as dangling: not defined, nor written in a broken document."""
         return name not in table and (kind, name) not in self._unvalidated
+
+    def _defer_servers(self, doc: _Doc, shell: m.ServersDoc) -> None:
+        # Servers are placed in finish(): they refer to every other kind.
+        self._server_docs.append((doc, shell))
 
     def _add_facility(self, doc: _Doc, fac: m.Facility) -> None:
         place = Placed(fac, doc.file, doc.src)
@@ -674,6 +669,19 @@ class _Builder:
                 f"waiver names unknown entity '{entity}'{hint}",
             )
         self.inv.waivers = valid
+
+
+# Functions, not bound methods kept on the builder: a builder holding its own
+# methods is a reference cycle, and with the cycle collector paused (as the
+# command line runs) it would keep every model alive to the end of the run.
+_ADDERS: dict[str, Callable[[_Builder, _Doc, Any], None]] = {
+    "Facility": _Builder._add_facility,
+    "Servers": _Builder._defer_servers,
+    "Workloads": _Builder._add_workloads,
+    "Waivers": _Builder._add_waivers,
+    "GpuModels": _Builder._add_gpumodels,
+    "ServerModels": _Builder._add_servermodels,
+}
 
 
 _NAMED_LISTS = {"Workloads": "workloads", "GpuModels": "gpus", "ServerModels": "servers"}
