@@ -80,15 +80,28 @@ def main(folder: Path) -> None:
     facts, facts_s = timed(lambda: facts_of(inv, cap))
     findings, rules_s = timed(lambda: rules_on(book, facts))
     cfg = settings(Config(), None, select=[], ignore=[], fail_on=None, rule_dirs=[])
-    result = run_audit([folder], cfg, AS_OF, book)
+    result, audit_s = timed(lambda: run_audit([folder], cfg, AS_OF, book))
     _, json_s = timed(lambda: get_formatter("json")(result))
     after = load_s - ours + cap_s + facts_s + rules_s + json_s
+    size = sum(p.stat().st_size for p in files)
     print(
-        f"yaml.load {plain:.2f}s | our parse {ours:.2f}s | validate {load_s - ours:.2f}s"
+        f"{len(files)} files, {size / 1e6:.1f} MB | yaml.load {plain:.2f}s"
+        f" | our parse {ours:.2f}s{_parsers(files)} | validate {load_s - ours:.2f}s"
         f" | capacity {cap_s:.2f}s | facts {facts_s:.2f}s"
         f" | rules {rules_s:.2f}s ({len(findings)} findings, {len(book.rules)} rules) | json {json_s:.2f}s"
-        f" | after parse {after:.2f}s = {after / plain:.0%} of yaml.load"
+        f" | after parse {after:.2f}s = {after / plain:.0%} of yaml.load | whole audit {audit_s:.2f}s"
     )
+
+
+def _parsers(files: list[Path]) -> str:
+    """Which parser read the files (docs/architecture.md, "Source maps")."""
+    try:
+        from checker.inventory import fastpath
+        from checker.inventory.source import decode
+    except ImportError:  # before the fast path
+        return ""
+    fast = sum(fastpath.load(decode(p.read_bytes())) is not None for p in files)
+    return f" (fast path for {fast} of {len(files)} files)"
 
 
 if __name__ == "__main__":

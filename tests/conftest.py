@@ -107,3 +107,19 @@ GOLDEN_ARGS = ("overload", "waivers/expiring.yaml", *AS_OF)
 def golden_run(cli: CliRunner, in_fixtures: Path) -> Callable[[str], Run]:
     """`golden_run("sarif")` -> the CLI run of the golden fixture in that format."""
     return lambda fmt: cli("audit", *GOLDEN_ARGS, "--format", fmt)
+
+
+@pytest.fixture
+def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the files parsed in this process (not read from the cache)."""
+    from checker.inventory import reading
+    from checker.inventory.source import read
+
+    names: list[str] = []
+
+    def counting(path: Path) -> object:
+        names.append(path.name)
+        return read(path)
+
+    monkeypatch.setattr(reading, "read", counting)
+    return names

@@ -642,22 +642,6 @@ def rollout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "inventories"
 
 
-@pytest.fixture
-def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The files parsed (not read from the cache), by name."""
-    from checker.inventory import reading
-    from checker.inventory.source import read
-
-    names: list[str] = []
-
-    def counting(path: Path) -> object:
-        names.append(path.name)
-        return read(path)
-
-    monkeypatch.setattr(reading, "read", counting)
-    return names
-
-
 def _json_audit(cli: CliRunner, *options: str) -> str:
     run = cli("audit", "inventories", *AS_OF, "--format", "json", *options)
     assert run.code in (0, 1) and run.err == "", run.err
