@@ -171,10 +171,14 @@ def _assemble(names: list[str], cells: list[Sequence[Any]], count: int) -> list[
     return records
 
 
+# An entity's id, its placed model and the derived values not given as columns.
+Entry = tuple[str, Placed[Any], Mapping[str, Any]]
+
+
 def _facts(
     kind: str,
     fields: tuple[FactField, ...],
-    entries: Sequence[tuple[str, Placed[Any], Mapping[str, Any]]],
+    entries: Sequence[Entry],
     columns: Mapping[str, Sequence[Any]] | None = None,
 ) -> list[Fact]:
     """Facts of (entity id, placed model, derived values) entries, plus derived
@@ -222,11 +226,8 @@ FACILITY_FIELDS = (
 
 
 def _facilities(inv: Inventory, cap: Capacity, ctx: Context) -> list[Fact]:
-    entries = [
-        (entity_id("facility", name), place, cap.facilities.row(name))
-        for name, place in inv.facilities.items()
-    ]
-    return _facts("facility", FACILITY_FIELDS, entries)
+    entries: list[Entry] = [(entity_id("facility", n), place, {}) for n, place in inv.facilities.items()]
+    return _facts("facility", FACILITY_FIELDS, entries, cap.facilities.cells_for(list(inv.facilities)))
 
 
 # ---------------------------------------------------------------- rack
@@ -245,11 +246,9 @@ RACK_FIELDS = (
 
 
 def _racks(inv: Inventory, cap: Capacity, ctx: Context) -> list[Fact]:
-    entries = [
-        (entity_id("rack", key), place, {"facility": key[0], **cap.racks.row(key)})
-        for key, place in inv.racks.items()
-    ]
-    return _facts("rack", RACK_FIELDS, entries)
+    entries: list[Entry] = [(entity_id("rack", key), place, {}) for key, place in inv.racks.items()]
+    columns = {**cap.racks.cells_for(list(inv.racks)), "facility": [key[0] for key in inv.racks]}
+    return _facts("rack", RACK_FIELDS, entries, columns)
 
 
 # ---------------------------------------------------------------- feed
@@ -268,11 +267,13 @@ FEED_FIELDS = (
 
 
 def _feeds(inv: Inventory, cap: Capacity, ctx: Context) -> list[Fact]:
-    entries = [
-        (entity_id("feed", key), place, {"facility": key[0], "rack": key[1], **cap.feeds.row(key)})
-        for key, place in inv.feeds.items()
-    ]
-    return _facts("feed", FEED_FIELDS, entries)
+    entries: list[Entry] = [(entity_id("feed", key), place, {}) for key, place in inv.feeds.items()]
+    columns = {
+        **cap.feeds.cells_for(list(inv.feeds)),
+        "facility": [key[0] for key in inv.feeds],
+        "rack": [key[1] for key in inv.feeds],
+    }
+    return _facts("feed", FEED_FIELDS, entries, columns)
 
 
 # ---------------------------------------------------------------- server
@@ -434,7 +435,8 @@ def _servers(inv: Inventory, cap: Capacity, ctx: Context) -> list[Fact]:
     stack = _spread(sw_keys, servers, lambda server: software.software_values(server.software, ctx.knowledge))
     rollout = [e.rollout_date.isoformat() if e.rollout_date else None for e in inv.servers.values()]
     facility = [entry.facility for entry in inv.servers.values()]
-    columns = {**cap.servers.cells, **gpu, **stack, "facility": facility, "rollout_date": rollout}
+    capacity = cap.servers.cells_for(list(inv.servers))
+    columns = {**capacity, **gpu, **stack, "facility": facility, "rollout_date": rollout}
     return _facts("server", SERVER_FIELDS, entries, columns)
 
 

@@ -40,3 +40,10 @@ def test_columns_must_match_their_declarations() -> None:
         Table(["k"], SPEC[:1], {"kw": np.zeros(1), "extra": np.zeros(1)})
     with pytest.raises(ValueError, match="has 2 rows for 1 keys"):
         Table(["k"], SPEC[:1], {"kw": np.zeros(2)})
+
+
+def test_whole_columns_only_for_the_tables_own_order() -> None:
+    t = Table(["k1", "k2"], (Column("label", "", "", "string"),), {"label": np.array(["b", "c"])})
+    assert t.cells_for(["k1", "k2"]) == {"label": ["b", "c"]}
+    with pytest.raises(ValueError):
+        t.cells_for(["k2", "k1"])  # facts would get another entity's figures

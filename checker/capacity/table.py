@@ -84,6 +84,13 @@ class Table(Generic[K]):
             return self.rows
         return [{k: v for k, v in row.items() if k not in context} for row in self.rows]
 
+    def cells_for(self, keys: Sequence[K]) -> dict[str, list[Any]]:
+        """`cells`, for entities listed in `keys`: they must be the table's own
+        keys in its order (facts take whole columns, so a mismatch is a bug)."""
+        if list(keys) != list(self.keys):
+            raise ValueError("entities listed in another order than the capacity table's")
+        return self.cells
+
     def row(self, key: K) -> dict[str, Any]:
         return self.rows[self.index[key]]
 
