@@ -117,9 +117,9 @@ def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     names: list[str] = []
 
-    def counting(path: Path) -> object:
+    def counting(path: Path, data: bytes | None = None) -> object:
         names.append(path.name)
-        return read(path)
+        return read(path, data)
 
     monkeypatch.setattr(reading, "read", counting)
     return names

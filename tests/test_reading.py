@@ -125,3 +125,22 @@ def test_files_the_fast_path_takes_stay_in_this_process(
     monkeypatch.setattr(reading, "POOL_MIN_BYTES", 0)
     monkeypatch.setattr(reading, "ProcessPoolExecutor", lambda *a, **k: pytest.fail("no pool wanted"))
     assert read_all(paths, ReadOptions(jobs=3)) == read_all(paths, ReadOptions(jobs=1))
+
+
+def test_a_file_is_read_once_and_its_entry_is_of_the_bytes_hashed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Parsed from the bytes its key was made of: no second read, and no window
+    # in which the file could change between hashing and parsing.
+    paths = write_files(tmp_path / "inv", 3)
+    reads: list[str] = []
+    real = Path.read_bytes
+
+    def counting(self: Path) -> bytes:
+        reads.append(self.name)
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", counting)
+    cold = read_all(paths, ReadOptions(cache_dir=tmp_path / "cache"))
+    assert sorted(r for r in reads if r.endswith(".yaml")) == ["f0.yaml", "f1.yaml", "f2.yaml"]
+    assert read_all(paths, ReadOptions(cache_dir=tmp_path / "cache")) == cold

@@ -77,9 +77,10 @@ def current_options() -> ReadOptions:
     return _OPTIONS.get() or ReadOptions()
 
 
-def parse_file(path: Path) -> Outcome:
+def parse_file(path: Path, data: bytes | None = None) -> Outcome:
+    """The file's outcome; `data`, its bytes when already read (and hashed)."""
     try:
-        return read(path)
+        return read(path, data)
     except YamlProblem as problem:
         return problem
     except OSError as exc:
@@ -140,6 +141,7 @@ class _Job:
     size: int
     key: str | None  # the cache key of the bytes read, None without a cache
     events: bool = True  # the event parser will read it: worth a worker
+    data: bytes | None = None  # the bytes read, hashed to `key`, parsed as they are here
 
 
 class _Reader:
@@ -159,11 +161,11 @@ class _Reader:
         if count > 1:
             for job in todo:
                 if not job.events:
-                    self._finish(job, parse_file(job.path))
+                    self._finish(job, parse_file(job.path, job.data))
             self._in_pool(slow, count)
         else:
             for job in todo:
-                self._finish(job, parse_file(job.path))
+                self._finish(job, parse_file(job.path, job.data))
         assert all(o is not None for o in self.outcomes)
         return [o for o in self.outcomes if o is not None]
 
@@ -179,7 +181,7 @@ class _Reader:
         key = content_key(data) if self.cache else None
         hit = self.cache.get(key, lambda: decode_text(data)) if self.cache and key else None
         if hit is None:
-            return _Job(index, path, len(data), key, self.jobs > 1 and not _fast(data))
+            return _Job(index, path, len(data), key, self.jobs > 1 and not _fast(data), data)
         self._settle(index, hit)
         return None
 
@@ -206,7 +208,7 @@ class _Reader:
                     feed()
                     if queue:
                         job = queue.pop()
-                        self._finish(job, parse_file(job.path))
+                        self._finish(job, parse_file(job.path, job.data))
                     elif running:
                         wait(running, return_when=FIRST_COMPLETED)
             except BaseException:  # Ctrl-C, or a bug: do not wait for the files still queued
@@ -223,17 +225,17 @@ class _Reader:
         elif kind == "oserror":
             self._finish(job, data)
         else:
-            self._finish(job, parse_file(job.path))
+            self._finish(job, parse_file(job.path, job.data))
 
-    def _finish(self, job: _Job, outcome: Outcome, payload: bytes | None = None) -> None:
+    def _finish(self, job: _Job, outcome: Outcome, sent: bytes | None = None) -> None:
+        """Settle a file parsed here from the bytes hashed to its key, or by a
+        worker that `sent` its payload after reading the file again."""
         self._settle(job.index, outcome)
         if self.cache is None or job.key is None or isinstance(outcome, OSError):
             return
-        payload = payload or _encoded(outcome)
-        if payload is None:
-            return
-        # The parser read the file again: store only if it still holds the bytes hashed.
-        if self._unchanged(job):
+        payload = sent or _encoded(outcome)
+        # A worker's file is stored only if it still holds the bytes hashed.
+        if payload is not None and (sent is None or self._unchanged(job)):
             self.cache.put(job.key, payload)
 
     @staticmethod

@@ -478,12 +478,12 @@ def scalar_position(text: list[str], start: tuple[int, int], offset: tuple[int, 
     return start
 
 
-def read(path: Path) -> list[Document]:
-    """A file's documents: by the fast path when it can show it gives exactly
-    what `parse` gives, else by `parse`."""
+def read(path: Path, data: bytes | None = None) -> list[Document]:
+    """A file's documents (`data`: its bytes, when already read): by the fast
+    path when it can show it gives exactly what `parse` gives, else by `parse`."""
     # Imported here: the fast path builds on this module's types and parser.
     from checker.inventory import fastpath
 
-    text = decode(path.read_bytes())
+    text = decode(path.read_bytes() if data is None else data)
     fast = fastpath.load(text)
     return fast if fast is not None else parse(text)
