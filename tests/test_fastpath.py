@@ -341,3 +341,21 @@ def test_an_audit_never_works_out_positions_nobody_points_at(
     inv, _ = load([tmp_path])
     assert inv.entities()["server/gpu-000003"].line == 4 + 3 * 14 + 1  # worked out when asked
     assert servers in parsed
+
+
+@pytest.mark.parametrize(
+    ("text", "likely"),
+    [
+        ("kind: Facility\nname: f1\n", True),
+        ("x: &a 1\ny: *a\n", False),
+        ("a: !!str 1\n", False),
+        ("<<: {a: 1}\n", False),
+        ("a:\tb\n", False),
+        ("a: b\r\n", False),
+        ('a: "x\\ty"\n', False),
+    ],
+)
+def test_where_a_file_is_parsed_is_decided_by_the_marks_the_fast_path_leaves(text: str, likely: bool) -> None:
+    assert fastpath.may_take(text.encode()) is likely
+    if not likely:
+        assert fastpath.load(text) is None  # the event parser reads it, so a worker may

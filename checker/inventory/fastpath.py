@@ -121,6 +121,19 @@ def load(text: str) -> list[Document] | None:
         return None
 
 
+# Bytes without which a text never holds what _needs_events looks for
+# (anchors, aliases, tags, merge keys, directives, escapes, tabs, CRs).
+_EVENT_MARKS = (b"&", b"*", b"!", b"<<", b"%", b"\\", b"\t", b"\r")
+
+
+def may_take(data: bytes) -> bool:
+    """Whether the fast path will most likely read these bytes: a scan at C
+    speed, for deciding where a file is parsed (checker.inventory.reading).
+    A file it calls unlikely may still be taken, and one it calls likely
+    refused: either way only the place of the parse is at stake."""
+    return AVAILABLE and not any(mark in data for mark in _EVENT_MARKS)
+
+
 def _needs_events(text: str) -> bool:
     """Whether the text holds syntax the fast path leaves to the event parser."""
     if _BARE_COLON.search(text) or ",:" in text:  # `{x,: 1}`: rapidyaml reads a key `x,`

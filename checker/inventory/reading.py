@@ -87,17 +87,6 @@ def parse_file(path: Path, data: bytes | None = None) -> Outcome:
         return exc
 
 
-# Bytes without which a file never needs the event parser's features (anchors,
-# aliases, tags, merge keys, directives, escapes, tabs, CRs): found at C speed.
-# A file holding one may still take the fast path, in a worker then: harmless.
-_EVENT_MARKS = (b"&", b"*", b"!", b"<<", b"%", b"\\", b"\t", b"\r")
-
-
-def _fast(data: bytes) -> bool:
-    """Whether the fast path will most likely read the file (checker.inventory.fastpath)."""
-    return fastpath.AVAILABLE and not any(mark in data for mark in _EVENT_MARKS)
-
-
 def workers(jobs: int, sizes: Sequence[int]) -> int:
     """Processes worth parsing files of these sizes in, this one included; 1 means no pool."""
     if jobs <= 1 or len(sizes) < 2 or sum(sizes) < POOL_MIN_BYTES:
@@ -181,7 +170,7 @@ class _Reader:
         key = content_key(data) if self.cache else None
         hit = self.cache.get(key, lambda: decode_text(data)) if self.cache and key else None
         if hit is None:
-            return _Job(index, path, len(data), key, self.jobs > 1 and not _fast(data), data)
+            return _Job(index, path, len(data), key, self.jobs > 1 and not fastpath.may_take(data), data)
         self._settle(index, hit)
         return None
 
