@@ -185,17 +185,44 @@ def match_kind(
         return []
     # durable stores every field it is sent: send only those the conditions read.
     fields = frozenset().union(*(c.fields for c in conditions))
+    distinct, members = _distinct(facts, fields)
     chunks = _pack([alternatives(c.condition) for c in conditions])
     fired: list[tuple[int, int]] = []
     # Every condition reads one fact, so facts can go in batches, each into
     # rulesets of its own: durable's memory (it keeps every fact it is sent)
     # and the JSON text stay the size of a batch, however large the fleet.
-    for first in range(0, len(facts), FACT_BATCH):
-        text = facts_json(kind, facts[first : first + FACT_BATCH], fields, first)
+    for first in range(0, len(distinct), FACT_BATCH):
+        text = facts_json(kind, distinct[first : first + FACT_BATCH], fields, first)
         for chunk in chunks:
             wrapped = [{"$and": [{"kind": kind}, conditions[i].condition]} for i in chunk]
-            fired += [(chunk[j], fact) for j, fact in run_ruleset(wrapped, text)]
-    return sorted(fired)
+            fired += [(chunk[j], one) for j, one in run_ruleset(wrapped, text)]
+    return sorted((condition, fact) for condition, one in fired for fact in members[one])
+
+
+def _distinct(
+    facts: Sequence[Mapping[str, Any]], fields: frozenset[str]
+) -> tuple[list[Mapping[str, Any]], list[list[int]]]:
+    """The facts that differ in the `fields` the conditions read, and for each
+    the indices of every fact equal to it there.
+
+    A condition reads one fact and only those fields, so facts equal in them
+    match the same conditions: durable is sent each distinct one once. A rollout
+    of a thousand identical servers differs only in names and places, which
+    few conditions read. Values are compared with their types (1, 1.0 and true
+    are equal in Python, not in JSON)."""
+    names = sorted(fields)
+    seen: dict[tuple[Any, ...], int] = {}
+    distinct: list[Mapping[str, Any]] = []
+    members: list[list[int]] = []
+    for i, values in enumerate(facts):
+        projected = tuple(map(values.get, names))
+        key = (*projected, *map(type, projected))
+        n = seen.setdefault(key, len(distinct))
+        if n == len(distinct):
+            distinct.append(values)
+            members.append([])
+        members[n].append(i)
+    return distinct, members
 
 
 def match(

@@ -189,3 +189,42 @@ def test_facts_sent_in_batches_fire_as_one_batch(monkeypatch: pytest.MonkeyPatch
     whole = match(rules, facts)
     monkeypatch.setattr(engine, "FACT_BATCH", 70)  # 3 batches, the last one short
     assert match(rules, facts) == whole and len(whole) == 160 + 60
+
+
+def test_facts_equal_in_the_fields_rules_read_are_sent_once_and_all_found(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sent: list[int] = []
+    real = engine.facts_json
+
+    def counted(kind: str, facts: list[dict[str, object]], fields: frozenset[str], first: int = 0) -> str:
+        sent.append(len(facts))
+        return real(kind, facts, fields, first)
+
+    monkeypatch.setattr(engine, "facts_json", counted)
+    rule = compiled_rule("t.half", "rack", "load_kw > capacity_kw")
+    facts = _facts(1_000)  # 1,000 names, 100 distinct loads
+    assert match([rule], facts) == [(0, i) for i in range(1_000) if i % 100 > 49.5]
+    assert sent == [100]
+
+
+def _alone(rules: list[CompiledRule], facts: list[tuple[str, dict[str, object]]]) -> list[tuple[int, int]]:
+    return sorted((r, i) for i, fact in enumerate(facts) for r, _ in match(rules, [fact]))
+
+
+@pytest.mark.parametrize(
+    ("field", "values"),
+    [
+        ("load_kw", [1, 1.0, 0, 0.0, -0.0, 1, 2.0, 1.0]),
+        ("load_kw", [float("nan"), float("nan"), 1.0, float("inf"), -float("inf"), 1e-05, 1e17, None]),
+        ("cooling", ["air", "Air", "1", None, "air", ""]),
+    ],
+)
+def test_facts_equal_in_python_but_not_as_json_are_told_apart(field: str, values: list[object]) -> None:
+    rules = [
+        compiled_rule("t.eq", "rack", f"{field} == 1" if field == "load_kw" else f'{field} == "air"'),
+        compiled_rule("t.gt", "rack", f"{field} > 0" if field == "load_kw" else f'{field} != "1"'),
+        compiled_rule("t.any", "rack", f"exists({field})"),
+    ]
+    facts = [("rack", {"name": f"R{i}", field: v}) for i, v in enumerate(values)]
+    assert match(rules, facts) == _alone(rules, facts)
