@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import jinja2
-from jinja2 import meta
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from checker.builtin import BUILTIN_CHECKS
@@ -26,7 +25,7 @@ from checker.facts import REGISTRY, FactKind
 from checker.findings import Category, Severity
 from checker.inventory.loader import describe_error, discover, display_path
 from checker.inventory.source import Src, YamlProblem, decode, parse, scalar_position
-from checker.message import MessageEnvironment, MessageError, render_message
+from checker.message import MessageEnvironment, MessageError, MessageTemplate, render_message
 from checker.resources import rules_dir
 from checker.rulemeta import RuleMeta
 from checker.suggest import did_you_mean
@@ -84,7 +83,7 @@ class CompiledRule:
     file: str
     src: Src
     when: CompiledWhen
-    template: jinja2.Template
+    template: MessageTemplate
     builtin: bool
     # The fact fields the message reads (all below the names it uses), in
     # field order: only these are nested for rendering.
@@ -212,7 +211,7 @@ def _compile(
         return None
     try:
         template = _JINJA.compile_message(rule.message)
-        used = meta.find_undeclared_variables(_JINJA.parse(rule.message))
+        used = template.names
     except jinja2.TemplateSyntaxError as exc:
         errors.add([*base, "message"], f"rule {rule.id}: bad message template: {exc.message}")
         return None

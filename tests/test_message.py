@@ -6,6 +6,7 @@ import re
 
 import jinja2
 import pytest
+from jinja2 import meta
 
 from checker.message import MAX_MESSAGE, MessageEnvironment, MessageError, render_message
 
@@ -90,3 +91,37 @@ def test_a_long_message_is_cut_to_one_bounded_line() -> None:
     text = render("{% for i in range(5) %}{{ 'y' * 999 }} {% endfor %}")
     assert len(text) == MAX_MESSAGE
     assert text.endswith("y [cut at 1000 characters]")
+
+
+@pytest.mark.parametrize(
+    ("source", "reason"),
+    [
+        ("{{ name | nosuchfilter }}", "No filter named 'nosuchfilter'"),
+        ("{{ name is nosuchtest }}", "No test named 'nosuchtest'"),
+        ("{% for loop in [1] %}{% endfor %}", "Can't assign to special loop variable"),
+    ],
+)
+def test_what_jinja_refuses_when_generating_code_is_refused_at_load(source: str, reason: str) -> None:
+    with pytest.raises(jinja2.TemplateAssertionError, match=reason):
+        ENV.compile_message(source)
+
+
+@pytest.mark.parametrize(
+    ("source", "names"),
+    [
+        ("rack {{ name }} draws {{ load_kw | round(1) }} kW", {"name", "load_kw"}),
+        ("{% set x = 1 %}{{ x }}{{ range(3) | list }}{{ [a] * 2 }}", {"a"}),
+        ("{% for i in items %}{{ i ~ j }}{% endfor %}{{ i }}", {"items", "j", "i"}),
+        ("{{ gpu.model }} {{ dict(a=1) }}", {"gpu"}),
+    ],
+)
+def test_a_template_names_the_values_it_reads_as_jinja_does(source: str, names: set[str]) -> None:
+    template = ENV.compile_message(source)
+    assert template.names == names == meta.find_undeclared_variables(ENV.parse(source))
+
+
+def test_a_message_is_compiled_at_its_first_rendering_only() -> None:
+    template = ENV.compile_message("{{ a }}")
+    assert template._template is None
+    assert render_message(template, {"a": 1}) == render_message(template, {"a": 1}) == "1"
+    assert template._template is not None
