@@ -56,7 +56,10 @@ def test_safe_stream_escapes_what_is_written() -> None:
 def test_escaping_by_pattern_is_the_table_translation(escaper: Callable[[str], str]) -> None:
     # Every code point up to U+2100, the bidi controls and lone surrogates.
     text = "".join(chr(code) for code in range(0x2100)) + "\u2066\u202e\ud800\udfff"
-    tables = {escape: terminal._FIELD, escape_lines: terminal._LINES, escape_json: terminal._JSON}
+    field = {code: terminal._spelled(code) for code in terminal._UNSAFE}
+    lines = {code: text for code, text in field.items() if code != 0x0A}
+    json_ = {code: f"\\u{code:04x}" for code in terminal._UNSAFE if code >= 0x20}
+    tables = {escape: field, escape_lines: lines, escape_json: json_}
     assert escaper(text) == text.translate(tables[escaper])
 
 
