@@ -217,7 +217,9 @@ class Software(Model):
     driver: Version | None = None
     cuda: Version | None = None
     rocm: Version | None = None
-    frameworks: dict[Name, Version] = {}
+    # A factory, not `= {}`: pydantic deep-copies a mutable default for every
+    # server (10,000 copies of an empty dict); the schema still shows the default.
+    frameworks: dict[Name, Version] = Field(default_factory=dict, json_schema_extra={"default": {}})
 
 
 class Support(Model):
