@@ -68,3 +68,18 @@ _JSONISH = st.recursive(
 def test_indented_is_byte_for_byte_json_dumps_with_indent_2(value: object) -> None:
     # The contract's bytes were json.dumps(indent=2); the faster writer must not move one.
     assert _indented(value, 0) == json.dumps(value, indent=2, ensure_ascii=False)
+
+
+_TRICKY = st.sampled_from(["},\n      {", "}, {", '"}', "{", "}", "\n", "\\", '": {', "\u2028", "\x1b"])
+_ROW_VALUE = _SCALAR | _TRICKY | st.lists(_TRICKY, max_size=2).map("".join)
+_ROW = st.dictionaries(st.text(max_size=4) | _TRICKY, _ROW_VALUE, min_size=1, max_size=5)
+_ROWS = st.lists(_ROW, max_size=6)
+
+
+@given(_ROWS, st.integers(min_value=0, max_value=3))
+@settings(max_examples=300, deadline=None)
+def test_rows_are_written_byte_for_byte_as_json_dumps_with_indent_2(rows: list[object], depth: int) -> None:
+    nested: object = rows
+    for _ in range(depth):
+        nested = {"level": nested}
+    assert _indented(nested, 0) == json.dumps(nested, indent=2, ensure_ascii=False)

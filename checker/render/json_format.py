@@ -67,11 +67,37 @@ def _indented(value: Any, depth: int) -> str:
         items = (f"{_key(k)}: {_indented(v, depth + 1)}" for k, v in value.items())
         return "{" + pad + ("," + pad).join(items) + pad[:-2] + "}"
     if isinstance(value, list) and value:
+        if _flat_rows(value):
+            return _rows(value, pad)
         if all(isinstance(v, _SCALARS) for v in value):
             flat = json.dumps(value, ensure_ascii=False, separators=("," + pad, ": "))
             return "[" + pad + flat[1:-1] + pad[:-2] + "]"
         return "[" + pad + ("," + pad).join(_indented(v, depth + 1) for v in value) + pad[:-2] + "]"
     return json.dumps(value, ensure_ascii=False)
+
+
+_SCALAR_TYPES = frozenset(_SCALARS)
+
+
+def _flat_rows(value: list[Any]) -> bool:
+    """Whether `value` is a list of non-empty mappings of plain scalars (capacity rows)."""
+    return all(
+        type(row) is dict and row and _SCALAR_TYPES.issuperset(map(type, row.values())) for row in value
+    )
+
+
+def _rows(rows: list[dict[str, Any]], pad: str) -> str:
+    """A list of flat rows as `indent=2` writes it, in one C-encoder call.
+
+    The encoder writes every separator the same: the rows' own, with the row
+    items' indentation. Between two rows that separator follows a `}` and
+    precedes a `{`; no string can hold it, since JSON escapes a newline inside
+    a string. So those, and the list's ends, are rewritten to the list's
+    indentation (10,000 servers: 17,500 encoder calls made one)."""
+    inner = pad + "  "
+    text = json.dumps(rows, ensure_ascii=False, separators=("," + inner, ": "))
+    body = text[2:-2].replace("}," + inner + "{", pad + "}," + pad + "{" + inner)
+    return "[" + pad + "{" + inner + body + pad + "}" + pad[:-2] + "]"
 
 
 def dumps(doc: dict[str, Any]) -> str:
