@@ -680,3 +680,54 @@ def test_an_inventory_is_freed_with_the_cycle_collector_paused() -> None:
         alive = weakref.ref(inventory)
         del inventory
         assert alive() is None
+
+
+# ---------------------------------------------------------------- parts shared between servers
+_TWO_FILES = """\
+    kind: Servers
+    facility: f1
+    servers:
+      - {name: NAME-1, rack: R01, position: 1, u_height: 2, power_w: {max: 900}, psu: PSU_A}
+      - {name: NAME-2, rack: R01, position: 5, u_height: 2, power_w: {max: 900}, psu: PSU_B}
+    """
+
+
+def test_equal_parts_are_one_shared_model_across_servers_and_files(workdir: Writer) -> None:
+    psu = "{count: 2, rating_w: 1600}"
+    for name in ("a", "b"):
+        workdir(f"{name}.yaml", _TWO_FILES.replace("NAME", name).replace("PSU_A", psu).replace("PSU_B", psu),
+                minimal=("facility",))
+    inv, problems = load([Path()])
+    assert problems == []
+    psus = {id(inv.servers[f"{n}-{i}"].server.psu) for n in "ab" for i in (1, 2)}
+    assert len(psus) == 1
+    assert inv.servers["a-1"].server.psu == inv.servers["b-2"].server.psu
+
+
+_INVALID = "error schema.invalid "
+_NOT_INT = _INVALID + "psu.count: Input should be a valid integer"
+_REDUNDANT = "redundant PSUs must be fewer than the PSU count"
+_ZERO = "Input should be greater than 0 (got 0)"
+_UNKNOWN = "error schema.unknown-field unknown field 'psu.extra'"
+
+
+@pytest.mark.parametrize(
+    ("second", "error"),
+    [
+        ("{count: true, rating_w: 1600}", "5:88: " + _NOT_INT + " (got True)"),
+        ("{count: 2.0, rating_w: 1600}", "5:88: " + _NOT_INT + " (got 2.0)"),
+        ("{count: 2, rating_w: 1600, redundant: 2}", "5:80: " + _INVALID + "psu: " + _REDUNDANT),
+        ("{count: 2, rating_w: 0}", "5:101: " + _INVALID + "psu.rating_w: " + _ZERO),
+        ("{count: 2, rating_w: 1600, extra: 1}", "5:107: " + _UNKNOWN),
+    ],
+)
+def test_a_part_equal_in_python_but_not_valid_is_still_refused_at_its_line(
+    cli: CliRunner, workdir: Writer, second: str, error: str
+) -> None:
+    # The first server's valid part is validated (and kept) first; the second
+    # compares equal to it in Python (True == 1 == 1.0) or differs, and must fail.
+    text = _TWO_FILES.replace("NAME", "s").replace("PSU_A", "{count: 2, rating_w: 1600}")
+    workdir("servers.yaml", text.replace("PSU_B", second), minimal=("facility", "workloads"))
+    run = cli("audit", ".", *AS_OF)
+    assert run.code == 2
+    assert run.lines[0] == "servers.yaml:" + error, run.out

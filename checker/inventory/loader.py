@@ -50,6 +50,62 @@ YAML_SUFFIXES = (".yaml", ".yml")
 _SERVERS = TypeAdapter(list[m.Server])
 
 
+def _part_models(model: type[BaseModel]) -> tuple[tuple[str, type[BaseModel]], ...]:
+    """The fields of `model` that hold one model of their own (`psu: Psu | None`)."""
+    parts = []
+    for name, info in model.model_fields.items():
+        inner = list(inner_models(info.annotation))
+        if len(inner) == 1 and typing.get_origin(info.annotation) in (None, typing.Union, types.UnionType):
+            parts.append((name, inner[0]))
+    return tuple(parts)
+
+
+class _SharedParts:
+    """A server's parts (psu, gpu, software, ...) validated once per distinct
+    content, and the one frozen model shared by every server that wrote it.
+
+    A rollout repeats the same few configurations thousands of times: each
+    distinct part is validated once (its Python validators run once, not per
+    server), and held once in memory. A part that fails on its own is left
+    as written, so the server's validation reports it where it is. The key
+    holds each value's type (Strict fields refuse `true` where 1 is valid,
+    and 1 == True in Python); a part holding a zero (0.0 and -0.0 are equal)
+    or an unhashable value (a list, a mapping) is validated with its server."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[Any, ...], BaseModel | None] = {}
+
+    def __call__(self, value: dict[str, Any]) -> dict[str, Any]:
+        # The hot loop of validation: 9 parts x every server, kept flat.
+        seen = self._seen
+        shared: dict[str, Any] | None = None
+        for name, model in _SERVER_PARTS:
+            raw = value.get(name)
+            if raw.__class__ is not dict:
+                continue
+            values = raw.values()
+            if 0 in values:
+                continue
+            key = (name, *raw.items(), *map(type, values))
+            try:
+                part = seen[key]
+            except KeyError:
+                part = seen[key] = _validated(model, raw)
+            except TypeError:  # an unhashable value
+                continue
+            if part is not None:
+                shared = shared or dict(value)
+                shared[name] = part
+        return shared or value
+
+
+def _validated(model: type[BaseModel], raw: dict[str, Any]) -> BaseModel | None:
+    try:
+        return model.model_validate(raw)
+    except ValidationError:
+        return None
+
+
 @dataclass(frozen=True, slots=True)
 class Placed(Generic[M]):
     """A validated model and where it was written."""
@@ -290,6 +346,9 @@ def inner_models(annotation: Any) -> Iterator[type[BaseModel]]:
             yield from inner_models(arg)
 
 
+_SERVER_PARTS = _part_models(m.Server)
+
+
 def _fields_at(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
     """Valid field names of the model that sits at `loc` (for suggestions)."""
     current: type[BaseModel] | None = model
@@ -439,6 +498,7 @@ class _Builder:
         self.p = problems
         self.inv = Inventory()
         self._server_docs: list[tuple[_Doc, m.ServersDoc]] = []
+        self._shared_parts = _SharedParts()
         # Names written in documents that failed validation: a reference to one
         # is not reported again as dangling; that document's own error says why.
         self._unvalidated: set[tuple[str, str]] = set()
@@ -558,7 +618,7 @@ class _Builder:
             self._merge_server(doc, shell.defaults, defaults_src, raw, doc.src.descend("servers", i))
             for i, raw in enumerate(shell.servers)
         ]
-        values = [v for v, _ in merged]
+        values = [self._shared_parts(v) for v, _ in merged]
         servers: list[m.Server | None]
         try:
             servers = list(_SERVERS.validate_python(values))
