@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from checker.inventory import source
+from checker.inventory import loader, source
 from checker.inventory.loader import load
 from checker.perf import gc_paused
 from checker.resources import knowledge_dir
@@ -731,3 +731,26 @@ def test_a_part_equal_in_python_but_not_valid_is_still_refused_at_its_line(
     run = cli("audit", ".", *AS_OF)
     assert run.code == 2
     assert run.lines[0] == "servers.yaml:" + error, run.out
+
+
+def test_a_server_file_is_freed_once_its_servers_are_validated(
+    workdir: Writer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # At 100,000 servers the parsed values of every server file, kept until the
+    # last file was validated, were a fifth of the load stage's peak.
+    for name in ("a", "b", "c"):
+        psu = "{count: 2, rating_w: 1600}"
+        workdir(f"{name}.yaml", _TWO_FILES.replace("NAME", name).replace("PSU_A", psu).replace("PSU_B", psu),
+                minimal=("facility",))
+    seen: list[weakref.ref[object]] = []
+    real = loader._Builder._add_servers
+
+    def add_servers(builder: loader._Builder, doc: object, shell: object) -> None:
+        assert [ref() for ref in seen] == [None] * len(seen)  # every earlier file freed
+        seen.append(weakref.ref(doc))
+        real(builder, doc, shell)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(loader._Builder, "_add_servers", add_servers)
+    with gc_paused():
+        inv, problems = load([Path()])
+    assert problems == [] and len(seen) == 3 and len(inv.servers) == 6

@@ -600,8 +600,12 @@ class _Builder:
     def finish(self) -> Inventory:
         for place in self.inv.server_models.values():
             self._check_gpu_ref(place.value.gpu, place.file, place.src)
-        for doc, shell in self._server_docs:
-            self._add_servers(doc, shell)
+        # Taken off the list as they are validated: each file's parsed values are
+        # freed once its servers are models, not all kept until the last file.
+        pending = self._server_docs[::-1]
+        self._server_docs = []
+        while pending:
+            self._add_servers(*pending.pop())
         self._check_waiver_entities()
         return self.inv
 
@@ -872,6 +876,19 @@ def load(
         return _load(paths, exclude, options or current_options())
 
 
+# Catalog and facilities first: servers refer to both, wherever they are written.
+_ORDER = {"GpuModels": 0, "ServerModels": 1, "Facility": 2, "Workloads": 3}
+
+
+def _add_all(builder: _Builder, docs: list[_Doc]) -> None:
+    """Every document to the builder, taken off `docs` as it goes: from then on
+    the builder holds a server document only until its servers are validated."""
+    docs.sort(key=lambda d: _ORDER.get(d.value["kind"], 4))
+    docs.reverse()  # popped from the end: in file order within a kind
+    while docs:
+        builder.add(docs.pop())
+
+
 def _load(
     paths: Sequence[Path], exclude: Path | None, options: ReadOptions
 ) -> tuple[Inventory, list[Finding]]:
@@ -884,10 +901,7 @@ def _load(
     builder = _Builder(problems)
     docs = _documents(problems, files, options)
     progress.stage("validating")
-    # Catalog and facilities first: servers refer to both, wherever they are written.
-    order = {"GpuModels": 0, "ServerModels": 1, "Facility": 2, "Workloads": 3}
-    for doc in sorted(docs, key=lambda d: order.get(d.value["kind"], 4)):
-        builder.add(doc)
+    _add_all(builder, docs)
     inventory = builder.finish()
     progress.servers(len(inventory.servers))
     progress.stage("checking")  # capacity, facts and rules follow the load
