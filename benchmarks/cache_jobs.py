@@ -3,6 +3,7 @@ and the load stage alone, and whether every output is the same bytes.
 
     python benchmarks/cache_jobs.py 10000             # one or more fleet sizes
     python benchmarks/cache_jobs.py --runs 1 50000    # best of 1 run (default 3)
+    python benchmarks/cache_jobs.py --varied 10000    # no two servers alike (fleet.py --varied)
 
 For each size it writes the fleet (benchmarks/fleet.py: facility, workloads and
 one file per pod of 400 servers), then times a plain `yaml.load` of the same
@@ -127,10 +128,10 @@ def changed_then(measure: Callable[[], T], folder: Path) -> Callable[[], T]:
     return run
 
 
-def bench(count: int, runs: int) -> None:
+def bench(count: int, runs: int, varied: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder, cache = Path(tmp) / "fleet", Path(tmp) / "cache"
-        files = write(count, folder)
+        files = write(count, folder, varied)
         size = sum(p.stat().st_size for p in files)
         load_avg = os.getloadavg()[0]
         print(f"{count:,} servers, {len(files)} files, {size / 1e6:.1f} MB; load average {load_avg:.1f};"
@@ -171,5 +172,6 @@ if __name__ == "__main__":
     runs = 3
     if args[:1] == ["--runs"]:
         runs, args = int(args[1]), args[2:]
-    for n in [int(a) for a in args] or [10000]:
-        bench(n, runs)
+    varied = args[:1] == ["--varied"]
+    for n in [int(a) for a in args[varied:]] or [10000]:
+        bench(n, runs, varied)
