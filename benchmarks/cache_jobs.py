@@ -134,8 +134,9 @@ def bench(count: int, runs: int, varied: bool) -> None:
         files = write(count, folder, varied)
         size = sum(p.stat().st_size for p in files)
         load_avg = os.getloadavg()[0]
-        print(f"{count:,} servers, {len(files)} files, {size / 1e6:.1f} MB; load average {load_avg:.1f};"
-              f" best of {runs}")
+        kind = " (varied)" if varied else ""
+        print(f"{count:,} servers{kind}, {len(files)} files, {size / 1e6:.1f} MB;"
+              f" load average {load_avg:.1f}; best of {runs}")
         plain = min(yaml_load(files) for _ in range(runs))
         floor, _ = best(runs, start_up)
         j1, out_j1 = best(runs, lambda: audit(folder, "--no-cache", "--jobs", "1"))
