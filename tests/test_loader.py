@@ -754,3 +754,17 @@ def test_a_server_file_is_freed_once_its_servers_are_validated(
     with gc_paused():
         inv, problems = load([Path()])
     assert problems == [] and len(seen) == 3 and len(inv.servers) == 6
+
+
+def test_a_part_that_differs_from_server_to_server_is_no_longer_looked_up() -> None:
+    shared = loader._SharedParts()
+    servers = [
+        {"name": f"s{i}", "rack": "R1", "power_w": {"max": 900 + i}, "psu": {"count": 2, "rating_w": 1600}}
+        for i in range(loader._SharedParts.TRIAL + 10)
+    ]
+    prepared = [shared(server) for server in servers]
+    assert "power_w" not in dict(shared._parts) and "psu" in dict(shared._parts)
+    assert len({id(p["psu"]) for p in prepared}) == 1  # still one shared model
+    assert all(isinstance(p["power_w"], dict) for p in prepared[loader._SharedParts.TRIAL :])
+    as_written = loader._SERVERS.validate_python(servers)
+    assert loader._SERVERS.validate_python(prepared) == as_written
