@@ -220,6 +220,7 @@ def _records(
     models: Sequence[Any],
     derived: Sequence[Mapping[str, Any]],
     columns: Mapping[str, Sequence[Any]],
+    headers: dict[tuple[str, ...], Header],
 ) -> list[Row]:
     """Fact values of many entities, built a column at a time: each field of
     every entity in one list comprehension (or taken whole from `columns`,
@@ -234,20 +235,25 @@ def _records(
         given = columns.get(f.name)
         return given if given is not None else _normal([d.get(f.name) for d in derived], f.type)
 
-    return _assemble([f.name for f in fields], [column(f) for f in fields], len(models))
+    return _assemble([f.name for f in fields], [column(f) for f in fields], len(models), headers)
 
 
-def _assemble(names: list[str], cells: list[Sequence[Any]], count: int) -> list[Row]:
+def _assemble(
+    names: list[str], cells: list[Sequence[Any]], count: int, headers: dict[tuple[str, ...], Header]
+) -> list[Row]:
     """One row per entity, its cells in column order and taken by zip() at C
-    speed; a column no entity has is left out of the kind's header."""
+    speed; a column no entity has is left out of the header. Rows with the
+    same columns share one header (from `headers`)."""
     kept = [(name, cell) for name, cell in zip(names, cells, strict=True) if cell.count(None) < count]
-    header = Header([name for name, _ in kept])
+    kept_names = tuple(name for name, _ in kept)
+    header = headers.get(kept_names) or headers.setdefault(kept_names, Header(kept_names))
     rows = zip(*(cell for _, cell in kept), strict=True) if kept else [()] * count
     return [Row(header, row) for row in rows]
 
 
 # An entity's id, its placed model and the derived values not given as columns.
 Entry = tuple[str, Placed[Any], Mapping[str, Any]]
+ROWS_AT_ONCE = 5_000
 
 
 def _facts(
@@ -257,12 +263,22 @@ def _facts(
     columns: Mapping[str, Sequence[Any]] | None = None,
 ) -> list[Fact]:
     """Facts of (entity id, placed model, derived values) entries, plus derived
-    `columns` that hold one value per entry."""
-    records = _records(fields, [e[1].value for e in entries], [e[2] for e in entries], columns or {})
-    return [
-        Fact(kind, entity, values, place.file, place.src)
-        for (entity, place, _), values in zip(entries, records, strict=True)
-    ]
+    `columns` that hold one value per entry.
+
+    Built ROWS_AT_ONCE entities at a time: a field's column is alive only while
+    its rows are made, so what building costs beyond the facts themselves is
+    the size of one part, not of the fleet (docs/performance.md, "Memory")."""
+    headers: dict[tuple[str, ...], Header] = {}
+    facts: list[Fact] = []
+    for first in range(0, len(entries), ROWS_AT_ONCE):
+        part = entries[first : first + ROWS_AT_ONCE]
+        given = {name: column[first : first + ROWS_AT_ONCE] for name, column in (columns or {}).items()}
+        rows = _records(fields, [e[1].value for e in part], [e[2] for e in part], given, headers)
+        facts += [
+            Fact(kind, entity, values, place.file, place.src)
+            for (entity, place, _), values in zip(part, rows, strict=True)
+        ]
+    return facts
 
 
 def _columns(spec: tuple[Column, ...]) -> tuple[FactField, ...]:
@@ -492,13 +508,26 @@ _NO_VALUES: Mapping[str, Any] = {}
 
 
 def _servers(inv: Inventory, cap: Capacity, ctx: Context) -> list[Fact]:
+    entries: list[Entry] = [(entity_id("server", n), e.place, _NO_VALUES) for n, e in inv.servers.items()]
+    rollout = _normal([e.rollout_date for e in inv.servers.values()], "date")
+    facility = [entry.facility for entry in inv.servers.values()]
+    capacity = cap.servers.cells_for(list(inv.servers))
+    columns = {**capacity, **_derived(inv, ctx), "facility": facility, "rollout_date": rollout}
+    return _facts("server", SERVER_FIELDS, entries, columns)
+
+
+def _derived(inv: Inventory, ctx: Context) -> dict[str, list[Any]]:
+    """Catalog, software, support and workload values of every server, as columns.
+
+    A fleet repeats a few configurations many times: each value is computed
+    once per distinct input (GPU set-up, software stack, support dates,
+    workload) and shared by every server that has it."""
     workloads = _workload_values(inv, ctx)
-    entries: list[Entry] = []
     gpu_keys: list[Hashable] = []
     sw_keys: list[Hashable] = []
     support_keys: list[tuple[dt.date, dt.date | None]] = []
     fit_keys: list[Hashable] = []
-    for name, entry in inv.servers.items():
+    for entry in inv.servers.values():
         server, sw = entry.server, entry.server.software
         nvlink = server.network.nvlink if server.network else None
         gpu_keys.append((server.gpu.model, server.gpu.count, nvlink, server.model) if server.gpu else None)
@@ -508,20 +537,13 @@ def _servers(inv: Inventory, cap: Capacity, ctx: Context) -> list[Fact]:
         support_keys.append((entry.rollout_date or ctx.as_of, until))
         # What _server_fit reads: the workload, and the names of the frameworks installed.
         fit_keys.append((server.workload, None if sw is None else tuple(sw.frameworks)))
-        entries.append((entity_id("server", name), entry.place, _NO_VALUES))
     servers = [entry.server for entry in inv.servers.values()]
-    # A fleet repeats a few configurations many times: the catalog and table
-    # lookups are made once per distinct GPU set-up and software stack, and
-    # every derived value once per distinct input, shared by all that have it.
-    gpu = _spread(gpu_keys, servers, lambda server: _gpu_values(inv, server))
-    stack = _spread(sw_keys, servers, lambda server: software.software_values(server.software, ctx.knowledge))
-    support = _spread(support_keys, support_keys, lambda key: _support(*key, ctx))
-    fit = _spread(fit_keys, servers, lambda server: _server_fit(server, workloads, ctx))
-    rollout = _normal([e.rollout_date for e in inv.servers.values()], "date")
-    facility = [entry.facility for entry in inv.servers.values()]
-    capacity = cap.servers.cells_for(list(inv.servers))
-    columns = {**capacity, **gpu, **stack, **support, **fit, "facility": facility, "rollout_date": rollout}
-    return _facts("server", SERVER_FIELDS, entries, columns)
+    return {
+        **_spread(gpu_keys, servers, lambda server: _gpu_values(inv, server)),
+        **_spread(sw_keys, servers, lambda server: software.software_values(server.software, ctx.knowledge)),
+        **_spread(support_keys, support_keys, lambda key: _support(*key, ctx)),
+        **_spread(fit_keys, servers, lambda server: _server_fit(server, workloads, ctx)),
+    }
 
 
 T = TypeVar("T")
