@@ -54,6 +54,9 @@ class Header:
         self.index = {name: i for i, name in enumerate(self.names)}
 
 
+_set = object.__setattr__
+
+
 class Row(Mapping[str, Any]):
     """One entity's fact values as a read-only mapping: a tuple of cells in its
     kind's `Header` order, None where the entity has no value (so the field is
@@ -63,10 +66,18 @@ class Row(Mapping[str, Any]):
     was ~1.6 kB per server, this tuple ~0.6 kB (docs/performance.md, "Memory")."""
 
     __slots__ = ("cells", "header")
+    header: Header
+    cells: tuple[Any, ...]
 
     def __init__(self, header: Header, cells: tuple[Any, ...]) -> None:
-        self.header = header
-        self.cells = cells
+        _set(self, "header", header)
+        _set(self, "cells", cells)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"a fact's values cannot be changed ({name})")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"a fact's values cannot be changed ({name})")
 
     def get(self, name: str, default: Any = None) -> Any:
         i = self.header.index.get(name)
@@ -113,7 +124,7 @@ class _RowItems(ItemsView[str, Any]):
 @dataclass(frozen=True, slots=True)
 class Fact:
     """One entity seen as a flat record; its values are a `Row` when built here
-    (any mapping will do: tests and `checker rules test` pass dicts)."""
+    (any mapping will do: tests build facts from dicts)."""
 
     kind: str
     entity: str

@@ -238,7 +238,7 @@ ROW_FIELDS = ["name", "load_kw", "capacity_kw", "cooling"]
 
 def _mixed(n: int) -> list[dict[str, object]]:
     coolings = ["air", None, "liquid", "Air"]
-    facts = []
+    facts: list[dict[str, object]] = []
     for i in range(n):
         loads = [float(i % 7), i % 7, None, 0.00001 * i, float("nan") if i == 5 else 1.0]
         cells = (f"R{i}", loads[i % 5], 3.0, coolings[i % 4])
