@@ -79,6 +79,10 @@ class Row(Mapping[str, Any]):
     def __delattr__(self, name: str) -> None:
         raise AttributeError(f"a fact's values cannot be changed ({name})")
 
+    def __reduce__(self) -> tuple[type[Row], tuple[Header, tuple[Any, ...]]]:
+        # Copied and pickled through __init__, not by setting its slots.
+        return Row, (self.header, self.cells)
+
     def get(self, name: str, default: Any = None) -> Any:
         i = self.header.index.get(name)
         value = None if i is None else self.cells[i]

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import copy
 import datetime as dt
+import pickle
 from pathlib import Path
 
 import numpy as np
@@ -216,6 +218,7 @@ def test_a_row_cannot_be_changed() -> None:
     with pytest.raises(TypeError):
         row["a"] = 2  # type: ignore[index]
     assert dict(row) == {"a": 1}
+    assert copy.deepcopy(row) == pickle.loads(pickle.dumps(row)) == copy.copy(row) == row
 
 
 def test_facts_are_rows_under_one_header_per_kind_in_every_part(
