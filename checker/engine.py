@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import operator
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -28,7 +29,7 @@ from durable import engine as durable
 
 from checker.builtin import SCHEMA_INVALID
 from checker.expr import MAX_ALTERNATIVES, CompiledWhen, alternatives, fact_key
-from checker.facts import Fact
+from checker.facts import Fact, Row
 from checker.findings import Finding, Location, located
 from checker.rulebook import CompiledRule
 
@@ -210,19 +211,35 @@ def _distinct(
     of a thousand identical servers differs only in names and places, which
     few conditions read. Values are compared with their types (1, 1.0 and true
     are equal in Python, not in JSON)."""
-    names = sorted(fields)
     seen: dict[tuple[Any, ...], int] = {}
     distinct: list[Mapping[str, Any]] = []
     members: list[list[int]] = []
-    for i, values in enumerate(facts):
-        projected = tuple(map(values.get, names))
+    for i, projected in enumerate(_projected(facts, sorted(fields))):
         key = (*projected, *map(type, projected))
         n = seen.setdefault(key, len(distinct))
         if n == len(distinct):
-            distinct.append(values)
+            distinct.append(facts[i])
             members.append([])
         members[n].append(i)
     return distinct, members
+
+
+def _projected(facts: Sequence[Mapping[str, Any]], names: list[str]) -> list[tuple[Any, ...]]:
+    """The values of `names` in each fact (None where absent), as tuples.
+
+    Facts built by checker.facts are rows of one header per kind: their cells
+    are picked by position at C speed. A name the header lacks is None in
+    every fact, so it is left out (it cannot tell two facts apart)."""
+    rows = facts if set(map(type, facts)) == {Row} else ()
+    headers = set(map(operator.attrgetter("header"), rows))
+    if len(headers) != 1:
+        return [tuple(map(values.get, names)) for values in facts]
+    (header,) = headers
+    positions = [header.index[name] for name in names if name in header.index]
+    cells = map(operator.attrgetter("cells"), rows)
+    if len(positions) > 1:
+        return list(map(operator.itemgetter(*positions), cells))
+    return [tuple(row[i] for i in positions) for row in cells]
 
 
 def match(
@@ -263,9 +280,17 @@ def not_a_number(facts: Sequence[Fact]) -> list[Finding]:
             entity=fact.entity,
         )
         for fact in facts
+        if _has_nan(fact.values)
         for name, value in fact.values.items()
         if value != value  # only NaN is unequal to itself
     ]
+
+
+def _has_nan(values: Mapping[str, Any]) -> bool:
+    """Whether any value is NaN, asked of every value at C speed (map and
+    operator.ne), a row's cells read directly: all facts are checked, few fail."""
+    cells = values.cells if isinstance(values, Row) else tuple(values.values())
+    return any(map(operator.ne, cells, cells))
 
 
 def evaluate(

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import datetime as dt
 import operator
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, ItemsView, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from pydantic import BaseModel
@@ -24,7 +24,7 @@ from checker import fit, software
 from checker.capacity import FACILITY_COLUMNS, FEED_COLUMNS, RACK_COLUMNS, SERVER_COLUMNS, Capacity, Column
 from checker.entity import entity_id
 from checker.inventory import models as m
-from checker.inventory.loader import Inventory, Placed, ServerEntry
+from checker.inventory.loader import Inventory, Placed
 from checker.inventory.loader import inner_models as _inner_models
 from checker.inventory.source import Src
 from checker.knowledge import Knowledge, builtin
@@ -43,8 +43,93 @@ class FactField:
     path: tuple[str, ...] | None = None
 
 
+class Header:
+    """The field names of one kind's rows, shared by all of them, with each
+    name's position (a fact costs one tuple of cells, not a dict of its own)."""
+
+    __slots__ = ("index", "names")
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = tuple(names)
+        self.index = {name: i for i, name in enumerate(self.names)}
+
+
+_set = object.__setattr__
+
+
+class Row(Mapping[str, Any]):
+    """One entity's fact values as a read-only mapping: a tuple of cells in its
+    kind's `Header` order, None where the entity has no value (so the field is
+    absent, as from a dict that leaves it out).
+
+    A 100,000-server fleet has ~175,000 facts of up to ~100 fields: a dict each
+    was ~1.6 kB per server, this tuple ~0.6 kB (docs/performance.md, "Memory")."""
+
+    __slots__ = ("cells", "header")
+    header: Header
+    cells: tuple[Any, ...]
+
+    def __init__(self, header: Header, cells: tuple[Any, ...]) -> None:
+        _set(self, "header", header)
+        _set(self, "cells", cells)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"a fact's values cannot be changed ({name})")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"a fact's values cannot be changed ({name})")
+
+    def __reduce__(self) -> tuple[type[Row], tuple[Header, tuple[Any, ...]]]:
+        # Copied and pickled through __init__, not by setting its slots.
+        return Row, (self.header, self.cells)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        i = self.header.index.get(name)
+        value = None if i is None else self.cells[i]
+        return default if value is None else value
+
+    def __getitem__(self, name: str) -> Any:
+        value = self.get(name)
+        if value is None:
+            raise KeyError(name)
+        return value
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.get(name) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name, value in zip(self.header.names, self.cells, strict=True) if value is not None)
+
+    def __len__(self) -> int:
+        return len(self.cells) - self.cells.count(None)
+
+    def items(self) -> ItemsView[str, Any]:
+        return _RowItems(self)
+
+    def __repr__(self) -> str:
+        return f"Row({dict(self.items())!r})"
+
+
+class _RowItems(ItemsView[str, Any]):
+    """(name, value) pairs read straight off the cells (the hot loop of messages
+    and the NaN check), not a lookup per name."""
+
+    __slots__ = ("_row",)
+
+    def __init__(self, row: Row) -> None:
+        super().__init__(row)
+        self._row = row
+
+    def __iter__(self) -> Iterator[tuple[str, Any]]:
+        pairs = zip(self._row.header.names, self._row.cells, strict=True)
+        return ((name, value) for name, value in pairs if value is not None)
+
+
 @dataclass(frozen=True, slots=True)
 class Fact:
+    """One entity seen as a flat record; its values are a `Row` when built here
+    (any mapping will do: tests build facts from dicts)."""
+
     kind: str
     entity: str
     values: Mapping[str, Any]
@@ -125,12 +210,24 @@ def _column(models: Sequence[Any], path: tuple[str, ...], memo: Columns) -> list
 
 def _normal(column: list[Any], type_: FieldType) -> list[Any]:
     """Values as facts hold them: dates as ISO text, whole floats as ints (so
-    `memory_gb: 512` reads back as 512 in messages, not 512.0)."""
+    `memory_gb: 512` reads back as 512 in messages, not 512.0).
+
+    Each distinct date or float is converted once and its result shared by
+    every entity that has it: a fleet repeats a few values many times, and a
+    string or int of its own per server is ~30-60 bytes each."""
     if type_ == "date":
-        return [v.isoformat() if isinstance(v, dt.date) else v for v in column]
+        iso = {v: v.isoformat() for v in set(column) if isinstance(v, dt.date)}
+        return [iso.get(v, v) for v in column] if iso else column
     if type_ == "number" and any(issubclass(kind, float) for kind in set(map(type, column))):
-        return [int(v) if isinstance(v, float) and v.is_integer() else v for v in column]
+        # Keyed by exact floats only: 1 and True are equal to 1.0 as dict keys.
+        # Equal floats are the same value (0.0 and -0.0 both become 0).
+        shared = {v: _whole(v) for v in {v for v in column if type(v) is float}}
+        return [shared[v] if type(v) is float else _whole(v) if isinstance(v, float) else v for v in column]
     return column
+
+
+def _whole(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 def _records(
@@ -138,11 +235,12 @@ def _records(
     models: Sequence[Any],
     derived: Sequence[Mapping[str, Any]],
     columns: Mapping[str, Sequence[Any]],
-) -> list[dict[str, Any]]:
+    headers: dict[tuple[str, ...], Header],
+) -> list[Row]:
     """Fact values of many entities, built a column at a time: each field of
     every entity in one list comprehension (or taken whole from `columns`,
     such as the capacity table's, whose values are as facts hold them), then
-    one dict per entity in field order with absent (None) values left out."""
+    one row per entity in field order."""
 
     memo: Columns = {}
 
@@ -152,27 +250,25 @@ def _records(
         given = columns.get(f.name)
         return given if given is not None else _normal([d.get(f.name) for d in derived], f.type)
 
-    return _assemble([f.name for f in fields], [column(f) for f in fields], len(models))
+    return _assemble([f.name for f in fields], [column(f) for f in fields], len(models), headers)
 
 
-def _assemble(names: list[str], cells: list[Sequence[Any]], count: int) -> list[dict[str, Any]]:
-    """One dict per row, in column order, without None values: a column never
-    set is left out, a column always set goes in by dict(zip()) at C speed,
-    and only the columns set for some rows are checked row by row."""
+def _assemble(
+    names: list[str], cells: list[Sequence[Any]], count: int, headers: dict[tuple[str, ...], Header]
+) -> list[Row]:
+    """One row per entity, its cells in column order and taken by zip() at C
+    speed; a column no entity has is left out of the header. Rows with the
+    same columns share one header (from `headers`)."""
     kept = [(name, cell) for name, cell in zip(names, cells, strict=True) if cell.count(None) < count]
-    sometimes = [name for name, cell in kept if None in cell]
-    kept_names = [name for name, _ in kept]
+    kept_names = tuple(name for name, _ in kept)
+    header = headers.get(kept_names) or headers.setdefault(kept_names, Header(kept_names))
     rows = zip(*(cell for _, cell in kept), strict=True) if kept else [()] * count
-    records = [dict(zip(kept_names, row, strict=True)) for row in rows]
-    for record in records if sometimes else ():
-        for name in sometimes:
-            if record[name] is None:
-                del record[name]
-    return records
+    return [Row(header, row) for row in rows]
 
 
 # An entity's id, its placed model and the derived values not given as columns.
 Entry = tuple[str, Placed[Any], Mapping[str, Any]]
+ROWS_AT_ONCE = 5_000
 
 
 def _facts(
@@ -182,12 +278,22 @@ def _facts(
     columns: Mapping[str, Sequence[Any]] | None = None,
 ) -> list[Fact]:
     """Facts of (entity id, placed model, derived values) entries, plus derived
-    `columns` that hold one value per entry."""
-    records = _records(fields, [e[1].value for e in entries], [e[2] for e in entries], columns or {})
-    return [
-        Fact(kind, entity, values, place.file, place.src)
-        for (entity, place, _), values in zip(entries, records, strict=True)
-    ]
+    `columns` that hold one value per entry.
+
+    Built ROWS_AT_ONCE entities at a time: a field's column is alive only while
+    its rows are made, so what building costs beyond the facts themselves is
+    the size of one part, not of the fleet (docs/performance.md, "Memory")."""
+    headers: dict[tuple[str, ...], Header] = {}
+    facts: list[Fact] = []
+    for first in range(0, len(entries), ROWS_AT_ONCE):
+        part = entries[first : first + ROWS_AT_ONCE]
+        given = {name: column[first : first + ROWS_AT_ONCE] for name, column in (columns or {}).items()}
+        rows = _records(fields, [e[1].value for e in part], [e[2] for e in part], given, headers)
+        facts += [
+            Fact(kind, entity, values, place.file, place.src)
+            for (entity, place, _), values in zip(part, rows, strict=True)
+        ]
+    return facts
 
 
 def _columns(spec: tuple[Column, ...]) -> tuple[FactField, ...]:
@@ -380,14 +486,10 @@ SERVER_FIELDS = (
 )
 
 
-def _support(entry: ServerEntry, ctx: Context) -> dict[str, Any]:
-    # Without a rollout date the server is checked as of the audit date, not skipped.
-    checked = entry.rollout_date or ctx.as_of
-    support = entry.server.support
-    days = (support.until - checked).days if support and support.until else None
+def _support(checked: dt.date, until: dt.date | None, ctx: Context) -> dict[str, Any]:
     return {
         "support.checked_against": checked.isoformat(),
-        "support.days_after_rollout": days,
+        "support.days_after_rollout": (until - checked).days if until else None,
         "support.horizon_days": ctx.support_horizon_days,
     }
 
@@ -416,39 +518,61 @@ def _gpu_values(inv: Inventory, server: m.Server) -> dict[str, Any]:
     return software.gpu_values(server, gpu.value if gpu else None, model.value if model else None)
 
 
+# Derived values given as columns: no entity has a dict of its own.
+_NO_VALUES: Mapping[str, Any] = {}
+
+
 def _servers(inv: Inventory, cap: Capacity, ctx: Context) -> list[Fact]:
+    entries: list[Entry] = [(entity_id("server", n), e.place, _NO_VALUES) for n, e in inv.servers.items()]
+    rollout = _normal([e.rollout_date for e in inv.servers.values()], "date")
+    facility = [entry.facility for entry in inv.servers.values()]
+    capacity = cap.servers.cells_for(list(inv.servers))
+    columns = {**capacity, **_derived(inv, ctx), "facility": facility, "rollout_date": rollout}
+    return _facts("server", SERVER_FIELDS, entries, columns)
+
+
+def _derived(inv: Inventory, ctx: Context) -> dict[str, list[Any]]:
+    """Catalog, software, support and workload values of every server, as columns.
+
+    A fleet repeats a few configurations many times: each value is computed
+    once per distinct input (GPU set-up, software stack, support dates,
+    workload) and shared by every server that has it."""
     workloads = _workload_values(inv, ctx)
-    entries = []
     gpu_keys: list[Hashable] = []
     sw_keys: list[Hashable] = []
-    for name, entry in inv.servers.items():
+    support_keys: list[tuple[dt.date, dt.date | None]] = []
+    fit_keys: list[Hashable] = []
+    for entry in inv.servers.values():
         server, sw = entry.server, entry.server.software
         nvlink = server.network.nvlink if server.network else None
         gpu_keys.append((server.gpu.model, server.gpu.count, nvlink, server.model) if server.gpu else None)
         sw_keys.append((sw.driver, sw.cuda, sw.rocm) if sw else None)
-        derived = {**_support(entry, ctx), **_server_fit(server, workloads, ctx)}
-        entries.append((entity_id("server", name), entry.place, derived))
+        # Without a rollout date the server is checked as of the audit date, not skipped.
+        until = server.support.until if server.support else None
+        support_keys.append((entry.rollout_date or ctx.as_of, until))
+        # What _server_fit reads: the workload, and the names of the frameworks installed.
+        fit_keys.append((server.workload, None if sw is None else tuple(sw.frameworks)))
     servers = [entry.server for entry in inv.servers.values()]
-    # A fleet repeats a few configurations many times: the catalog and table
-    # lookups are made once per distinct GPU set-up and software stack.
-    gpu = _spread(gpu_keys, servers, lambda server: _gpu_values(inv, server))
-    stack = _spread(sw_keys, servers, lambda server: software.software_values(server.software, ctx.knowledge))
-    rollout = [e.rollout_date.isoformat() if e.rollout_date else None for e in inv.servers.values()]
-    facility = [entry.facility for entry in inv.servers.values()]
-    capacity = cap.servers.cells_for(list(inv.servers))
-    columns = {**capacity, **gpu, **stack, "facility": facility, "rollout_date": rollout}
-    return _facts("server", SERVER_FIELDS, entries, columns)
+    return {
+        **_spread(gpu_keys, servers, lambda server: _gpu_values(inv, server)),
+        **_spread(sw_keys, servers, lambda server: software.software_values(server.software, ctx.knowledge)),
+        **_spread(support_keys, support_keys, lambda key: _support(*key, ctx)),
+        **_spread(fit_keys, servers, lambda server: _server_fit(server, workloads, ctx)),
+    }
+
+
+T = TypeVar("T")
 
 
 def _spread(
-    keys: Sequence[Hashable], servers: Sequence[m.Server], compute: Callable[[m.Server], dict[str, Any]]
+    keys: Sequence[Hashable], items: Sequence[T], compute: Callable[[T], Mapping[str, Any]]
 ) -> dict[str, list[Any]]:
-    """Columns of values computed once per distinct key (the first server with
-    that key stands for all), then spread to every server by a lookup at C speed."""
+    """Columns of values computed once per distinct key (the first item with
+    that key stands for all), then spread to every item by a lookup at C speed."""
     rows: dict[Hashable, dict[str, Any]] = {}
-    for key, server in zip(keys, servers, strict=True):
+    for key, item in zip(keys, items, strict=True):
         if key not in rows:
-            rows[key] = {k: _normal([v], "number")[0] for k, v in compute(server).items()}
+            rows[key] = {k: _normal([v], "number")[0] for k, v in compute(item).items()}
     names = dict.fromkeys(name for row in rows.values() for name in row)
     by_key = {name: {k: row.get(name) for k, row in rows.items()} for name in names}
     return {name: list(map(values.__getitem__, keys)) for name, values in by_key.items()}
@@ -495,18 +619,31 @@ FRAMEWORK_FIELDS = (
 
 
 def _frameworks(inv: Inventory, cap: Capacity, ctx: Context) -> list[Fact]:
-    entries = []
+    entries: list[Entry] = []
+    keys: list[Hashable] = []
+    installs: list[tuple[str, str, m.Software, str | None]] = []
+    servers: list[str] = []
     for name, entry in inv.servers.items():
         sw = entry.server.software
         if sw is None:
             continue
-        gpu = inv.gpu_models.get(entry.server.gpu.model) if entry.server.gpu else None
+        gpu = entry.server.gpu.model if entry.server.gpu else None
         for fw, version in sw.frameworks.items():
-            values = software.framework_values(fw, version, sw, gpu.value if gpu else None, ctx.knowledge)
             src = entry.place.src.descend("software", "frameworks", fw)
             place = Placed(entry.server, entry.place.file, src)
-            entries.append((entity_id("server", name), place, {**values, "server": name}))
-    return _facts("framework", FRAMEWORK_FIELDS, entries)
+            entries.append((entity_id("server", name), place, _NO_VALUES))
+            # What software.framework_values reads of the install and its server.
+            keys.append((fw, version, sw.driver, sw.cuda, sw.rocm, gpu))
+            installs.append((fw, version, sw, gpu))
+            servers.append(name)
+
+    def values(install: tuple[str, str, m.Software, str | None]) -> dict[str, Any]:
+        fw, version, sw, gpu_name = install
+        gpu = inv.gpu_models.get(gpu_name) if gpu_name is not None else None
+        return software.framework_values(fw, version, sw, gpu.value if gpu else None, ctx.knowledge)
+
+    columns = {**_spread(keys, installs, values), "server": servers}
+    return _facts("framework", FRAMEWORK_FIELDS, entries, columns)
 
 
 # ---------------------------------------------------------------- workload

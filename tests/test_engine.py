@@ -7,8 +7,8 @@ import pytest
 from checker import engine
 from checker.decide import cap_per_rule
 from checker.engine import _pack, evaluate, fact_json, facts_json, match
-from checker.facts import Fact
-from checker.inventory.source import parse
+from checker.facts import Fact, Header, Row
+from checker.inventory.source import Src, parse
 from checker.rulebook import CompiledRule, Rule
 from tests.helpers import compiled_rule
 
@@ -228,3 +228,72 @@ def test_facts_equal_in_python_but_not_as_json_are_told_apart(field: str, values
     ]
     facts = [("rack", {"name": f"R{i}", field: v}) for i, v in enumerate(values)]
     assert match(rules, facts) == _alone(rules, facts)
+
+
+# Facts built by checker.facts are rows: a tuple of cells under a header their
+# kind shares. The engine reads their cells by position; the findings must be
+# those of the dicts they stand for, whatever the headers.
+ROW_FIELDS = ["name", "load_kw", "capacity_kw", "cooling"]
+
+
+def _mixed(n: int) -> list[dict[str, object]]:
+    coolings = ["air", None, "liquid", "Air"]
+    facts: list[dict[str, object]] = []
+    for i in range(n):
+        loads = [float(i % 7), i % 7, None, 0.00001 * i, float("nan") if i == 5 else 1.0]
+        cells = (f"R{i}", loads[i % 5], 3.0, coolings[i % 4])
+        facts.append({k: v for k, v in zip(ROW_FIELDS, cells, strict=True) if v is not None})
+    return facts
+
+
+def _as_row(values: dict[str, object], names: list[str]) -> Row:
+    assert set(values) <= set(names)
+    return Row(Header(names), tuple(values.get(n) for n in names))
+
+
+ROW_RULES = [
+    ("t.over", "load_kw > capacity_kw"),
+    ("t.eq", "load_kw == 1"),
+    ("t.air", 'cooling == "air"'),
+    ("t.any", "exists(cooling)"),
+]
+
+
+@pytest.mark.parametrize("headers", [1, 2])
+def test_rows_match_as_the_dicts_they_stand_for(headers: int) -> None:
+    rules = [compiled_rule(i, "rack", w) for i, w in ROW_RULES]
+    dicts = _mixed(200)
+    # Two headers: facts built in parts whose columns differ (one without `cooling`).
+    names = [ROW_FIELDS, ROW_FIELDS[:3]]
+    rows = [
+        _as_row(v, names[1] if headers == 2 and i % 2 and "cooling" not in v else names[0])
+        for i, v in enumerate(dicts)
+    ]
+    assert match(rules, [("rack", r) for r in rows]) == match(rules, [("rack", d) for d in dicts])
+
+
+def test_rows_equal_in_the_fields_rules_read_are_sent_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    sent: list[int] = []
+    real = engine.facts_json
+
+    def counted(kind: str, facts: list[Row], fields: frozenset[str], first: int = 0) -> str:
+        sent.append(len(facts))
+        return real(kind, facts, fields, first)
+
+    monkeypatch.setattr(engine, "facts_json", counted)
+    header = Header(["name", "load_kw", "capacity_kw"])
+    rows = [("rack", Row(header, (f"R{i}", float(i % 100), 49.5))) for i in range(1_000)]
+    assert match([compiled_rule("t.half", "rack", "load_kw > capacity_kw")], rows) == [
+        (0, i) for i in range(1_000) if i % 100 > 49.5
+    ]
+    assert sent == [100]
+
+
+def test_a_nan_in_a_row_is_reported_and_other_rows_are_not() -> None:
+    header = Header(["name", "utilization_pct"])
+    src = Src(7, 5)
+    facts = [
+        Fact("rack", f"rack/f1/R0{i}", Row(header, (f"R0{i}", value)), "f.yaml", src)
+        for i, value in enumerate([1.0, float("nan"), None, 0.0])
+    ]
+    assert [(f.rule, f.entity) for f in evaluate([], facts)] == [("schema.invalid", "rack/f1/R01")]

@@ -1,15 +1,20 @@
 from __future__ import annotations
 
+import copy
 import datetime as dt
+import pickle
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from benchmarks.fleet import write
+from checker import facts as facts_module
 from checker.capacity import FACILITY_COLUMNS, FEED_COLUMNS, RACK_COLUMNS, SERVER_COLUMNS, Column, compute
 from checker.config import Config
 from checker.entity import entity_id
 from checker.errors import UserError
-from checker.facts import REGISTRY, Context, build_all, fact_kind
+from checker.facts import REGISTRY, Context, Fact, Header, Row, build_all, fact_kind
 from checker.inventory.loader import load
 from tests.rollout import audit, rules_by_entity
 
@@ -172,3 +177,113 @@ def test_support_horizon_comes_from_the_config(tmp_path: Path) -> None:
     assert rules_by_entity(audit(tmp_path, [server]), ["support"]) == {"server/s1": {"support.ends-soon"}}
     short = Config(support_horizon_days=90)
     assert rules_by_entity(audit(tmp_path, [server], config=short), ["support"]) == {}
+
+
+# ---------------------------------------------------------------- rows: what facts cost in memory
+# A fact's values are a Row: one tuple of cells under a header its kind shares,
+# not a dict per entity; values a fleet repeats are one object, not one per
+# server (docs/performance.md, "Memory").
+
+
+def _fleet_facts(folder: Path, count: int = 40) -> list[Fact]:
+    write(count, folder)
+    inv, problems = load([folder])
+    assert problems == []
+    return build_all(inv, compute(inv), Context(dt.date(2027, 1, 15)))
+
+
+def _as_lists(built: list[Fact]) -> list[tuple[str, str, list[tuple[str, object]], str]]:
+    # Items in order: the order of fields is what messages and reports read.
+    return [(f.kind, f.entity, list(f.values.items()), f.file) for f in built]
+
+
+def test_a_row_reads_as_the_dict_of_its_present_values() -> None:
+    row = Row(Header(["a", "b", "c"]), (1, None, "x"))
+    assert dict(row) == {"a": 1, "c": "x"} == row and list(row) == ["a", "c"] and len(row) == 2
+    assert list(row.items()) == [("a", 1), ("c", "x")] and list(row.values()) == [1, "x"]
+    assert "a" in row and "b" not in row and "z" not in row and 1 not in row  # type: ignore[comparison-overlap]
+    assert row.get("b") is None and row.get("z", 5) == 5 and row.get("c") == "x"
+    with pytest.raises(KeyError):
+        row["b"]
+    with pytest.raises(KeyError):
+        row["z"]
+
+
+def test_a_row_cannot_be_changed() -> None:
+    row = Row(Header(["a"]), (1,))
+    with pytest.raises(AttributeError):
+        row.cells = (2,)
+    with pytest.raises(AttributeError):
+        del row.header
+    with pytest.raises(TypeError):
+        row["a"] = 2  # type: ignore[index]
+    assert dict(row) == {"a": 1}
+    assert copy.deepcopy(row) == pickle.loads(pickle.dumps(row)) == copy.copy(row) == row
+
+
+def test_facts_are_rows_under_one_header_per_kind_in_every_part(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(facts_module, "ROWS_AT_ONCE", 7)  # 40 servers in 6 parts
+    built = _fleet_facts(tmp_path)
+    for kind in {f.kind for f in built}:
+        rows = [f.values for f in built if f.kind == kind]
+        assert {type(r) for r in rows} == {Row}, kind  # no dict per entity
+        assert len({id(r.header) for r in rows if isinstance(r, Row)}) == 1, kind
+    assert len([f for f in built if f.kind == "server"]) == 40
+
+
+def test_facts_built_in_parts_are_the_facts_built_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The example's servers differ in which fields they have, so small parts
+    # have headers of their own: the values must not depend on that.
+    inv, _ = load([EXAMPLE])
+    whole = _as_lists(build_all(inv, compute(inv), Context(dt.date(2027, 1, 15))))
+    for size in (1, 2, 3):
+        monkeypatch.setattr(facts_module, "ROWS_AT_ONCE", size)
+        assert _as_lists(build_all(inv, compute(inv), Context(dt.date(2027, 1, 15)))) == whole
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "gpu.vendor",  # catalog, per GPU set-up
+        "software.driver_num",  # knowledge tables, per software stack
+        "support.checked_against",  # a date, as ISO text
+        "support.days_after_rollout",  # an int > 256 (CPython shares only small ones)
+        "support.until",  # a model date, as ISO text
+        "rollout_date",
+        "power_w.max",  # a whole float in the model, an int in the fact
+        "workload_params_b",
+    ],
+)
+def test_values_a_fleet_repeats_are_one_object(tmp_path: Path, name: str) -> None:
+    servers = [f.values for f in _fleet_facts(tmp_path) if f.kind == "server"]
+    values = [v[name] for v in servers]
+    assert len(values) == 40 and len({id(v) for v in values}) == len({repr(v) for v in values})
+
+
+@pytest.mark.parametrize(
+    ("column", "type_", "expected"),
+    [
+        ([1.0, 1.0, 2.5, None, 3], "number", [1, 1, 2.5, None, 3]),
+        ([-0.0, 0.0, 1e20], "number", [0, 0, 10**20]),
+        ([True, 1.0, False, 0.0], "number", [True, 1, False, 0]),
+        ([np.float64(2.0), np.float64(2.5)], "number", [2, np.float64(2.5)]),
+        (["1.0", 7], "number", ["1.0", 7]),
+        ([dt.date(2027, 1, 1), None, dt.date(2027, 1, 1)], "date", ["2027-01-01", None, "2027-01-01"]),
+        ([dt.datetime(2027, 1, 1, 12), dt.date(2027, 1, 1)], "date", ["2027-01-01T12:00:00", "2027-01-01"]),
+        ([1.0, "x"], "string", [1.0, "x"]),
+    ],
+)
+def test_values_are_normalised_with_their_types(
+    column: list[object], type_: str, expected: list[object]
+) -> None:
+    normal = facts_module._normal(column, type_)  # type: ignore[arg-type]
+    assert normal == expected and list(map(type, normal)) == list(map(type, expected))
+
+
+def test_nan_stays_nan_and_equal_floats_share_one_object() -> None:
+    nan = float("nan")
+    first, again = float("2.5"), float("2.5")
+    normal = facts_module._normal([nan, first, again, 1.0], "number")
+    assert normal[0] is nan and normal[1] is normal[2] and normal[3] == 1 and type(normal[3]) is int
