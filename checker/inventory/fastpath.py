@@ -35,7 +35,9 @@ Why the values match, in short:
 
 from __future__ import annotations
 
+import bisect
 import contextlib
+import ctypes
 import functools
 import json
 import os
@@ -44,6 +46,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy
 import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import ScalarNode
@@ -350,24 +353,286 @@ def _appears(form: str, text: str) -> bool:
     return re.search(rf"(?<![0-9]){re.escape(form)}(?![0-9])", text) is not None
 
 
+class _Inexact(Exception):
+    """A position rapidyaml's tree does not give exactly: the event parser's map decides."""
+
+
+# Trees kept at once: a finding or error asks for positions file after file, and a
+# tree costs about 15 times its text; another file's tree is parsed again (fast).
+_KEPT_TREES = 2
+_RECENT: list[_Positions] = []
+
+
 class _Positions:
-    """A file's text and, once asked for, the event parser's source maps of it."""
+    """A file's text and, once asked for, the positions of its nodes: from
+    rapidyaml's tree of the text, node by node as they are asked for, or from
+    the event parser's map of a document where the tree does not give a
+    position exactly (_Inexact)."""
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self._docs: list[Document] | None = None
+        self._tree: _Tree | None = None
+        self._eager: list[Document] | None = None
+        self._inexact: set[int] = set()
 
     def src(self, index: int) -> Src:
-        if self._docs is None:
-            self._docs = parse(self.text)
-        return self._docs[index].src
+        """The source map of document `index`: its root, with its children worked out when asked."""
+        if index in self._inexact:
+            return self._event_map(index)
+        return _NodeSrc(self, index, (), self.tree().roots[index])
+
+    def node(self, index: int, path: tuple[str | int, ...], node: int) -> Src:
+        """The position of `node` (at `path` in document `index`), its keys' and its children's."""
+        if index not in self._inexact:
+            try:
+                return self.tree().resolve(self, index, path, node)
+            except _Inexact:
+                self._inexact.add(index)
+        return self._event_map(index).descend(*path)
+
+    def tree(self) -> _Tree:
+        tree = self._tree
+        if tree is None:
+            tree = self._tree = _Tree(self.text)
+            _RECENT.append(self)
+            if len(_RECENT) > _KEPT_TREES:
+                _RECENT.pop(0)._tree = None  # its positions worked out so far stay
+        return tree
+
+    def _event_map(self, index: int) -> Src:
+        if self._eager is None:
+            self._eager = parse(self.text)
+        return self._eager[index].src
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_Positions, (self.text,))
 
 
+def _numpy_address(view: Any) -> int:
+    """The address of a buffer's first byte (rapidyaml's views are read-only, so
+    ctypes' from_buffer cannot give it)."""
+    return int(numpy.frombuffer(view, dtype=numpy.uint8).__array_interface__["data"][0])
+
+
+# CPython's memoryview object (Include/cpython/memoryobject.h): the variable
+# object header, then mbuf, hash, flags (padded) and exports, then its Py_buffer,
+# whose first field is the address. Read there, it costs a tenth of numpy's
+# way; used only once shown to agree with numpy in this interpreter.
+_VIEW_BUF_OFFSET = 56
+_from_address = ctypes.c_void_p.from_address
+
+
+def _struct_address(view: Any) -> int:
+    return _from_address(id(view) + _VIEW_BUF_OFFSET).value or 0
+
+
+def _pick_address() -> Callable[[Any], int]:
+    if sys.implementation.name != "cpython":
+        return _numpy_address
+    probe = memoryview(bytearray(b"probe"))[2:]
+    return _struct_address if _struct_address(probe) == _numpy_address(probe) else _numpy_address
+
+
+_address = _pick_address()
+
+_MAP, _SEQ, _KEY = (int(ryml.MAP), int(ryml.SEQ), int(ryml.KEY)) if ryml else (0, 0, 0)
+_CONTAINER = _MAP | _SEQ
+_FLOW = int(ryml.CONTAINER_STYLE_FLOW) if ryml else 0
+_KEY_QUOTED, _VAL_QUOTED = (int(ryml.KEYQUO), int(ryml.VALQUO)) if ryml else (0, 0)
+
+
+class _Tree:
+    """rapidyaml's tree of a text parsed in place, so that each scalar's view
+    points into the text's bytes: its offset there is where it was written.
+    Positions follow libyaml's marks, which the event parser records: a scalar
+    at its first character (a quoted one at its quote), a block mapping at its
+    first key, a block sequence at its first `-`, a flow collection at its
+    bracket, an empty value in a block mapping right after its `:`, and in a
+    flow mapping at the `,` or `}` after it; lines and columns 1-based, columns
+    counted in characters. Anything else raises _Inexact."""
+
+    def __init__(self, text: str) -> None:
+        self.data = text.encode()
+        self.buf = bytearray(self.data)
+        with _quiet_stderr():
+            self.tree = ryml.parse_in_place(self.buf)
+        self.base = _numpy_address(memoryview(self.buf))
+        self.starts = [0, *(m.end() for m in re.finditer(b"\n", self.data))]
+        tree = self.tree
+        root = tree.root_id()
+        docs = _children(tree, root) if tree.is_stream(root) else [root]
+        # Empty documents hold nothing, and fastpath.load drops them.
+        self.roots = [d for d in docs if tree.type(d) & _CONTAINER]
+
+    def resolve(self, positions: _Positions, index: int, path: tuple[str | int, ...], node: int) -> Src:
+        """The source map of `node`: its own position, its keys', its scalars';
+        its collections are _NodeSrc, worked out when asked for."""
+        tree, base, position = self.tree, self.base, self.position
+        kind = tree.type(node)
+        line, column = position(self.start(node, kind))
+        nodes = _children(tree, node)
+        if kind & _SEQ:
+            items: list[Src] = []
+            for i, child in enumerate(nodes):
+                child_kind = tree.type(child)
+                if child_kind & _CONTAINER:
+                    items.append(_NodeSrc(positions, index, (*path, i), child))
+                else:
+                    items.append(Src(*position(self.start(child, child_kind))))
+            return Src(line, column, children=items)
+        children: dict[str, Src] = {}
+        keys: dict[str, tuple[int, int]] = {}
+        for child in nodes:
+            child_kind = tree.type(child)
+            view = tree.key(child)
+            key = bytes(view).decode()
+            keys[key] = position(_address(view) - base - (1 if child_kind & _KEY_QUOTED else 0))
+            if child_kind & _CONTAINER:
+                children[key] = _NodeSrc(positions, index, (*path, key), child)
+            else:
+                children[key] = Src(*position(self.start(child, child_kind)))
+        return Src(line, column, children=children, keys=keys)
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """(line, column) of a byte offset: columns count characters, as libyaml's do."""
+        line = bisect.bisect_right(self.starts, offset)
+        head = self.data[self.starts[line - 1] : offset]
+        return line, (len(head) if head.isascii() else len(head.decode())) + 1
+
+    def start(self, node: int, kind: int) -> int:
+        """The byte offset libyaml marks `node` at."""
+        if kind & _MAP and not kind & _FLOW:
+            first = self.tree.first_child(node)
+            if first == ryml.NONE:
+                raise _Inexact("an empty block mapping")
+            return self.key_start(first)
+        if kind & _CONTAINER:
+            return self.collection_start(node, kind)
+        view = self.tree.val(node)
+        if view is None:
+            return self.empty_value(node, kind)
+        return _address(view) - self.base - (1 if kind & _VAL_QUOTED else 0)
+
+    def collection_start(self, node: int, kind: int) -> int:
+        """A flow collection's bracket or a block sequence's first `-`: after its
+        key's `:`, else right before its first item on the same line."""
+        mark = b"{" if kind & _MAP else b"[" if kind & _FLOW else b"-"
+        if kind & _KEY:
+            at = self.after_colon(node, kind)
+        else:
+            first = self.tree.first_child(node)
+            if first == ryml.NONE:
+                raise _Inexact("an empty collection in a sequence")
+            at = self.key_start(first) if kind & _MAP else self.start(first, self.tree.type(first))
+            at -= 1
+            while at > 0 and self.data[at] == 0x20:  # spaces between the bracket or `-` and the item
+                at -= 1
+        if self.data[at : at + 1] != mark:
+            raise _Inexact(f"no {mark!r} where the collection starts")
+        return at
+
+    def key_start(self, node: int) -> int:
+        quoted = self.tree.type(node) & _KEY_QUOTED
+        return _address(self.tree.key(node)) - self.base - (1 if quoted else 0)
+
+    def key_end(self, node: int, kind: int) -> int:
+        """The byte offset right after a key as written (its closing quote included)."""
+        data = self.data
+        start = self.key_start(node)
+        view = bytes(self.tree.key(node))
+        if not kind & _KEY_QUOTED:
+            if data[start : start + len(view)] != view:
+                raise _Inexact("a plain key written over several lines")
+            return start + len(view)
+        quote = data[start : start + 1]
+        at = start + 1
+        while True:
+            at = data.find(quote, at)
+            if at < 0:
+                raise _Inexact("no closing quote")
+            if quote == b"'" and data[at + 1 : at + 2] == b"'":
+                at += 2  # '' is a quote inside single quotes
+                continue
+            return at + 1
+
+    def after_colon(self, node: int, kind: int) -> int:
+        """The offset of what follows a key's `:`, past spaces, line breaks and comments."""
+        data = self.data
+        at = _skip_spaces(data, self.key_end(node, kind))
+        if data[at : at + 1] != b":":
+            raise _Inexact("no colon after the key")
+        at += 1
+        while True:
+            at = _skip_spaces(data, at)
+            char = data[at : at + 1]
+            if char == b"\n":
+                at += 1
+            elif char == b"#":
+                end = data.find(b"\n", at)
+                at = len(data) if end < 0 else end
+            else:
+                return at
+
+    def empty_value(self, node: int, kind: int) -> int:
+        """Where libyaml marks a value written as nothing: in a block mapping,
+        right after the `:`; in a flow mapping, at the `,` or `}` that follows."""
+        data = self.data
+        parent_kind = self.tree.type(self.tree.parent(node))
+        if not kind & _KEY or not parent_kind & _MAP:
+            raise _Inexact("an empty sequence item")
+        at = _skip_spaces(data, self.key_end(node, kind))
+        colon = data[at : at + 1] == b":"
+        if not parent_kind & _FLOW:
+            if not colon:
+                raise _Inexact("no colon after the key")
+            return at + 1
+        at = _skip_spaces(data, at + 1) if colon else at
+        if data[at : at + 1] not in (b",", b"}"):
+            raise _Inexact("an empty value not followed by , or }")
+        return at
+
+
+def _skip_spaces(data: bytes, at: int) -> int:
+    while data[at : at + 1] == b" ":
+        at += 1
+    return at
+
+
+def _children(tree: Any, node: int) -> list[int]:
+    found = []
+    child = tree.first_child(node)
+    while child != ryml.NONE:
+        found.append(child)
+        child = tree.next_sibling(child)
+    return found
+
+
+class _NodeSrc(LazySrc):
+    """The source map of one node of a fast-parsed document, worked out when first
+    asked for; its collections' maps are worked out when they are asked for."""
+
+    __slots__ = ("_id", "_index", "_path", "_positions")
+    _positions: _Positions
+    _index: int
+    _path: tuple[str | int, ...]
+    _id: int
+
+    def __init__(self, positions: _Positions, index: int, path: tuple[str | int, ...], node: int) -> None:
+        super().__init__()
+        object.__setattr__(self, "_positions", positions)
+        object.__setattr__(self, "_index", index)
+        object.__setattr__(self, "_path", path)
+        object.__setattr__(self, "_id", node)
+
+    def _compute(self) -> Src:
+        return self._positions.node(self._index, self._path, self._id)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_NodeSrc, (self._positions, self._index, self._path, self._id))
+
+
 class _FileSrc(LazySrc):
-    """The source map of a fast-parsed document: the event parser's, when first needed."""
+    """The source map of a fast-parsed document, worked out when first needed."""
 
     __slots__ = ("_index", "_positions")
     _index: int
@@ -379,7 +644,8 @@ class _FileSrc(LazySrc):
         object.__setattr__(self, "_index", index)
 
     def _compute(self) -> Src:
-        return self._positions.src(self._index)
+        src = self._positions.src(self._index)
+        return src.resolved() if isinstance(src, LazySrc) else src
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_FileSrc, (self._positions, self._index))
