@@ -245,6 +245,12 @@ MARKS = [
     ("documents", "---\na: 1\n---\n# x\n- b\n...\n--- {c: 2}\n--- [d]\n"),
     ("flow-over-lines", "a: [1,\n  2, {b: 3,\n  c: 4}]\n"),
     ("spaces-before-colon", "a : 1\nb  : [2]\n"),
+    ("empty-items", "- a\n-\n- b\n-   # note\n"),
+    ("dash-on-an-earlier-line", "-\n  - a\n- # note\n\n  # more\n  b: 1\n"),
+    ("empty-collections-in-a-block-sequence", "- []\n- {} # note\n-\n- x\n"),
+    ("items-after-collections", "- [a,\n  b]\n-\n- {c: [d, {g: h}], e: }\n-\n- - f\n  -\n-\n"),
+    ("items-after-multi-line-scalars", "- a\n  b\n-\n- 'c\n  d'\n-\n"),
+    ("sequences-in-documents", "- a\n---\n-\n- []\n...\n---\n- {}\n"),
 ]
 
 
@@ -257,9 +263,10 @@ def test_positions_from_the_tree_are_the_event_parsers(text: str) -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        "- a\n-\n- b\n",  # an empty sequence item
-        "a: [[], {}]\n",  # empty collections in a sequence
-        "-\n  - a\n",  # a sequence whose `-` is on an earlier line
+        "a: [[], {}]\n",  # empty collections in a flow sequence
+        "[[], 1]\n",
+        "a: [b: 1]\n",  # a mapping of one pair in a flow sequence: no `{`
+        "---\n---\n- []\n",  # a document after an empty one
     ],
 )
 def test_positions_the_tree_does_not_give_come_from_the_event_parser(text: str) -> None:
@@ -368,7 +375,8 @@ def test_generated_yaml_is_read_exactly_or_refused(text: str) -> None:
     except YamlProblem:
         assert fastpath.load(text) is None
         return
-    assert_equivalent(text)
+    docs = assert_equivalent(text)
+    assert docs is None or from_tree(docs)  # the tree gave every position asked for
 
 
 @pytest.mark.slow

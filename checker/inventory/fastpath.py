@@ -8,6 +8,14 @@ is exactly what the event parser builds; for anything else it refuses and the
 event parser reads the file, staying the authority for every error message
 and position (docs/architecture.md, "Source maps").
 
+Positions (the source map of every value and key) are not worked out with the
+values: most are never asked for. When one is, rapidyaml parses the text again
+in place, so that each scalar of its tree points into the text's bytes, and
+the position of the node asked for, its keys' and its scalars' are worked out
+from those offsets as libyaml marks them (_Tree); nodes that do not show their
+mark exactly (an empty collection in a flow sequence, say) leave that
+document's positions to the event parser. Only the last two trees are kept.
+
 Why the values match, in short:
 - Syntax the route does not reproduce is refused from a scan of the text:
   anchors, aliases, tags, directives, reserved indicators, block scalars,
@@ -358,8 +366,11 @@ class _Inexact(Exception):
 
 
 # Trees kept at once: a finding or error asks for positions file after file, and a
-# tree costs about 15 times its text; another file's tree is parsed again (fast).
+# tree with its copies of the text costs about 14 times the text (3 MB for a
+# 200 KB servers file, measured); another file's tree is parsed again (fast).
 _KEPT_TREES = 2
+# Lines looked back over for an item's `-` (comments between it and the item).
+_LINES_BACK = 64
 _RECENT: list[_Positions] = []
 
 
@@ -386,7 +397,7 @@ class _Positions:
         if index not in self._inexact:
             try:
                 return self.tree().resolve(self, index, path, node)
-            except _Inexact:
+            except (_Inexact, RecursionError):
                 self._inexact.add(index)
         return self._event_map(index).descend(*path)
 
@@ -489,8 +500,10 @@ class _Tree:
             keys[key] = position(_address(view) - base - (1 if child_kind & _KEY_QUOTED else 0))
             if child_kind & _CONTAINER:
                 children[key] = _NodeSrc(positions, index, (*path, key), child)
-            else:
-                children[key] = Src(*position(self.start(child, child_kind)))
+                continue
+            view = tree.val(child)  # a scalar's own text, the usual case, at once
+            at = self.start(child, child_kind) if view is None else _address(view) - base
+            children[key] = Src(*position(at - (1 if child_kind & _VAL_QUOTED else 0)))
         return Src(line, column, children=children, keys=keys)
 
     def position(self, offset: int) -> tuple[int, int]:
@@ -501,35 +514,190 @@ class _Tree:
 
     def start(self, node: int, kind: int) -> int:
         """The byte offset libyaml marks `node` at."""
-        if kind & _MAP and not kind & _FLOW:
-            first = self.tree.first_child(node)
+        own = self.own_start(node, kind)
+        if own is not None:
+            return own
+        if kind & _KEY and not kind & _CONTAINER:
+            return self.empty_value(node, kind)
+        if kind & _SEQ and not kind & _FLOW:
+            return self.dash(node, 0)
+        if kind & _KEY:
+            at = self.after_colon(node, kind)
+            if self.data[at : at + 1] != (b"{" if kind & _MAP else b"["):
+                raise _Inexact("no bracket after the key")
+            return at
+        parent = self.tree.parent(node)
+        parent_kind = self.tree.type(parent) if parent != ryml.NONE else 0
+        if parent == ryml.NONE or self.tree.is_stream(parent):
+            at = self.document_start(node)
+        elif not parent_kind & _SEQ or parent_kind & _FLOW:
+            raise _Inexact("an empty collection in a flow sequence")
+        else:
+            at = self.dash(parent, self.tree.child_pos(parent, node)) + 1
+            if not kind & _CONTAINER:
+                return at  # nothing written after the `-`: libyaml marks the end of the `-`
+            at = self.skip(at)
+        if self.data[at : at + 1] != (b"{" if kind & _MAP else b"["):
+            raise _Inexact("no bracket after the `-`")
+        return at
+
+    def own_start(self, node: int, kind: int) -> int | None:
+        """Where `node` starts, when the node itself shows it: a scalar's text, a
+        block mapping's first key, a flow collection's bracket before its first
+        item on the same line; else None."""
+        if not kind & _CONTAINER:
+            view = self.tree.val(node)
+            return None if view is None else _address(view) - self.base - (1 if kind & _VAL_QUOTED else 0)
+        first = self.tree.first_child(node)
+        if not kind & _FLOW:
+            if kind & _SEQ:
+                return None
             if first == ryml.NONE:
                 raise _Inexact("an empty block mapping")
             return self.key_start(first)
-        if kind & _CONTAINER:
-            return self.collection_start(node, kind)
-        view = self.tree.val(node)
-        if view is None:
-            return self.empty_value(node, kind)
-        return _address(view) - self.base - (1 if kind & _VAL_QUOTED else 0)
-
-    def collection_start(self, node: int, kind: int) -> int:
-        """A flow collection's bracket or a block sequence's first `-`: after its
-        key's `:`, else right before its first item on the same line."""
-        mark = b"{" if kind & _MAP else b"[" if kind & _FLOW else b"-"
-        if kind & _KEY:
-            at = self.after_colon(node, kind)
-        else:
-            first = self.tree.first_child(node)
-            if first == ryml.NONE:
-                raise _Inexact("an empty collection in a sequence")
-            at = self.key_start(first) if kind & _MAP else self.start(first, self.tree.type(first))
+        if first == ryml.NONE:
+            return None
+        first_kind = self.tree.type(first)
+        at = self.key_start(first) if kind & _MAP else self.own_start(first, first_kind)
+        if at is None:
+            return None
+        at -= 1
+        while at > 0 and self.data[at] == 0x20:  # spaces between the bracket and the first item
             at -= 1
-            while at > 0 and self.data[at] == 0x20:  # spaces between the bracket or `-` and the item
-                at -= 1
-        if self.data[at : at + 1] != mark:
-            raise _Inexact(f"no {mark!r} where the collection starts")
+        return at if self.data[at : at + 1] == (b"{" if kind & _MAP else b"[") else None
+
+    def dash(self, seq: int, index: int) -> int:
+        """The offset of the `-` of item `index` of a block sequence."""
+        tree = self.tree
+        item = tree.child(seq, index)
+        content = self.own_start(item, tree.type(item))
+        if content is not None:
+            return self.dash_before(content)
+        # After the item before it (only spaces and comments between), or where the sequence starts.
+        at = self.skip(self.end(tree.child(seq, index - 1))) if index > 0 else self.entry(seq)
+        if self.data[at : at + 1] != b"-":
+            raise _Inexact("no `-` where a sequence item starts")
         return at
+
+    def dash_before(self, content: int) -> int:
+        """The `-` before an item's first character: on its line, or at the start of
+        an earlier line, when only spaces, line breaks and comments lie between."""
+        data = self.data
+        at = content - 1
+        while at > 0 and data[at] == 0x20:
+            at -= 1
+        if data[at : at + 1] != b"-":
+            at = self._dash_line_before(content)
+        # Exact only if nothing but spaces, line breaks and comments lies between.
+        if data[at : at + 1] != b"-" or data[at + 1 : at + 2] not in (b" ", b"\n"):
+            raise _Inexact("no `-` before the item")
+        if self.skip(at + 1) != content:
+            raise _Inexact("more than comments between the `-` and the item")
+        return at
+
+    def _dash_line_before(self, content: int) -> int:
+        """The first non-space character of the nearest earlier line that starts with `-`."""
+        data = self.data
+        line = data.rfind(b"\n", 0, content)
+        for _ in range(_LINES_BACK):
+            if line <= 0:
+                break
+            start = data.rfind(b"\n", 0, line) + 1
+            at = start + len(data[start:line]) - len(data[start:line].lstrip(b" "))
+            if data[at : at + 1] == b"-":
+                return at
+            line = start - 1
+        raise _Inexact("no `-` on the lines before the item")
+
+    def entry(self, seq: int) -> int:
+        """Where a block sequence's first `-` is looked for: after its key's `:`, after
+        the `-` of the item it is, or at the start of a text of one document."""
+        tree = self.tree
+        kind = tree.type(seq)
+        if kind & _KEY:
+            return self.after_colon(seq, kind)
+        parent = tree.parent(seq)
+        if parent == ryml.NONE or tree.is_stream(parent):
+            return self.document_start(seq)
+        parent_kind = tree.type(parent)
+        if parent_kind & _SEQ and not parent_kind & _FLOW:
+            return self.skip(self.dash(parent, tree.child_pos(parent, seq)) + 1)
+        raise _Inexact("a sequence in a flow sequence")
+
+    def document_start(self, doc: int) -> int:
+        """The offset of a document's first token: after the document before it
+        and the `...` and `---` markers between them."""
+        tree, data = self.tree, self.data
+        before = tree.prev_sibling(doc) if tree.parent(doc) != ryml.NONE else ryml.NONE
+        if before == ryml.NONE:
+            at = self.skip(0)
+        elif tree.type(before) & _CONTAINER:
+            at = self.skip(self.end(before))
+        else:
+            raise _Inexact("a document after an empty one")
+        for marker in (b"...", b"---"):
+            if data.startswith(marker, at) and data[at + 3 : at + 4] in (b"", b" ", b"\n"):
+                at = self.skip(at + 3)
+        return at
+
+    def end(self, node: int) -> int:
+        """The offset right after `node` as written: a scalar's last character or
+        closing quote, the end of an empty value's indicator, a flow collection's
+        closing bracket, a block collection's last value."""
+        tree = self.tree
+        kind = tree.type(node)
+        if not kind & _CONTAINER:
+            return self.scalar_end(node, kind)
+        last = tree.last_child(node)
+        if not kind & _FLOW:
+            return self.end(last)  # a block collection has at least one item
+        at = self.start(node, kind) + 1 if last == ryml.NONE else self.skip(self.end(last))
+        if last != ryml.NONE and self.data[at : at + 1] == b",":
+            at = self.skip(at + 1)
+        if self.data[at : at + 1] != (b"}" if kind & _MAP else b"]"):
+            raise _Inexact("no closing bracket")
+        return at + 1
+
+    def scalar_end(self, node: int, kind: int) -> int:
+        view = self.tree.val(node)
+        if view is None:  # nothing written: the end of its `:` or `-`, or of its key
+            if kind & _KEY:
+                at = _skip_spaces(self.data, self.key_end(node, kind))
+                return at + 1 if self.data[at : at + 1] == b":" else self.key_end(node, kind)
+            return self.start(node, kind)
+        start = self.start(node, kind)
+        if kind & _VAL_QUOTED:
+            return self.closing_quote(start)
+        text = bytes(view)
+        if self.data[start : start + len(text)] == text:
+            return start + len(text)
+        return self.folded_end(start, text)
+
+    def folded_end(self, start: int, text: bytes) -> int:
+        """The end of a plain scalar written over several lines: folding only turned
+        the spaces and line breaks between its words into one space or line break."""
+        data, at = self.data, start
+        for word in text.split():
+            while data[at : at + 1] in (b" ", b"\n"):
+                at += 1
+            if not data.startswith(word, at):
+                raise _Inexact("a plain scalar that is not its words")
+            at += len(word)
+        return at
+
+    def skip(self, at: int) -> int:
+        """The offset of the next token from `at`: past spaces, line breaks and comments."""
+        data = self.data
+        while True:
+            at = _skip_spaces(data, at)
+            char = data[at : at + 1]
+            if char == b"\n":
+                at += 1
+            elif char == b"#" and (at == 0 or data[at - 1 : at] in (b" ", b"\n")):
+                end = data.find(b"\n", at)
+                at = len(data) if end < 0 else end
+            else:
+                return at
 
     def key_start(self, node: int) -> int:
         quoted = self.tree.type(node) & _KEY_QUOTED
@@ -544,6 +712,12 @@ class _Tree:
             if data[start : start + len(view)] != view:
                 raise _Inexact("a plain key written over several lines")
             return start + len(view)
+        return self.closing_quote(start)
+
+    def closing_quote(self, start: int) -> int:
+        """The offset right after the quoted scalar whose opening quote is at `start`
+        (the fast path leaves backslash escapes to the event parser)."""
+        data = self.data
         quote = data[start : start + 1]
         at = start + 1
         while True:
@@ -561,17 +735,7 @@ class _Tree:
         at = _skip_spaces(data, self.key_end(node, kind))
         if data[at : at + 1] != b":":
             raise _Inexact("no colon after the key")
-        at += 1
-        while True:
-            at = _skip_spaces(data, at)
-            char = data[at : at + 1]
-            if char == b"\n":
-                at += 1
-            elif char == b"#":
-                end = data.find(b"\n", at)
-                at = len(data) if end < 0 else end
-            else:
-                return at
+        return self.skip(at + 1)
 
     def empty_value(self, node: int, kind: int) -> int:
         """Where libyaml marks a value written as nothing: in a block mapping,
