@@ -468,7 +468,9 @@ class _Tree:
         with _quiet_stderr():
             self.tree = ryml.parse_in_place(self.buf)
         self.base = _numpy_address(memoryview(self.buf))
-        self.starts = [0, *(m.end() for m in re.finditer(b"\n", self.data))]
+        newlines = numpy.flatnonzero(numpy.frombuffer(self.data, dtype=numpy.uint8) == 0x0A)
+        self.starts: list[int] = [0, *(newlines + 1).tolist()]
+        self.ascii = self.data.isascii()
         tree = self.tree
         root = tree.root_id()
         docs = _children(tree, root) if tree.is_stream(root) else [root]
@@ -509,8 +511,10 @@ class _Tree:
     def position(self, offset: int) -> tuple[int, int]:
         """(line, column) of a byte offset: columns count characters, as libyaml's do."""
         line = bisect.bisect_right(self.starts, offset)
-        head = self.data[self.starts[line - 1] : offset]
-        return line, (len(head) if head.isascii() else len(head.decode())) + 1
+        start = self.starts[line - 1]
+        if self.ascii:
+            return line, offset - start + 1
+        return line, len(self.data[start:offset].decode()) + 1
 
     def start(self, node: int, kind: int) -> int:
         """The byte offset libyaml marks `node` at."""
