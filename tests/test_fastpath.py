@@ -291,6 +291,10 @@ def test_lazy_source_maps_pickle_without_resolving() -> None:
     copy = pickle.loads(pickle.dumps(doc))
     assert same(copy.value, doc.value)
     assert copy.src.descend("servers", 0).locate(["rack"], key=False) == (6, 11)
+    assert isinstance(doc.src.children, dict)
+    servers = doc.src.children["servers"]  # a node not worked out yet
+    assert isinstance(servers, LazySrc) and servers._node is None
+    assert pickle.loads(pickle.dumps(servers)).locate([0, "rack"], key=False) == (6, 11)
 
 
 # ---------------------------------------------------------------- property
