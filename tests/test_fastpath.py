@@ -285,6 +285,24 @@ def test_trees_are_parsed_again_when_another_file_was_asked_for_since() -> None:
     assert len(fastpath._RECENT) <= fastpath._KEPT_TREES
 
 
+def test_files_asked_in_turn_get_their_maps_worked_out_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Positions asked of several files in turn would parse their trees again and
+    again: after a few parses a file's maps are worked out whole, from one tree."""
+    monkeypatch.setattr(fastpath, "_BUILDS_BEFORE_WHOLE", 2)
+    monkeypatch.setattr(fastpath, "parse", lambda text: pytest.fail("the event parser ran"))
+    texts = [SERVERS.replace("gpu-000001", f"gpu-{i}") + "---\nkind: Workloads\n" for i in range(4)]
+    loaded = [fastpath.load(text) or [] for text in texts]
+    servers = [docs[0].src.descend("servers", 0) for docs in loaded]
+    eager = parse(SERVERS)[0].src.descend("servers", 0)
+    for path in (["rack"], ["power_w", "max"], ["storage", "raid"], ["tags", 2]):
+        for server in servers:
+            assert server.locate(path, key=False) == eager.locate(path, key=False)
+    for docs in loaded:
+        assert docs[1].src.locate(["kind"]) == (15, 1)
+    positions = [docs[0].src._positions for docs in loaded]
+    assert [(p._builds, sorted(p._whole)) for p in positions] == [(3, [0, 1])] * 4
+
+
 def test_lazy_source_maps_pickle_without_resolving() -> None:
     """Parsed files cross process boundaries (parallel parsing, the cache)."""
     (doc,) = fastpath.load(SERVERS) or []

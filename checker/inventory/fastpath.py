@@ -369,6 +369,12 @@ class _Inexact(Exception):
 # tree with its copies of the text costs about 14 times the text (3 MB for a
 # 200 KB servers file, measured); another file's tree is parsed again (fast).
 _KEPT_TREES = 2
+# A file whose tree was parsed this many times is asked for positions in turn
+# with other files: the next time its tree is needed, its documents' maps are
+# worked out whole (about 27 parses' worth) and no tree of it is parsed again.
+# As in renting against buying, that bounds the cost at about twice the whole
+# maps', however the files are interleaved.
+_BUILDS_BEFORE_WHOLE = 16
 # Lines looked back over for an item's `-` (comments between it and the item).
 _LINES_BACK = 64
 _RECENT: list[_Positions] = []
@@ -383,6 +389,8 @@ class _Positions:
     def __init__(self, text: str) -> None:
         self.text = text
         self._tree: _Tree | None = None
+        self._builds = 0
+        self._whole: dict[int, Src] = {}
         self._eager: list[Document] | None = None
         self._inexact: set[int] = set()
 
@@ -390,20 +398,51 @@ class _Positions:
         """The source map of document `index`: its root, with its children worked out when asked."""
         if index in self._inexact:
             return self._event_map(index)
+        if index in self._whole:
+            return self._whole[index]
         return _NodeSrc(self, index, (), self.tree().roots[index])
 
     def node(self, index: int, path: tuple[str | int, ...], node: int) -> Src:
         """The position of `node` (at `path` in document `index`), its keys' and its children's."""
-        if index not in self._inexact:
+        if index not in self._inexact and not self._whole:
+            if self._tree is None and self._builds >= _BUILDS_BEFORE_WHOLE:
+                self._work_out_whole()
+            else:
+                try:
+                    return self.tree().resolve(self, index, path, node)
+                except (_Inexact, RecursionError):
+                    self._inexact.add(index)
+        if index in self._whole:
+            return _resolved(self._whole[index].descend(*path))
+        return self._event_map(index).descend(*path)
+
+    def _work_out_whole(self) -> None:
+        """Every document's map with every node worked out, from one tree."""
+        tree = self.tree()
+        for index in range(len(tree.roots)):
+            if index in self._inexact:
+                continue
             try:
-                return self.tree().resolve(self, index, path, node)
+                self._whole[index] = self._whole_document(tree, index)
             except (_Inexact, RecursionError):
                 self._inexact.add(index)
-        return self._event_map(index).descend(*path)
+
+    def _whole_document(self, tree: _Tree, index: int) -> Src:
+        """Document `index`'s map, every collection in it worked out."""
+        root = tree.resolve(self, index, (), tree.roots[index])
+        pending = [root]
+        while pending:
+            children = pending.pop().children
+            for child in children.values() if isinstance(children, dict) else children or ():
+                if isinstance(child, _NodeSrc) and child._node is None:
+                    object.__setattr__(child, "_node", tree.resolve(self, index, child._path, child._id))
+                    pending.append(child)
+        return root
 
     def tree(self) -> _Tree:
         tree = self._tree
         if tree is None:
+            self._builds += 1
             tree = self._tree = _Tree(self.text)
             _RECENT.append(self)
             if len(_RECENT) > _KEPT_TREES:
@@ -760,6 +799,10 @@ class _Tree:
         return at
 
 
+def _resolved(src: Src) -> Src:
+    return src.resolved() if isinstance(src, LazySrc) else src
+
+
 def _skip_spaces(data: bytes, at: int) -> int:
     while data[at : at + 1] == b" ":
         at += 1
@@ -812,8 +855,7 @@ class _FileSrc(LazySrc):
         object.__setattr__(self, "_index", index)
 
     def _compute(self) -> Src:
-        src = self._positions.src(self._index)
-        return src.resolved() if isinstance(src, LazySrc) else src
+        return _resolved(self._positions.src(self._index))
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_FileSrc, (self._positions, self._index))
