@@ -1,8 +1,8 @@
 """What positions in fast-parsed files cost: the event parser's whole map of
 each file against rapidyaml's tree, node by node, as findings ask for them.
 
-    python benchmarks/fleet.py --varied 10000 /tmp/v10k
-    python benchmarks/positions.py /tmp/v10k
+    python benchmarks/fleet.py --varied 10000 /tmp/fleet-varied
+    python benchmarks/positions.py /tmp/fleet-varied
 
 For every file of the folder the fast path reads, it times: the event parser's
 map of the whole file (how every position was worked out before, the first
