@@ -77,7 +77,7 @@ def test_a_fast_parsed_file_stores_values_only_and_its_positions_come_from_the_t
     eager = parse(FAST)[0].src
     for path in (["servers", 0, "storage", "nvme_tb"], ["servers", 0, "support"], ["facility"]):
         assert back[0].src.locate(path) == eager.locate(path)
-    assert parsed == [FAST]
+    assert parsed == []  # from rapidyaml's tree of the text, not the event parser
     with pytest.raises(BadEntry):
         decode(payload)  # no text to work the positions out from: a miss, not a guess
 

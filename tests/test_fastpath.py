@@ -52,6 +52,12 @@ def paths(value: Any, prefix: tuple[str | int, ...] = ()) -> list[tuple[str | in
     return found
 
 
+def from_tree(docs: list[Document]) -> bool:
+    """Whether every position asked of these fast-parsed documents came from rapidyaml's tree."""
+    positions = {doc.src._positions for doc in docs if isinstance(doc.src, fastpath._FileSrc)}
+    return len(positions) == 1 and not positions.pop()._inexact
+
+
 def assert_equivalent(text: str) -> list[Document] | None:
     """The fast path refuses `text`, or gives the event parser's values and positions."""
     fast = fastpath.load(text)
@@ -78,7 +84,8 @@ def test_every_yaml_file_of_the_repository(path: Path) -> None:
     except YamlProblem:
         assert fastpath.load(decode(path.read_bytes())) is None  # broken on purpose: refused
         return
-    assert_equivalent(text)
+    docs = assert_equivalent(text)
+    assert docs is None or from_tree(docs)  # no position of ours needs the event parser
 
 
 def test_most_repository_files_take_the_fast_path() -> None:
@@ -206,17 +213,94 @@ def test_without_rapidyaml_the_event_parser_reads_every_file(
     assert same(doc.value, parse(SERVERS)[0].value)
 
 
-def test_positions_are_worked_out_once_and_only_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_positions_come_from_rapidyaml_not_the_event_parser(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
     monkeypatch.setattr(fastpath, "parse", lambda text: calls.append(text) or parse(text))
     text = SERVERS + "---\nkind: Workloads\n"
     docs = fastpath.load(text)
     assert docs is not None and len(docs) == 2
     merged = docs[0].src.descend("servers", 0)
-    assert calls == []
     assert merged.locate(["support", "until"], key=False) == (11, 51)
+    assert merged.locate(["tags", 3], key=False) == (13, 27)
     assert docs[1].src.locate(["kind"]) == (15, 1)
-    assert calls == [text]
+    assert calls == []
+
+
+# Each of libyaml's marks (what the event parser records), as rapidyaml's tree must give it.
+MARKS = [
+    ("block-mapping", "a:\n  b: 1\n  c: x\n"),
+    ("flow-mapping", "a: {b: 1, c: {d: [x]}}\n"),
+    ("block-sequence", "a:\n  - 1\n  - x\n"),
+    ("sequence-at-key-indentation", "a:\n- 1\n- b: 2\n  c: [3]\nd: 4\n"),
+    ("flow-sequence", "a: [1, [2, 3], {b: c}]\n"),
+    ("nested-block-sequences", "- - a\n  - b\n- - c\n"),
+    ("sequence-of-mappings", "- a: 1\n  b: 2\n- {c: 3}\n- [4]\n"),
+    ("quoted", "'a': \"b\"\n\"c d\": 'it''s'\n'e''f': ['g', \"\"]\n"),
+    ("empty-values", "a:\nb:   # note\nc: {d: , e, f: }\ng:\n  h:\n"),
+    ("empty-quoted", "a: ''\nb: \"\"\n"),
+    ("comments-between", "a:   # note\n\n  # more\n  - 1\nb: # c\n  {c: 1}\n"),
+    ("multi-line-scalars", "a: one\n  two\nb: \"three\n  four\"\nc: [five\n  six]\n"),
+    ("non-ascii", "é: ü\nñ: [ß, \"ç\", {ø: 日本}]\n日本: 語\n"),
+    ("wide", "a: \U0001f600 x\nb: [\U0001f600, y]\n"),
+    ("documents", "---\na: 1\n---\n# x\n- b\n...\n--- {c: 2}\n--- [d]\n"),
+    ("flow-over-lines", "a: [1,\n  2, {b: 3,\n  c: 4}]\n"),
+    ("spaces-before-colon", "a : 1\nb  : [2]\n"),
+    ("empty-items", "- a\n-\n- b\n-   # note\n"),
+    ("dash-on-an-earlier-line", "-\n  - a\n- # note\n\n  # more\n  b: 1\n"),
+    ("empty-collections-in-a-block-sequence", "- []\n- {} # note\n-\n- x\n"),
+    ("items-after-collections", "- [a,\n  b]\n-\n- {c: [d, {g: h}], e: }\n-\n- - f\n  -\n-\n"),
+    ("items-after-multi-line-scalars", "- a\n  b\n-\n- 'c\n  d'\n-\n"),
+    ("sequences-in-documents", "- a\n---\n-\n- []\n...\n---\n- {}\n"),
+]
+
+
+@pytest.mark.parametrize("text", [pytest.param(t, id=i) for i, t in MARKS])
+def test_positions_from_the_tree_are_the_event_parsers(text: str) -> None:
+    docs = assert_equivalent(text)
+    assert docs is not None and from_tree(docs)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: [[], {}]\n",  # empty collections in a flow sequence
+        "[[], 1]\n",
+        "a: [b: 1]\n",  # a mapping of one pair in a flow sequence: no `{`
+        "---\n---\n- []\n",  # a document after an empty one
+    ],
+)
+def test_positions_the_tree_does_not_give_come_from_the_event_parser(text: str) -> None:
+    docs = assert_equivalent(text)
+    assert docs is not None and not from_tree(docs)
+
+
+def test_trees_are_parsed_again_when_another_file_was_asked_for_since() -> None:
+    """Only the last few trees are kept: positions asked again of an older file are the same."""
+    texts = [f"a{i}: {{b: {i}}}\nc: [x, {{d: {i}}}]\n" for i in range(fastpath._KEPT_TREES + 2)]
+    loaded = [fastpath.load(text) or [] for text in texts]
+    for docs in loaded + loaded[::-1]:
+        assert docs[0].src.locate(["c", 1, "d"]) == (2, 9)
+    for i, docs in enumerate(loaded):
+        assert docs[0].src.locate([f"a{i}", "b"], key=False) == (1, 9)
+    assert len(fastpath._RECENT) <= fastpath._KEPT_TREES
+
+
+def test_files_asked_in_turn_get_their_maps_worked_out_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Positions asked of several files in turn would parse their trees again and
+    again: after a few parses a file's maps are worked out whole, from one tree."""
+    monkeypatch.setattr(fastpath, "_BUILDS_BEFORE_WHOLE", 2)
+    monkeypatch.setattr(fastpath, "parse", lambda text: pytest.fail("the event parser ran"))
+    texts = [SERVERS.replace("gpu-000001", f"gpu-{i}") + "---\nkind: Workloads\n" for i in range(4)]
+    loaded = [fastpath.load(text) or [] for text in texts]
+    servers = [docs[0].src.descend("servers", 0) for docs in loaded]
+    eager = parse(SERVERS)[0].src.descend("servers", 0)
+    for path in (["rack"], ["power_w", "max"], ["storage", "raid"], ["tags", 2]):
+        for server in servers:
+            assert server.locate(path, key=False) == eager.locate(path, key=False)
+    for docs in loaded:
+        assert docs[1].src.locate(["kind"]) == (15, 1)
+    positions = [docs[0].src._positions for docs in loaded]
+    assert [(p._builds, sorted(p._whole)) for p in positions] == [(3, [0, 1])] * 4
 
 
 def test_lazy_source_maps_pickle_without_resolving() -> None:
@@ -225,6 +309,10 @@ def test_lazy_source_maps_pickle_without_resolving() -> None:
     copy = pickle.loads(pickle.dumps(doc))
     assert same(copy.value, doc.value)
     assert copy.src.descend("servers", 0).locate(["rack"], key=False) == (6, 11)
+    assert isinstance(doc.src.children, dict)
+    servers = doc.src.children["servers"]  # a node not worked out yet
+    assert isinstance(servers, LazySrc) and servers._node is None
+    assert pickle.loads(pickle.dumps(servers)).locate([0, "rack"], key=False) == (6, 11)
 
 
 # ---------------------------------------------------------------- property
@@ -309,7 +397,8 @@ def test_generated_yaml_is_read_exactly_or_refused(text: str) -> None:
     except YamlProblem:
         assert fastpath.load(text) is None
         return
-    assert_equivalent(text)
+    docs = assert_equivalent(text)
+    assert docs is None or from_tree(docs)  # the tree gave every position asked for
 
 
 @pytest.mark.slow
@@ -340,7 +429,38 @@ def test_an_audit_never_works_out_positions_nobody_points_at(
     assert servers not in parsed
     inv, _ = load([tmp_path])
     assert inv.entities()["server/gpu-000003"].line == 4 + 3 * 14 + 1  # worked out when asked
-    assert servers in parsed
+    assert servers not in parsed  # from rapidyaml's tree
+
+
+def test_findings_in_a_fast_parsed_file_never_run_the_event_parser(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, parsed: list[str]
+) -> None:
+    """Findings on every server of a fast-parsed file: their positions come from
+    rapidyaml's tree (each file is parsed once, the event parser never runs), and
+    they are positions the event parser gives."""
+    from benchmarks.fleet import write
+    from checker.audit import run_audit
+    from checker.config import Config, settings
+
+    files = write(40, tmp_path)
+    pod = files[-1]
+    pod.write_text(pod.read_text().replace("memory_gb: 2048", "memory_gb: 1024"))  # too little for 8 GPUs
+    events: list[str] = []
+    monkeypatch.setattr(fastpath, "parse", lambda text: events.append(text) or parse(text))
+    monkeypatch.setattr(source, "parse", lambda text: events.append(text) or parse(text))
+    cfg = settings(Config(), None, select=[], ignore=[], fail_on=None, rule_dirs=[])
+    result = run_audit([tmp_path], cfg, dt.date(2027, 1, 15))
+    in_servers = [f for f in result.findings if f.file == str(pod)]
+    assert len(in_servers) == 40
+    assert all(parsed.count(p.name) == 1 for p in files)
+    fast = {p.read_text() for p in files if fastpath.load(p.read_text()) is not None}
+    assert str(pod) in {str(p) for p in files if p.read_text() in fast}
+    assert not fast & set(events)  # (the facility file has anchors: the event parser reads it)
+    monkeypatch.undo()
+    for finding in in_servers:
+        (doc,) = parse(Path(finding.file).read_text())
+        server = next(i for i, s in enumerate(doc.value["servers"]) if finding.entity.endswith(s["name"]))
+        assert (finding.line, finding.column) == doc.src.locate(["servers", server, "memory_gb"]), finding
 
 
 @pytest.mark.parametrize(

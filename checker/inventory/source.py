@@ -11,7 +11,7 @@ authority for every value, error and position.
 Reading a large file that way costs seconds, and most positions are never
 needed. So `read` first tries a fast path (checker.inventory.fastpath): it
 gives the event parser's exact values or refuses the file, and its source maps
-run the event parser on that file the first time a position is asked for.
+give, node by node when asked for, the positions the event parser would.
 """
 
 from __future__ import annotations
