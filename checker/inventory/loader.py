@@ -842,13 +842,15 @@ def _merge_src(shape: Shape, bsrc: Src, osrc: Src) -> Src:
     keys = dict(bsrc.keys or {})
     ochildren = osrc.children if isinstance(osrc.children, dict) else {}
     okeys = osrc.keys or {}
+    # Read once: each read of a lazy map's line is a lookup through its chain.
+    where = (osrc.line, osrc.column)
     names, nested = shape
     for k in names:
         osub = ochildren.get(k, osrc)
         sub = nested.get(k) if nested else None
         children[k] = osub if sub is None else _merge_src(sub, children.get(k, bsrc), osub)
-        keys[k] = okeys.get(k, (osrc.line, osrc.column))
-    return Src(osrc.line, osrc.column, children=children, keys=keys)
+        keys[k] = okeys.get(k, where)
+    return Src(*where, children=children, keys=keys)
 
 
 class _MergedSrc(LazySrc):
