@@ -102,22 +102,29 @@ _UNSAFE_NUMBER = re.compile(r'": -?(?:[0-9]{16}|[0-9.]+[eE])')
 
 def facts_json(kind: str, facts: Sequence[Mapping[str, Any]], fields: frozenset[str], first: int = 0) -> str:
     """The `fields` of one kind's facts as a durable JSON list, each with its
-    index (counted from `first`) as id.
+    index (counted from `first`) as id."""
+    names = sorted(fields)
+    return cells_json(kind, names, [tuple(map(values.get, names)) for values in facts], first)
+
+
+def cells_json(kind: str, names: Sequence[str], cells: Sequence[tuple[Any, ...]], first: int = 0) -> str:
+    """Facts given as the cells of `names` (None: no value) as a durable JSON
+    list, each with its index (counted from `first`) as id.
 
     The common case is one json.dumps at C speed; a NaN or infinity (which
     json.dumps refuses with allow_nan=False) or a number durable would
     misread sends the whole list through fact_json, fact by fact."""
-    keys = {name: fact_key(name) for name in fields}
+    keys = [fact_key(name) for name in names]
     listed = [
-        {"id": i, "kind": kind, **{keys[k]: v for k, v in values.items() if k in keys and v is not None}}
-        for i, values in enumerate(facts, first)
+        {"id": i, "kind": kind, **{k: v for k, v in zip(keys, row, strict=True) if v is not None}}
+        for i, row in enumerate(cells, first)
     ]
     try:
         text = json.dumps(listed, ensure_ascii=False, allow_nan=False)
     except ValueError:
         text = None
     if text is None or _UNSAFE_NUMBER.search(text):
-        sent = [{k: v for k, v in values.items() if k in keys} for values in facts]
+        sent = [dict(zip(names, row, strict=True)) for row in cells]
         return "[" + ", ".join(fact_json(i, kind, values) for i, values in enumerate(sent, first)) + "]"
     return text
 
@@ -186,14 +193,14 @@ def match_kind(
         return []
     # durable stores every field it is sent: send only those the conditions read.
     fields = frozenset().union(*(c.fields for c in conditions))
-    distinct, members = _distinct(facts, fields)
+    names, distinct, members = _distinct(facts, fields)
     chunks = _pack([alternatives(c.condition) for c in conditions])
     fired: list[tuple[int, int]] = []
     # Every condition reads one fact, so facts can go in batches, each into
     # rulesets of its own: durable's memory (it keeps every fact it is sent)
     # and the JSON text stay the size of a batch, however large the fleet.
     for first in range(0, len(distinct), FACT_BATCH):
-        text = facts_json(kind, distinct[first : first + FACT_BATCH], fields, first)
+        text = cells_json(kind, names, distinct[first : first + FACT_BATCH], first)
         for chunk in chunks:
             wrapped = [{"$and": [{"kind": kind}, conditions[i].condition]} for i in chunk]
             fired += [(chunk[j], one) for j, one in run_ruleset(wrapped, text)]
@@ -202,30 +209,35 @@ def match_kind(
 
 def _distinct(
     facts: Sequence[Mapping[str, Any]], fields: frozenset[str]
-) -> tuple[list[Mapping[str, Any]], list[list[int]]]:
-    """The facts that differ in the `fields` the conditions read, and for each
-    the indices of every fact equal to it there.
+) -> tuple[list[str], list[tuple[Any, ...]], list[list[int]]]:
+    """The `fields` the conditions read that the facts have, the distinct
+    tuples of their values, and for each tuple the indices of every fact
+    that holds it.
 
     A condition reads one fact and only those fields, so facts equal in them
     match the same conditions: durable is sent each distinct one once. A rollout
     of a thousand identical servers differs only in names and places, which
     few conditions read. Values are compared with their types (1, 1.0 and true
     are equal in Python, not in JSON)."""
+    names, projected = _projected(facts, sorted(fields))
     seen: dict[tuple[Any, ...], int] = {}
-    distinct: list[Mapping[str, Any]] = []
+    distinct: list[tuple[Any, ...]] = []
     members: list[list[int]] = []
-    for i, projected in enumerate(_projected(facts, sorted(fields))):
-        key = (*projected, *map(type, projected))
+    for i, cells in enumerate(projected):
+        key = (*cells, *map(type, cells))
         n = seen.setdefault(key, len(distinct))
         if n == len(distinct):
-            distinct.append(facts[i])
+            distinct.append(cells)
             members.append([])
         members[n].append(i)
-    return distinct, members
+    return names, distinct, members
 
 
-def _projected(facts: Sequence[Mapping[str, Any]], names: list[str]) -> list[tuple[Any, ...]]:
-    """The values of `names` in each fact (None where absent), as tuples.
+def _projected(
+    facts: Sequence[Mapping[str, Any]], names: list[str]
+) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """The names of `names` the facts can hold, and their values in each fact
+    (None where absent), as tuples.
 
     Facts built by checker.facts are rows of one header per kind: their cells
     are picked by position at C speed. A name the header lacks is None in
@@ -233,13 +245,14 @@ def _projected(facts: Sequence[Mapping[str, Any]], names: list[str]) -> list[tup
     rows = facts if set(map(type, facts)) == {Row} else ()
     headers = set(map(operator.attrgetter("header"), rows))
     if len(headers) != 1:
-        return [tuple(map(values.get, names)) for values in facts]
+        return names, [tuple(map(values.get, names)) for values in facts]
     (header,) = headers
-    positions = [header.index[name] for name in names if name in header.index]
+    kept = [name for name in names if name in header.index]
+    positions = [header.index[name] for name in kept]
     cells = map(operator.attrgetter("cells"), rows)
     if len(positions) > 1:
-        return list(map(operator.itemgetter(*positions), cells))
-    return [tuple(row[i] for i in positions) for row in cells]
+        return kept, list(map(operator.itemgetter(*positions), cells))
+    return kept, [tuple(row[i] for i in positions) for row in cells]
 
 
 def match(

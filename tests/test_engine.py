@@ -191,17 +191,23 @@ def test_facts_sent_in_batches_fire_as_one_batch(monkeypatch: pytest.MonkeyPatch
     assert match(rules, facts) == whole and len(whole) == 160 + 60
 
 
+def _count_sent(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many facts each batch sends to durable."""
+    sent: list[int] = []
+    real = engine.cells_json
+
+    def counted(kind: str, names: list[str], cells: list[tuple[object, ...]], first: int = 0) -> str:
+        sent.append(len(cells))
+        return real(kind, names, cells, first)
+
+    monkeypatch.setattr(engine, "cells_json", counted)
+    return sent
+
+
 def test_facts_equal_in_the_fields_rules_read_are_sent_once_and_all_found(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    sent: list[int] = []
-    real = engine.facts_json
-
-    def counted(kind: str, facts: list[dict[str, object]], fields: frozenset[str], first: int = 0) -> str:
-        sent.append(len(facts))
-        return real(kind, facts, fields, first)
-
-    monkeypatch.setattr(engine, "facts_json", counted)
+    sent = _count_sent(monkeypatch)
     rule = compiled_rule("t.half", "rack", "load_kw > capacity_kw")
     facts = _facts(1_000)  # 1,000 names, 100 distinct loads
     assert match([rule], facts) == [(0, i) for i in range(1_000) if i % 100 > 49.5]
@@ -273,14 +279,7 @@ def test_rows_match_as_the_dicts_they_stand_for(headers: int) -> None:
 
 
 def test_rows_equal_in_the_fields_rules_read_are_sent_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    sent: list[int] = []
-    real = engine.facts_json
-
-    def counted(kind: str, facts: list[Row], fields: frozenset[str], first: int = 0) -> str:
-        sent.append(len(facts))
-        return real(kind, facts, fields, first)
-
-    monkeypatch.setattr(engine, "facts_json", counted)
+    sent = _count_sent(monkeypatch)
     header = Header(["name", "load_kw", "capacity_kw"])
     rows = [("rack", Row(header, (f"R{i}", float(i % 100), 49.5))) for i in range(1_000)]
     assert match([compiled_rule("t.half", "rack", "load_kw > capacity_kw")], rows) == [
