@@ -156,7 +156,7 @@ def bench(count: int, runs: int, varied: bool) -> None:
         load_warm1, _ = best(runs, load_one)
     same = out_j1 == out_j2 == out_cold == out_warm and out_warm1 == out_fresh
     print(f"  yaml.load of the same files {plain:.2f}s | --no-cache --jobs 1 = {j1 / plain:.2f} x yaml.load"
-          f" | its peak RSS {rss:.0f} MB")
+          f" | its peak RSS {rss:.0f} MiB")
     print(f"  whole audit: --no-cache --jobs 1 {j1:.2f}s | --jobs 2 {j2:.2f}s | cold cache {cold:.2f}s"
           f" | warm, nothing changed {warm:.2f}s ({warm / cold:.0%} of cold)"
           f" | warm, one file changed {warm1:.2f}s ({warm1 / cold:.0%} of cold)")
