@@ -479,3 +479,15 @@ def test_where_a_file_is_parsed_is_decided_by_the_marks_the_fast_path_leaves(tex
     assert fastpath.may_take(text.encode()) is likely
     if not likely:
         assert fastpath.load(text) is None  # the event parser reads it, so a worker may
+
+
+def test_a_scalars_address_by_the_buffer_protocol_is_numpys() -> None:
+    import ryml
+
+    buffer = bytearray("a: héllo\nb: [1, 'x']\n".encode())
+    tree = ryml.parse_in_place(buffer)
+    views = [tree.val(n) for n in range(tree.size()) if tree.has_val(n) and tree.val(n) is not None]
+    assert len(views) == 3
+    assert [fastpath._address(v) for v in views] == [fastpath._numpy_address(v) for v in views]
+    base = fastpath._numpy_address(memoryview(buffer))
+    assert [fastpath._address(v) - base for v in views] == [3, 14, 18]

@@ -464,26 +464,45 @@ def _numpy_address(view: Any) -> int:
     return int(numpy.frombuffer(view, dtype=numpy.uint8).__array_interface__["data"][0])
 
 
-# CPython's memoryview object (Include/cpython/memoryobject.h): the variable
-# object header, then mbuf, hash, flags (padded) and exports, then its Py_buffer,
-# whose first field is the address. Read there, it costs a tenth of numpy's
-# way; used only once shown to agree with numpy in this interpreter.
-_VIEW_BUF_OFFSET = 56
-_from_address = ctypes.c_void_p.from_address
+class _PyBuffer(ctypes.Structure):
+    """Py_buffer, as the buffer protocol fills it (part of the stable ABI since 3.11,
+    its layout unchanged since 3.3): https://docs.python.org/3/c-api/buffer.html"""
+
+    _fields_ = [
+        ("buf", ctypes.c_void_p),
+        ("obj", ctypes.c_void_p),  # never read here: PyBuffer_Release lets it go
+        ("len", ctypes.c_ssize_t),
+        ("itemsize", ctypes.c_ssize_t),
+        ("readonly", ctypes.c_int),
+        ("ndim", ctypes.c_int),
+        ("format", ctypes.c_char_p),
+        ("shape", ctypes.c_void_p),
+        ("strides", ctypes.c_void_p),
+        ("suboffsets", ctypes.c_void_p),
+        ("internal", ctypes.c_void_p),
+    ]
 
 
-def _struct_address(view: Any) -> int:
-    return _from_address(id(view) + _VIEW_BUF_OFFSET).value or 0
+def _buffer_address(view: Any) -> int:
+    """The address of a buffer's first byte, by the buffer protocol itself
+    (PyObject_GetBuffer): about 1.3 us, against 2.2 us through numpy."""
+    buffer = _PyBuffer()
+    ref = ctypes.byref(buffer)
+    _get_buffer(view, ref, 0)  # PyBUF_SIMPLE
+    address = buffer.buf or 0
+    _release_buffer(ref)
+    return address
 
 
-def _pick_address() -> Callable[[Any], int]:
-    if sys.implementation.name != "cpython":
-        return _numpy_address
-    probe = memoryview(bytearray(b"probe"))[2:]
-    return _struct_address if _struct_address(probe) == _numpy_address(probe) else _numpy_address
-
-
-_address = _pick_address()
+_pythonapi = getattr(ctypes, "pythonapi", None)  # CPython's own C API; absent elsewhere
+if _pythonapi is not None:
+    _get_buffer = _pythonapi.PyObject_GetBuffer
+    _get_buffer.argtypes = [ctypes.py_object, ctypes.POINTER(_PyBuffer), ctypes.c_int]
+    _get_buffer.restype = ctypes.c_int
+    _release_buffer = _pythonapi.PyBuffer_Release
+    _release_buffer.argtypes = [ctypes.POINTER(_PyBuffer)]
+    _release_buffer.restype = None
+_address = _buffer_address if _pythonapi is not None else _numpy_address
 
 _MAP, _SEQ, _KEY = (int(ryml.MAP), int(ryml.SEQ), int(ryml.KEY)) if ryml else (0, 0, 0)
 _CONTAINER = _MAP | _SEQ
