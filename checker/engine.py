@@ -100,13 +100,6 @@ def fact_json(index: int, kind: str, values: Mapping[str, Any]) -> str:
 _UNSAFE_NUMBER = re.compile(r'": -?(?:[0-9]{16}|[0-9.]+[eE])')
 
 
-def facts_json(kind: str, facts: Sequence[Mapping[str, Any]], fields: frozenset[str], first: int = 0) -> str:
-    """The `fields` of one kind's facts as a durable JSON list, each with its
-    index (counted from `first`) as id."""
-    names = sorted(fields)
-    return cells_json(kind, names, [tuple(map(values.get, names)) for values in facts], first)
-
-
 def cells_json(kind: str, names: Sequence[str], cells: Sequence[tuple[Any, ...]], first: int = 0) -> str:
     """Facts given as the cells of `names` (None: no value) as a durable JSON
     list, each with its index (counted from `first`) as id.
@@ -142,7 +135,7 @@ def _pack(costs: Sequence[int]) -> list[list[int]]:
     return packed
 
 
-def run_ruleset(conditions: Sequence[Mapping[str, Any]], facts_json: str) -> set[tuple[int, int]]:
+def run_ruleset(conditions: Sequence[Mapping[str, Any]], facts: str) -> set[tuple[int, int]]:
     """(condition index, fact id) for every single-fact condition that fires on the
     facts (a JSON list, each fact with an "id"); the conditions go into one ruleset."""
     name = f"checker{next(_names)}"
@@ -150,7 +143,7 @@ def run_ruleset(conditions: Sequence[Mapping[str, Any]], facts_json: str) -> set
     definition = {f"r{i}": {"all": [{"m": c}], "run": _never} for i, c in enumerate(conditions)}
     handle = _QuietHost({name: definition}).get_ruleset(name)._handle
     try:
-        result = durable_rules_engine.assert_facts(handle, facts_json)
+        result = durable_rules_engine.assert_facts(handle, facts)
         # 1 is "not handled": no rule matched any fact, which is normal.
         if result[0] not in (0, 1):
             raise RuntimeError(f"durable-rules refused the facts (code {result[0]})")

@@ -6,7 +6,7 @@ import pytest
 
 from checker import engine
 from checker.decide import cap_per_rule
-from checker.engine import _pack, evaluate, fact_json, facts_json, match
+from checker.engine import _pack, _projected, cells_json, evaluate, fact_json, match
 from checker.facts import Fact, Header, Row
 from checker.inventory.source import Src, parse
 from checker.rulebook import CompiledRule, Rule
@@ -88,22 +88,27 @@ def test_fact_json_leaves_out_nan() -> None:
     assert fact_json(0, "rack", {"load_kw": float("nan")}) == '{"id": 0, "kind": "rack"}'
 
 
+def _sent(kind: str, facts: list[dict[str, object]], fields: set[str]) -> str:
+    """What the engine sends durable: the fields read, picked from each fact."""
+    return cells_json(kind, *_projected(facts, sorted(fields)))
+
+
 @pytest.mark.parametrize(
     "odd",
     [1e-05, 1e16, 1e15, 10**16, float("inf"), float("-inf"), float("nan"), None],
     ids=["tiny", "huge", "1e15", "big-int", "inf", "-inf", "nan", "none"],
 )
-def test_facts_json_is_what_fact_json_writes_whatever_the_numbers(odd: object) -> None:
+def test_facts_sent_are_what_fact_json_writes_whatever_the_numbers(odd: object) -> None:
     # The batch is written by one json.dumps unless a value needs fact_json's
     # care; either way durable must get exactly fact_json's facts.
     facts = [{"name": "a", "load_kw": 2.5, "x": 1}, {"name": "b", "load_kw": odd, "skip": 3}]
     sent = [{k: v for k, v in f.items() if k != "skip"} for f in facts]
     expected = [json.loads(fact_json(i, "rack", f)) for i, f in enumerate(sent)]
-    assert json.loads(facts_json("rack", facts, frozenset({"name", "load_kw", "x"}))) == expected
+    assert json.loads(_sent("rack", facts, {"name", "load_kw", "x"})) == expected
 
 
-def test_facts_json_sends_only_the_fields_rules_read() -> None:
-    text = facts_json("server", [{"name": "a", "gpu.count": 8, "memory_gb": 512}], frozenset({"gpu.count"}))
+def test_facts_sent_hold_only_the_fields_rules_read() -> None:
+    text = _sent("server", [{"name": "a", "gpu.count": 8, "memory_gb": 512}], {"gpu.count"})
     assert json.loads(text) == [{"id": 0, "kind": "server", "gpu.count": 8}]
 
 

@@ -54,7 +54,7 @@ Fact = dict[str, Any]
 
 def fire(conditions: Sequence[Mapping[str, Any]], facts: Sequence[Fact]) -> set[tuple[int, int]]:
     """(rule index, fact index) pairs that fire through the engine's own path:
-    conditions packed into rulesets, facts written by the engine's facts_json."""
+    conditions packed into rulesets, facts written by the engine's cells_json."""
     fields = frozenset(name for fact in facts for name in fact)
     whens = [CompiledWhen("", dict(c), fields) for c in conditions]
     return set(checker_engine.match_kind("rack", whens, facts))
