@@ -38,9 +38,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from fleet import pod_file, write
 
-from checker.inventory.loader import load
-from checker.inventory.reading import ReadOptions
-from checker.perf import gc_paused
+from checker.core.perf import gc_paused
+from checker.load.build import load
+from checker.load.reading import ReadOptions
 
 AS_OF = dt.date(2027, 1, 15).isoformat()
 T = TypeVar("T")
@@ -50,7 +50,7 @@ T = TypeVar("T")
 # (a pip install writes them; without them every start compiles checker anew).
 _UNSET = ("CHECKER_NO_CACHE", "CHECKER_CACHE_DIR", "PYTHONDONTWRITEBYTECODE")
 _ENV = {k: v for k, v in os.environ.items() if k not in _UNSET}
-START_UP = "import checker.cli, checker.audit, checker.rulebook as r; r.load_rulebook()"
+START_UP = "import checker.cli, checker.audit, checker.evaluate.rulebook as r; r.load_rulebook()"
 
 
 def start_up() -> tuple[float, bytes]:

@@ -21,7 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from checker.perf import gc_paused
+from checker.core.perf import gc_paused
 
 AS_OF = dt.date(2027, 1, 15)
 
@@ -42,11 +42,11 @@ def peak_mb() -> float:
 
 def stages(folder: Path) -> None:
     """Resident memory after each stage of one audit, in this process."""
-    from checker.capacity import compute
-    from checker.engine import evaluate
-    from checker.facts import Context, build_all
-    from checker.inventory.loader import load
-    from checker.rulebook import load_rulebook
+    from checker.derive.capacity import compute
+    from checker.derive.facts import Context, build_all
+    from checker.evaluate.engine import evaluate
+    from checker.evaluate.rulebook import load_rulebook
+    from checker.load.build import load
 
     book = load_rulebook()
     figures = [("imports", resident_mb(), peak_mb())]

@@ -28,18 +28,18 @@ from typing import Any, TypeVar
 import yaml
 
 from checker.audit import run_audit
-from checker.capacity import compute
-from checker.engine import evaluate
-from checker.facts import build_all
-from checker.inventory.loader import load
-from checker.inventory.source import read
+from checker.derive.capacity import compute
+from checker.derive.facts import build_all
+from checker.evaluate.engine import evaluate
+from checker.evaluate.rulebook import load_rulebook
+from checker.load.build import load
 from checker.render import get_formatter
-from checker.rulebook import load_rulebook
+from checker.source.reader import read
 
-try:  # moved out of checker.decide with checker.yaml support
-    from checker.config import Config, settings
+try:  # moved out of checker.decide.verdict with checker.yaml support
+    from checker.decide.config import Config, settings
 except ImportError:  # older checkers
-    from checker.decide import Config, settings  # type: ignore[attr-defined,no-redef]
+    from checker.decide.verdict import Config, settings  # type: ignore[attr-defined,no-redef]
 
 AS_OF = dt.date(2027, 1, 15)
 CAP = 100  # the default --max-per-rule
@@ -54,7 +54,7 @@ def timed(func: Callable[[], T]) -> tuple[T, float]:
 
 def facts_of(inv: Any, cap: Any) -> Any:
     try:
-        from checker.facts import Context
+        from checker.derive.facts import Context
     except ImportError:  # before the audit date reached the facts
         return build_all(inv, cap)  # type: ignore[call-arg]
     return build_all(inv, cap, Context(AS_OF))
@@ -96,8 +96,8 @@ def main(folder: Path) -> None:
 def _parsers(files: list[Path]) -> str:
     """Which parser read the files (docs/architecture.md, "Source maps")."""
     try:
-        from checker.inventory import fastpath
-        from checker.inventory.source import decode
+        from checker.source import fastpath
+        from checker.source.parse import decode
     except ImportError:  # before the fast path
         return ""
     fast = sum(fastpath.load(decode(p.read_bytes())) is not None for p in files)

@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from checker.inventory import fastpath
-from checker.inventory.source import Document, decode, parse
+from checker.source import fastpath
+from checker.source.parse import Document, decode, parse
 
 
 def fast_files(folder: Path) -> list[str]:

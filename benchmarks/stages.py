@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from fleet import write
 from pipeline import main
 
-from checker.perf import gc_paused
+from checker.core.perf import gc_paused
 
 if __name__ == "__main__":
     # As in the CLI, which runs every command with the cycle collector paused.

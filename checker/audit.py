@@ -7,46 +7,18 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from checker import __version__
-from checker.capacity import Capacity, compute
-from checker.config import Settings, check_selection
-from checker.decide import cap_per_rule, override_severity, verdict
-from checker.engine import evaluate
-from checker.facts import Context, Fact, build_all
-from checker.findings import Finding
-from checker.inventory.loader import load
-from checker.rulebook import Rulebook, load_rulebook, matches
-from checker.rulemeta import RuleMeta
-from checker.waivers import apply_waivers
-
-
-@dataclass(frozen=True)
-class AuditResult:
-    """Everything formatters may read; they never re-read files.
-
-    `rules` are the rules and checks that ran (SARIF's driver rules, JUnit's
-    test cases); `facts` are the entities the rules looked at, with every
-    derived figure (empty when input errors kept the rules from running).
-    """
-
-    as_of: dt.date
-    verdict: str
-    exit_code: int
-    summary: dict[str, int]
-    findings: tuple[Finding, ...]
-    capacity: Capacity | None
-    rules: tuple[RuleMeta, ...] = ()
-    facts: tuple[Fact, ...] = ()
-    version: str = __version__
-    # Findings left out per rule (Settings.max_per_rule); the summary counts them.
-    truncated: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def rules_evaluated(self) -> bool:
-        return self.capacity is not None
+from checker.core.findings import Finding
+from checker.decide.config import Settings, check_selection
+from checker.decide.result import AuditResult
+from checker.decide.verdict import cap_per_rule, override_severity, verdict
+from checker.decide.waivers import apply_waivers
+from checker.derive.capacity import Capacity, compute
+from checker.derive.facts import Context, Fact, build_all
+from checker.evaluate.engine import evaluate
+from checker.evaluate.rulebook import Rulebook, load_rulebook, matches
+from checker.load.build import load
 
 
 def run_audit(

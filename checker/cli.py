@@ -18,16 +18,24 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
 
-from checker import __version__, progress
-from checker.audit import AuditResult, run_audit
-from checker.config import Settings, find_config, load_config, settings
+from checker import __version__
+from checker.audit import run_audit
+from checker.core import progress
+from checker.core.errors import UserError
+from checker.core.findings import SEVERITIES
+from checker.core.perf import gc_paused
+from checker.core.rulemeta import RuleMeta
+from checker.core.suggest import did_you_mean
+from checker.core.terminal import SafeStream, escape
+from checker.decide.config import Settings, find_config, load_config, settings
+from checker.decide.result import AuditResult
+from checker.derive.facts import REGISTRY, fact_kind
 from checker.diff import diff
-from checker.errors import UserError
-from checker.facts import REGISTRY, fact_kind
-from checker.findings import SEVERITIES
-from checker.inventory import cache
-from checker.inventory.reading import ReadOptions, default_jobs, options_used
-from checker.perf import gc_paused
+from checker.evaluate.rulebook import load_rulebook
+from checker.evaluate.ruletest import run_rule_tests
+from checker.load import cache
+from checker.load.reading import ReadOptions, default_jobs, options_used
+from checker.load.schema import inventory_schema
 from checker.render import formats_help
 from checker.render.context import RenderContext
 from checker.render.diff_formats import DIFF_FORMATS
@@ -41,13 +49,7 @@ from checker.render.output import (
     write_output,
 )
 from checker.render.templating import environment
-from checker.rulebook import load_rulebook
-from checker.rulemeta import RuleMeta
-from checker.ruletest import run_rule_tests
 from checker.scaffold import init
-from checker.schema import inventory_schema
-from checker.suggest import did_you_mean
-from checker.terminal import SafeStream, escape
 
 DEFAULT_PATH = Path("inventories")
 EXIT_BROKEN_PIPE = 141
@@ -424,7 +426,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    # Every byte for a human goes through one escaping stream (checker.terminal).
+    # Every byte for a human goes through one escaping stream (checker.core.terminal).
     out, err = sys.stdout, sys.stderr
     for stream in (out, err):
         # A terminal that cannot show a name (an ASCII-only CI log) gets `\xe9`, not a crash.

@@ -14,8 +14,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
-from checker.errors import UserError
-from checker.inventory.loader import YAML_SUFFIXES
+from checker.core.errors import UserError
+from checker.load.build import YAML_SUFFIXES
 
 
 def _git(args: Sequence[str], cwd: Path, stdin: bytes | None = None) -> bytes:

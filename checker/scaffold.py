@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from checker.errors import UserError
-from checker.resources import templates_dir
-from checker.schema import inventory_schema
+from checker.core.errors import UserError
+from checker.core.resources import templates_dir
+from checker.load.schema import inventory_schema
 
 SCHEMA_FILE = "inventory.schema.json"
 

@@ -112,8 +112,8 @@ def golden_run(cli: CliRunner, in_fixtures: Path) -> Callable[[str], Run]:
 @pytest.fixture
 def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The names of the files parsed in this process (not read from the cache)."""
-    from checker.inventory import reading
-    from checker.inventory.source import read
+    from checker.load import reading
+    from checker.source.reader import read
 
     names: list[str] = []
 

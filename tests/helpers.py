@@ -6,11 +6,11 @@ import os
 import textwrap
 from pathlib import Path
 
-from checker.expr import compile_when
-from checker.facts import REGISTRY
-from checker.findings import Finding
-from checker.inventory.source import Src
-from checker.rulebook import _JINJA, CompiledRule, Rule
+from checker.core.findings import Finding
+from checker.derive.facts import REGISTRY
+from checker.evaluate.expr import compile_when
+from checker.evaluate.rulebook import _JINJA, CompiledRule, Rule
+from checker.source.parse import Src
 
 
 def compiled_rule(

@@ -13,8 +13,9 @@ from typing import Any
 
 import yaml
 
-from checker.audit import AuditResult, run_audit
-from checker.config import Config, settings
+from checker.audit import run_audit
+from checker.decide.config import Config, settings
+from checker.decide.result import AuditResult
 
 AS_OF = dt.date(2027, 1, 15)
 

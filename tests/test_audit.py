@@ -5,7 +5,7 @@ from pathlib import Path
 
 from benchmarks.fleet import write
 from checker.audit import run_audit
-from checker.config import Config, settings
+from checker.decide.config import Config, settings
 from checker.render import get_formatter
 
 AS_OF = dt.date(2027, 1, 15)

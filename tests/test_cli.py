@@ -651,7 +651,7 @@ def _json_audit(cli: CliRunner, *options: str) -> str:
 def test_jobs_1_and_2_give_the_same_bytes(
     cli: CliRunner, rollout: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from checker.inventory import reading
+    from checker.load import reading
 
     monkeypatch.setattr(reading, "POOL_MIN_BYTES", 0)  # the example rollout is small: pool it anyway
     pools: list[int] = []
@@ -707,7 +707,7 @@ def test_damaged_cache_entries_are_rebuilt_silently(
 def test_an_entry_from_another_checker_version_is_not_used(
     cli: CliRunner, rollout: Path, parsed: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from checker.inventory import cache
+    from checker.load import cache
 
     cold = _json_audit(cli, "--cache-dir", "cache")
     files = len(parsed)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from checker.errors import UserError
+from checker.core.errors import UserError
 from checker.gitref import materialize, repo_root, resolve_ref
 
 

@@ -1001,9 +1001,9 @@ def test_numbers_never_abort_the_audit(case: Case, tmp_path: Path, monkeypatch: 
 
 
 def test_a_nan_fact_field_is_reported_at_its_entity() -> None:
-    from checker.engine import evaluate
-    from checker.facts import Fact
-    from checker.inventory.source import Src
+    from checker.derive.facts import Fact
+    from checker.evaluate.engine import evaluate
+    from checker.source.parse import Src
 
     fact = Fact("rack", "rack/f1/R01", {"name": "R01", "utilization_pct": float("nan")}, "f.yaml", Src(7, 5))
     [finding] = evaluate([], [fact])
@@ -1384,7 +1384,7 @@ def _plain(value: Any) -> Any:
 
 
 def _rule_docs() -> dict[str, list[Any]]:
-    from checker.inventory.source import parse
+    from checker.source.parse import parse
 
     # Renamed, so a folder of them can stand beside the built-in rulebook.
     texts = {p.name: p.read_text(encoding="utf-8") for p in sorted((ROOT / "rules").glob("*.yaml"))}

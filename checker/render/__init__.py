@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from checker.audit import AuditResult
+from checker.core.suggest import lookup
+from checker.decide.result import AuditResult
 from checker.render import github, json_format, junit, markdown, sarif, text
 from checker.render.context import RenderContext
-from checker.suggest import lookup
 
 Formatter = Callable[[AuditResult, RenderContext], str]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from checker.diff import Delta, DiffResult
+from checker.decide.compare import Delta, DiffResult
 from checker.render import FORMATS
 from checker.render.context import PLAIN, RenderContext
 from checker.render.json_format import dumps, finding_json

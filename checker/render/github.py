@@ -8,8 +8,8 @@ message can neither end the command early nor forge another one.
 
 from __future__ import annotations
 
-from checker.audit import AuditResult
-from checker.findings import Finding
+from checker.core.findings import Finding
+from checker.decide.result import AuditResult
 from checker.render.context import PLAIN, RenderContext
 from checker.render.text import summary_line
 

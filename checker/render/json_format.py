@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from checker.audit import AuditResult
-from checker.findings import Finding
+from checker.core.findings import Finding
+from checker.core.terminal import escape_json
+from checker.decide.result import AuditResult
 from checker.render.context import PLAIN, RenderContext
-from checker.terminal import escape_json
 
 
 def finding_json(f: Finding) -> dict[str, Any]:

@@ -14,10 +14,10 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from collections.abc import Sequence
 
-from checker.audit import AuditResult
-from checker.findings import Finding
+from checker.core.findings import Finding
+from checker.core.rulemeta import RuleMeta
+from checker.decide.result import AuditResult
 from checker.render.context import PLAIN, RenderContext
-from checker.rulemeta import RuleMeta
 
 # XML 1.0 forbids most control characters even as references: show them escaped.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")

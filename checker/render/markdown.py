@@ -12,12 +12,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from checker.audit import AuditResult
-from checker.facts import Fact
-from checker.findings import CATEGORIES, SEVERITIES, SEVERITY_RANK, Finding
+from checker.core.findings import CATEGORIES, SEVERITIES, SEVERITY_RANK, Finding
+from checker.core.rulemeta import RuleMeta
+from checker.decide.result import AuditResult
+from checker.derive.facts import Fact
 from checker.render.context import PLAIN, RenderContext
 from checker.render.templating import environment
-from checker.rulemeta import RuleMeta
 
 
 @dataclass(frozen=True)

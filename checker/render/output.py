@@ -17,12 +17,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from checker.audit import AuditResult
-from checker.errors import UserError
-from checker.inventory.loader import YAML_SUFFIXES
+from checker.core.errors import UserError
+from checker.core.terminal import escape_lines
+from checker.decide.result import AuditResult
+from checker.load.build import YAML_SUFFIXES
 from checker.render import get_formatter
 from checker.render.context import RenderContext
-from checker.terminal import escape_lines
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,11 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
-from checker.audit import AuditResult
-from checker.findings import Finding
+from checker.core.findings import Finding
+from checker.core.rulemeta import RuleMeta
+from checker.decide.result import AuditResult
 from checker.render.context import PLAIN, RenderContext
 from checker.render.json_format import dumps
-from checker.rulemeta import RuleMeta
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}

@@ -6,7 +6,7 @@ import re
 
 import jinja2
 
-from checker.resources import templates_dir
+from checker.core.resources import templates_dir
 
 # Characters that change the meaning of a Markdown table cell or inline text,
 # or start an HTML tag or entity (GitHub renders inline HTML).

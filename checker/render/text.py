@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from checker.audit import AuditResult
-from checker.findings import SEVERITY_RANK, Finding
+from checker.core.findings import SEVERITY_RANK, Finding
+from checker.core.terminal import escape
+from checker.decide.result import AuditResult
 from checker.render.context import PLAIN, RenderContext
-from checker.terminal import escape
 
 # SGR colours (ECMA-48): red, yellow, cyan; bold for the verdict.
 _COLOURS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m", "fail": "\x1b[1;31m",

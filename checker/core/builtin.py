@@ -1,0 +1,141 @@
+"""Checks that are not `when` expressions: input (schema) and waiver findings.
+
+They carry the same metadata as YAML rules (`RuleMeta`), so `rules list`,
+`explain`, the rule reference and SARIF show them too; their behaviour is
+tested with fixture inventories. Code that emits one of these findings uses
+the id constants below, never a string literal.
+"""
+
+from __future__ import annotations
+
+from checker.core.findings import Severity
+from checker.core.rulemeta import RuleMeta
+
+SCHEMA_FILE = "schema.file"
+SCHEMA_YAML = "schema.yaml"
+SCHEMA_ENCODING = "schema.encoding"
+SCHEMA_DUPLICATE_KEY = "schema.duplicate-key"
+SCHEMA_ALIAS_BOMB = "schema.alias-bomb"
+SCHEMA_DOCUMENT = "schema.document"
+SCHEMA_UNKNOWN_FIELD = "schema.unknown-field"
+SCHEMA_MISSING_FIELD = "schema.missing-field"
+SCHEMA_INVALID = "schema.invalid"
+SCHEMA_REFERENCE = "schema.reference"
+SCHEMA_DUPLICATE_NAME = "schema.duplicate-name"
+SCHEMA_FEED_SIDES = "schema.feed-sides"
+WAIVER_EXPIRED = "waiver.expired"
+WAIVER_UNUSED = "waiver.unused"
+WAIVER_EXPIRING = "waiver.expiring"
+
+
+def _check(id_: str, title: str, severity: Severity, rationale: str, remediation: str) -> RuleMeta:
+    category = id_.split(".", 1)[0]
+    return RuleMeta(id_, title, category, severity, remediation, rationale)
+
+
+def _schema(id_: str, title: str, rationale: str, remediation: str) -> RuleMeta:
+    return _check(id_, title, "error", rationale, remediation)
+
+
+BUILTIN_CHECKS: tuple[RuleMeta, ...] = (
+    _schema(
+        SCHEMA_FILE,
+        "Every file and folder below the inventory paths is read",
+        "A folder that cannot be read, a symbolic link that is broken or loops, or a FIFO or device "
+        "where a YAML file should be would otherwise be skipped, and a plan nobody checked would pass.",
+        "Fix the permissions or the link, or move the entry out of the inventory folders.",
+    ),
+    _schema(
+        SCHEMA_YAML,
+        "File is valid YAML",
+        "A file that does not parse cannot be checked; nothing in it is silently skipped.",
+        "Fix the YAML syntax at the reported position.",
+    ),
+    _schema(
+        SCHEMA_ENCODING,
+        "File is UTF-8",
+        "YAML is read as UTF-8; other bytes would change names and numbers.",
+        "Save the file as UTF-8.",
+    ),
+    _schema(
+        SCHEMA_DUPLICATE_KEY,
+        "No duplicate keys",
+        "YAML parsers silently keep the last of two equal keys: a lost value in a capacity plan "
+        "is a real hazard.",
+        "Remove one of the two keys.",
+    ),
+    _schema(
+        SCHEMA_ALIAS_BOMB,
+        "Aliases do not explode",
+        "A few lines of aliases can expand to billions of nodes (billion laughs); such input is refused.",
+        "Use fewer nested aliases.",
+    ),
+    _schema(
+        SCHEMA_DOCUMENT,
+        "Documents are mappings of a known kind",
+        "Each document needs a top-level `kind` so it is validated as what it is.",
+        "Add `kind:` (Facility, Servers, Workloads, Waivers, GpuModels, ServerModels).",
+    ),
+    _schema(
+        SCHEMA_UNKNOWN_FIELD,
+        "No unknown fields",
+        "A misspelt field would otherwise be ignored and its value lost.",
+        "Use the suggested field name, or remove the field.",
+    ),
+    _schema(
+        SCHEMA_MISSING_FIELD,
+        "Required fields are present",
+        "Checks cannot run on values that are not there.",
+        "Add the field (or a catalog `model` that provides it).",
+    ),
+    _schema(
+        SCHEMA_INVALID,
+        "Values have the right type and range",
+        "Negative voltages, percentages over 100 or unquoted versions would skew every figure.",
+        "Give a value of the stated type and range.",
+    ),
+    _schema(
+        SCHEMA_REFERENCE,
+        "References point at things that exist",
+        "A server in a rack that does not exist, or a waiver for an unknown entity, is a plan error.",
+        "Fix the name (see the suggestion) or add the referenced entity.",
+    ),
+    _schema(
+        SCHEMA_DUPLICATE_NAME,
+        "Names are unique",
+        "Facilities, racks within a facility, feeds within a rack and servers must be unique "
+        "so every finding names one thing.",
+        "Rename one of the two.",
+    ),
+    _schema(
+        SCHEMA_FEED_SIDES,
+        "2N racks have feeds on both sides",
+        "A 2N rack survives the loss of one side only if it has an A and a B side.",
+        "Give every feed of a 2N rack `side: A` or `side: B`, with at least one of each.",
+    ),
+    _check(
+        WAIVER_EXPIRED,
+        "Waivers are not expired",
+        "error",
+        "An expired waiver no longer waives; the finding it covered is back.",
+        "Fix the finding, or renew the waiver with a new expiry and reason.",
+    ),
+    _check(
+        WAIVER_UNUSED,
+        "Waivers match a finding",
+        "warning",
+        "A waiver that matches nothing is stale and hides nothing; remove it before it hides something new.",
+        "Remove the waiver, or fix its rule id or entity.",
+    ),
+    _check(
+        WAIVER_EXPIRING,
+        "Waivers expiring within 30 days",
+        "warning",
+        "A waiver about to expire will fail the build soon.",
+        "Plan the fix or renew the waiver.",
+    ),
+)
+
+
+def builtin_check(check_id: str) -> RuleMeta | None:
+    return next((c for c in BUILTIN_CHECKS if c.id == check_id), None)

@@ -1,0 +1,171 @@
+"""`checker.yaml` and the command line: which rules run, at what severity, what fails.
+
+The config is validated with pydantic (unknown keys, wrong types: file:line:col,
+exit 2). The command line narrows it: --select replaces, --ignore adds. A glob
+that matches no rule is an error, since a typo would otherwise check nothing.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+
+from checker.core.errors import UserError, at
+from checker.core.findings import Severity
+from checker.core.suggest import did_you_mean
+from checker.load.build import describe_error, display_path, not_a_file
+from checker.source.parse import Src, YamlProblem
+from checker.source.reader import read
+
+CONFIG_NAME = "checker.yaml"
+
+
+class Config(BaseModel):
+    """`checker.yaml`: per-repository rule selection, severities and threshold."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # An empty list would run no rule at all and pass every plan: refused.
+    select: list[str] = Field(default=["*"], min_length=1, description="globs over rule ids to run")
+    ignore: list[str] = Field(default=[], description="globs over rule ids to skip")
+    severity: dict[str, Severity] = Field(default={}, description="rule id glob -> severity")
+    fail_on: Severity = Field(default="error", description="lowest severity that fails the run")
+    rules: list[str] = Field(default=[], description="extra rule folders, relative to this file")
+    support_horizon_days: int = Field(
+        default=365, ge=0, le=3650, description="warn when support ends within this many days of rollout"
+    )
+    max_per_rule: int = Field(default=100, ge=0, description="findings shown per rule, then a count (0: all)")
+    # Where each value was written, so a `select:` entry that matches nothing is located.
+    _where: tuple[str, Src] | None = PrivateAttr(default=None)
+
+    def position(self, *path: str | int, key: bool = False) -> str:
+        """`file:line:column` of a config value (or key), or '' for defaults."""
+        if self._where is None:
+            return ""
+        file, src = self._where
+        line, column = src.locate(path, key=key)
+        return f"{file}:{line}:{column}"
+
+
+@dataclass(frozen=True)
+class Origin:
+    """A rule id glob and where it was given: the command line, or the config file."""
+
+    option: str
+    glob: str
+    where: str = ""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Config with the command line applied on top."""
+
+    select: tuple[str, ...]
+    ignore: tuple[str, ...]
+    severity: tuple[tuple[str, Severity], ...]
+    fail_on: Severity
+    rule_dirs: tuple[Path, ...]
+    # The config is not an inventory, even when it stands among the inventories.
+    config_file: Path | None = None
+    origins: tuple[Origin, ...] = ()
+    # Findings shown per rule (0: all); the summary always counts every finding.
+    max_per_rule: int = 100
+    support_horizon_days: int = 365
+
+
+def find_config(paths: Sequence[Path]) -> Path | None:
+    """`checker.yaml` beside the inventories (their parent folder), inside them,
+    or in the current directory, where CI runs: the first that exists."""
+    for path in paths:
+        base = path if path.is_dir() else path.parent
+        for candidate in (base.resolve().parent / CONFIG_NAME, base / CONFIG_NAME):
+            if candidate.is_file():
+                return candidate
+    cwd = Path(CONFIG_NAME)
+    return cwd if cwd.is_file() else None
+
+
+def load_config(path: Path | None) -> tuple[Config, Path | None]:
+    if path is None:
+        return Config(), None
+    shown = display_path(path)
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        raise UserError(f"{shown}: config file not found") from None
+    if not stat.S_ISREG(mode):  # a FIFO would block the run forever
+        what = "a folder" if stat.S_ISDIR(mode) else not_a_file(mode).split(",")[0].removeprefix("is ")
+        raise UserError(f"{shown}: is {what}, not a config file")
+    try:
+        docs = read(path)
+    except YamlProblem as exc:
+        raise UserError(at(shown, exc.line, exc.column, exc.message)) from None
+    except OSError as exc:
+        raise UserError(f"{shown}: cannot read: {exc.strerror}") from None
+    if not docs:
+        return Config(), path
+    if len(docs) > 1:
+        second = docs[1].src
+        raise UserError(at(shown, second.line, second.column, "a config file holds one YAML document"))
+    try:
+        config = Config.model_validate(docs[0].value)
+        config._where = (shown, docs[0].src)
+        return config, path
+    except ValidationError as exc:
+        lines = []
+        for error in exc.errors():
+            _, message, key = describe_error(error, Config)
+            loc = [s for s in error["loc"] if isinstance(s, (str, int))]
+            lines.append(at(shown, *docs[0].src.locate(loc, key=key), message))
+        raise UserError(lines) from None
+
+
+def settings(
+    config: Config,
+    config_path: Path | None,
+    *,
+    select: Sequence[str],
+    ignore: Sequence[str],
+    fail_on: Severity | None,
+    rule_dirs: Sequence[Path],
+    max_per_rule: int | None = None,
+) -> Settings:
+    """The command line narrows the config: --select replaces, --ignore adds."""
+    base = config_path.parent if config_path else Path()
+    origins = (
+        *(Origin("--select", g) for g in select),
+        *(Origin("--ignore", g) for g in ignore),
+        *(Origin("select", g, config.position("select", i)) for i, g in enumerate(config.select)),
+        *(Origin("ignore", g, config.position("ignore", i)) for i, g in enumerate(config.ignore)),
+        *(Origin("severity", g, config.position("severity", g, key=True)) for g in config.severity),
+    )
+    return Settings(
+        select=tuple(select) or tuple(config.select),
+        ignore=(*config.ignore, *ignore),
+        severity=tuple(config.severity.items()),
+        fail_on=fail_on or config.fail_on,
+        rule_dirs=(*(base / d for d in config.rules), *rule_dirs),
+        config_file=config_path,
+        origins=origins,
+        max_per_rule=config.max_per_rule if max_per_rule is None else max_per_rule,
+        support_horizon_days=config.support_horizon_days,
+    )
+
+
+def check_selection(cfg: Settings, known: Sequence[str]) -> None:
+    """A glob that matches no rule is a typo that would check nothing: an error."""
+    lines = []
+    for origin in cfg.origins:
+        if any(fnmatch.fnmatchcase(rule, origin.glob) for rule in known):
+            continue
+        message = f"{origin.option} '{origin.glob}' matches no rule{did_you_mean(origin.glob, known)}"
+        lines.append(f"{origin.where}: {message}" if origin.where else f"checker: {message}")
+    if lines:
+        raise UserError(lines)
+
+

@@ -1,0 +1,56 @@
+"""Decide: severity overrides, the per-rule output cap, threshold -> verdict and exit code.
+
+Detection produced findings; this stage only re-labels them (severity; waivers
+are checker/decide/waivers.py) and never re-reads inventory files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from checker.core.findings import SEVERITY_RANK, Finding, Severity
+from checker.evaluate.rulebook import matches
+
+
+def override_severity(
+    findings: Sequence[Finding], overrides: Sequence[tuple[str, Severity]]
+) -> list[Finding]:
+    """Schema findings stay errors: invalid input is never downgraded."""
+    out = []
+    for f in findings:
+        new = next((sev for glob, sev in overrides if matches(f.rule, [glob])), None)
+        out.append(f.with_severity(new) if new and f.category != "schema" else f)
+    return out
+
+
+def cap_per_rule(findings: Sequence[Finding], limit: int) -> tuple[list[Finding], dict[str, int]]:
+    """The first `limit` findings of each rule, in order, and how many of each were
+    left out: a million errors make a readable log, not 150 MB (0: no limit)."""
+    if limit <= 0:
+        return list(findings), {}
+    shown: list[Finding] = []
+    seen: dict[str, int] = {}
+    for f in findings:
+        seen[f.rule] = seen.get(f.rule, 0) + 1
+        if seen[f.rule] <= limit:
+            shown.append(f)
+    return shown, {rule: n - limit for rule, n in sorted(seen.items()) if n > limit}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str
+    exit_code: int
+    counts: dict[str, int]
+
+
+def verdict(findings: Sequence[Finding], fail_on: Severity) -> Verdict:
+    counts = {"error": 0, "warning": 0, "info": 0, "waived": 0}
+    for f in findings:
+        counts["waived" if f.waived else f.severity] += 1
+    threshold = SEVERITY_RANK[fail_on]
+    failing = any(not f.waived and SEVERITY_RANK[f.severity] >= threshold for f in findings)
+    invalid = any(f.category == "schema" for f in findings)
+    code = 2 if invalid else 1 if failing else 0
+    return Verdict("fail" if failing else "pass", code, counts)

@@ -1,0 +1,77 @@
+"""Waivers: a finding of one rule on one entity (globs allowed) is accepted until a date.
+
+`rule: power.rack-*` and `entity: rack/sh1/A0*` are fnmatch globs over rule ids
+and entity ids. An expired waiver no longer waives and is an error; one that
+expires within 30 days of --as-of is a warning (the build will fail soon); one
+that matches no finding is a warning. Reason, owner and expiry are required
+(checker/load/models.py).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fnmatch
+from collections.abc import Sequence
+
+from checker.core.builtin import SCHEMA_REFERENCE, WAIVER_EXPIRED, WAIVER_EXPIRING, WAIVER_UNUSED
+from checker.core.findings import Finding, Severity, located
+from checker.core.suggest import did_you_mean
+from checker.load.build import Placed
+from checker.load.models import Waiver
+
+EXPIRING_DAYS = 30
+
+
+def waives(w: Waiver, f: Finding) -> bool:
+    return fnmatch.fnmatchcase(f.rule, w.rule) and fnmatch.fnmatchcase(f.entity, w.entity)
+
+
+def apply_waivers(
+    findings: Sequence[Finding],
+    waivers: Sequence[Placed[Waiver]],
+    as_of: dt.date,
+    selected: Sequence[str],
+    known_rules: Sequence[str],
+) -> list[Finding]:
+    """Mark waived findings and report expired, expiring, unused and dangling waivers."""
+    active = [w for w in waivers if w.value.expires >= as_of]
+    used: set[int] = set()
+    out: list[Finding] = []
+    for f in findings:
+        hits = [] if f.category == "schema" else [id(w) for w in active if waives(w.value, f)]
+        used.update(hits)
+        out.append(f.with_waived() if hits else f)
+    for w in waivers:
+        out.extend(_waiver_findings(w, as_of, id(w) in used, selected, known_rules))
+    return out
+
+
+def _waiver_findings(
+    w: Placed[Waiver],
+    as_of: dt.date,
+    used: bool,
+    selected: Sequence[str],
+    known_rules: Sequence[str],
+) -> list[Finding]:
+    v = w.value
+    what = f"waiver for {v.rule} on {v.entity}"
+    if not any(fnmatch.fnmatchcase(rule, v.rule) for rule in known_rules):
+        hint = did_you_mean(v.rule, known_rules)
+        message = f"waiver names unknown rule '{v.rule}'{hint}"
+        return [located(SCHEMA_REFERENCE, "schema", w.at(["rule"], key=False), message, entity=v.entity)]
+    if v.expires < as_of:
+        message = f"{what} expired on {v.expires.isoformat()}; the finding is no longer waived"
+        fix = "Fix the finding or renew the waiver."
+        return [_finding(WAIVER_EXPIRED, w, message, "error", fix)]
+    out = []
+    if (v.expires - as_of).days <= EXPIRING_DAYS:
+        message = f"{what} expires on {v.expires.isoformat()}, within {EXPIRING_DAYS} days"
+        out.append(_finding(WAIVER_EXPIRING, w, message, "warning", "Plan the fix or renew the waiver."))
+    if not used and any(fnmatch.fnmatchcase(rule, v.rule) for rule in selected):
+        out.append(_finding(WAIVER_UNUSED, w, f"{what} matches no finding", "warning", "Remove the waiver."))
+    return out
+
+
+def _finding(rule: str, w: Placed[Waiver], message: str, severity: Severity, fix: str) -> Finding:
+    where = w.at() if rule == WAIVER_UNUSED else w.at(["expires"], key=False)
+    return located(rule, "waiver", where, message, severity=severity, entity=w.value.entity, remediation=fix)

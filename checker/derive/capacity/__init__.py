@@ -1,0 +1,84 @@
+"""Capacity with numpy: servers -> feeds and racks -> facilities, vectorised.
+
+Each aggregate is a `Table` of typed columns keyed by the inventory's own keys
+(servers.py, racks.py, facilities.py); facts and the JSON `capacity` section
+read the same columns. No Python loop runs per server on the hot path: Python
+only reads the validated models into arrays, numpy does the arithmetic and
+the grouped sums.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from checker.core.entity import entity_id
+from checker.derive.capacity.facilities import FACILITY_COLUMNS, facility_inputs, facility_table
+from checker.derive.capacity.racks import FEED_COLUMNS, RACK_COLUMNS, feed_kw, rack_inputs, rack_table
+from checker.derive.capacity.servers import SERVER_COLUMNS, server_table
+from checker.derive.capacity.table import Column, Table
+from checker.load.build import Inventory
+
+__all__ = [
+    "FACILITY_COLUMNS",
+    "FEED_COLUMNS",
+    "RACK_COLUMNS",
+    "SERVER_COLUMNS",
+    "Capacity",
+    "Column",
+    "Table",
+    "compute",
+    "feed_kw",
+]
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """Every aggregate, as tables keyed by the inventory's keys."""
+
+    facilities: Table[str]
+    racks: Table[tuple[str, str]]
+    feeds: Table[tuple[str, str, str]]
+    servers: Table[str]
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON `capacity` section: one object per entity, sorted by entity id."""
+        return {
+            "facilities": _entities("facility", self.facilities),
+            "racks": _entities("rack", self.racks),
+            "feeds": _entities("feed", self.feeds),
+            "servers": _entities("server", self.servers),
+        }
+
+
+# Keys the JSON `capacity` rows carried before the figures took their fact names
+# (0.1.0): kept beside the new names, since the JSON contract only ever adds.
+_LEGACY = {
+    "facility": {"servers": "server_count", "racks": "rack_count"},
+    "rack": {
+        "servers": "server_count",
+        "feeds": "feed_count",
+        "side_a_kw": "side_a_kw",
+        "side_b_kw": "side_b_kw",
+    },
+}
+
+
+def _entities(kind: str, table: Table[Any]) -> list[dict[str, Any]]:
+    legacy = _LEGACY.get(kind, {})
+    rows = []
+    for key, row, full in zip(table.keys, table.figures, table.rows, strict=True):
+        old = {name: full[new] for name, new in legacy.items() if new in full}
+        if kind == "rack" and full.get("redundancy") != "2N":  # as in 0.1.0: sides only for 2N
+            old.pop("side_a_kw", None), old.pop("side_b_kw", None)
+        rows.append({"entity": entity_id(kind, key), **row, **old})
+    return sorted(rows, key=lambda r: str(r["entity"]))
+
+
+def compute(inv: Inventory) -> Capacity:
+    rack_index = {k: i for i, k in enumerate(inv.racks)}
+    racks = rack_inputs(inv)
+    facilities = facility_inputs(inv)
+    servers, arrays = server_table(inv, rack_index, racks, facilities)
+    rack_t, feed_t = rack_table(inv, rack_index, racks, facilities, arrays)
+    return Capacity(facility_table(inv, racks["facility"], arrays), rack_t, feed_t, servers)

@@ -1,0 +1,129 @@
+"""Facility figures: UPS, room cooling with unit redundancy, PUE, utility, energy.
+
+PUE = total facility power / IT power (The Green Grid, WP #49). With a
+`pue_model` the overhead is fixed_kw + it_kw x (cooling_kw_per_it_kw +
+loss_fraction), so PUE is worse at partial load, as real sites are; without
+one, `design_pue` stands for every load.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from checker.derive.capacity.racks import BTU_H_PER_W
+from checker.derive.capacity.servers import F64, NAN, ServerArrays
+from checker.derive.capacity.table import Column, Table
+from checker.load import models as m
+from checker.load.build import Inventory
+
+HOURS_PER_YEAR = 8760
+# Airflow of a facility without a cooling section uses the model's default rise.
+DEFAULT_DELTA_T_C = float(m.FacilityCooling.model_fields["delta_t_c"].default)
+
+FACILITY_COLUMNS = (
+    Column("server_count", "", "servers in the facility"),
+    Column("rack_count", "", "racks in the facility"),
+    Column("it_load_kw", "kW", "sum of server draw per power.basis (what the UPS carries)"),
+    Column("it_capacity_kw", "kW", "power.it_capacity_kw: the UPS capacity it_load_kw is checked against"),
+    Column("peak_it_kw", "kW", "sum of server peak draw (power_cap_w where declared, else power_w.max)"),
+    Column("ups_utilization_pct", "%", "it_load_kw / power.it_capacity_kw x 100"),
+    Column("ups_headroom_kw", "kW", "power.it_capacity_kw - it_load_kw"),
+    Column("heat_kw", "kW", "heat to reject: every watt drawn becomes heat (peak_it_kw)"),
+    Column("heat_btu_h", "BTU/h", "heat_kw x 3,412"),
+    Column(
+        "cooling_usable_kw",
+        "kW",
+        "cooling.capacity_kw with the designed failure: N all; N+1 x (units-1)/units; 2N half",
+    ),
+    Column("cooling_utilization_pct", "%", "heat_kw / cooling_usable_kw x 100"),
+    Column("cooling_headroom_kw", "kW", "cooling_usable_kw - heat_kw"),
+    Column("projected_pue", "", "PUE at it_load_kw: from pue_model, else design_pue"),
+    Column("pue_source", "", "pue_model | design_pue: where projected_pue comes from", "string"),
+    Column("utility_demand_kw", "kW", "it_load_kw x projected_pue"),
+    Column("utility_headroom_kw", "kW", "power.utility_kw - utility_demand_kw"),
+    Column("it_energy_mwh_per_year", "MWh", "it_load_kw x 8,760 h / 1,000"),
+    Column("energy_mwh_per_year", "MWh", "it_load_kw x projected_pue x 8,760 h / 1,000"),
+    Column("energy_cost_per_year", "currency", "energy_mwh_per_year x 1,000 x energy_price_per_kwh"),
+)
+
+
+def _opt(values: list[float | None]) -> F64:
+    return np.asarray([NAN if v is None else v for v in values], dtype=np.float64)
+
+
+def facility_inputs(inv: Inventory) -> dict[str, npt.NDArray[Any]]:
+    facs = [p.value for p in inv.facilities.values()]
+    return {
+        "basis_typical": np.asarray([bool(f.power and f.power.basis == "typical") for f in facs], dtype=bool),
+        "inlet_c": _opt([f.cooling.inlet_c if f.cooling else None for f in facs]),
+        "delta_t_c": _opt([f.cooling.delta_t_c if f.cooling else DEFAULT_DELTA_T_C for f in facs]),
+        "floor_max_kg_per_m2": _opt([f.floor_max_kg_per_m2 for f in facs]),
+    }
+
+
+def usable_share(cooling: m.FacilityCooling | None) -> float:
+    """Share of room cooling left after the failure it is designed for: none (N),
+    one unit (N+1), one half (2N)."""
+    if cooling is None:
+        return NAN
+    shares = {"N": 1.0, "N+1": (cooling.units - 1) / cooling.units, "2N": 0.5}
+    return shares[cooling.redundancy]
+
+
+def projected_pue(facs: list[m.Facility], it_kw: F64) -> tuple[F64, npt.NDArray[Any]]:
+    model = [f.pue_model for f in facs]
+    fixed = _opt([p.fixed_kw if p else None for p in model])
+    per_kw = _opt([p.cooling_kw_per_it_kw + p.loss_fraction if p else None for p in model])
+    design = _opt([f.design_pue for f in facs])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        modelled = np.where(it_kw > 0, (it_kw + fixed + it_kw * per_kw) / it_kw, NAN)
+    has_model = ~np.isnan(fixed)
+    pue = np.where(has_model, modelled, design)
+    source = np.asarray(
+        [
+            None if p != p else "pue_model" if m else "design_pue"
+            for p, m in zip(pue.tolist(), has_model.tolist(), strict=True)
+        ],
+        dtype=object,
+    )
+    return pue, source
+
+
+def facility_table(inv: Inventory, rack_facility: npt.NDArray[np.intp], s: ServerArrays) -> Table[str]:
+    facs = [p.value for p in inv.facilities.values()]
+    n = len(facs)
+    it_kw: F64 = np.bincount(s.facility, weights=s.basis_w / 1000.0, minlength=n).astype(np.float64)
+    peak_kw: F64 = np.bincount(s.facility, weights=s.peak_w / 1000.0, minlength=n).astype(np.float64)
+    ups = _opt([f.power.it_capacity_kw if f.power else None for f in facs])
+    utility = _opt([f.power.utility_kw if f.power else None for f in facs])
+    cooling = _opt([f.cooling.capacity_kw if f.cooling else None for f in facs])
+    usable = cooling * np.asarray([usable_share(f.cooling) for f in facs], dtype=np.float64)
+    price = _opt([f.energy_price_per_kwh for f in facs])
+    pue, source = projected_pue(facs, it_kw)
+    energy = it_kw * pue * HOURS_PER_YEAR / 1000.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        columns: dict[str, npt.NDArray[Any]] = {
+            "server_count": np.bincount(s.facility, minlength=n).astype(np.float64),
+            "rack_count": np.bincount(rack_facility, minlength=n).astype(np.float64),
+            "it_load_kw": it_kw,
+            "it_capacity_kw": ups,
+            "peak_it_kw": peak_kw,
+            "ups_utilization_pct": 100.0 * it_kw / ups,
+            "ups_headroom_kw": ups - it_kw,
+            "heat_kw": peak_kw,
+            "heat_btu_h": peak_kw * 1000.0 * BTU_H_PER_W,
+            "cooling_usable_kw": usable,
+            "cooling_utilization_pct": np.where(usable > 0, 100.0 * peak_kw / usable, NAN),
+            "cooling_headroom_kw": usable - peak_kw,
+            "projected_pue": pue,
+            "pue_source": source,
+            "utility_demand_kw": it_kw * pue,
+            "utility_headroom_kw": utility - it_kw * pue,
+            "it_energy_mwh_per_year": it_kw * HOURS_PER_YEAR / 1000.0,
+            "energy_mwh_per_year": energy,
+            "energy_cost_per_year": energy * 1000.0 * price,
+        }
+    return Table(list(inv.facilities), FACILITY_COLUMNS, columns)

@@ -1,0 +1,213 @@
+"""Feeds and racks: failover capacity, load, heat and airflow, U and weight.
+
+Feed capacity is NetBox's formula (netbox/dcim/models/power.py, PowerFeed.save):
+kW = V x A x max_utilization/100 x (sqrt(3) for three-phase) / 1000, refined
+by the power factor. NetBox adds every feed together; a rack must survive the
+failure it was designed for: N = sum of feeds; N+1 = sum minus the largest
+feed; 2N = min(side A, side B), because either side carries the whole rack
+when the other fails.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from checker.derive.capacity.servers import F64, IDX, NAN, ServerArrays
+from checker.derive.capacity.table import Column, Table
+from checker.load.build import Inventory
+
+# 1 W = 3.412 BTU/h (ASHRAE Fundamentals); airflow from Q = 1.08 x CFM x dT(F),
+# i.e. CFM = 3.16 x W / dT(F).
+BTU_H_PER_W = 3.412
+CFM_W_PER_F = 3.16
+
+FEED_COLUMNS = (
+    Column("capacity_kw", "kW", "V x A x max_utilization/100 x (sqrt 3 if three-phase) x PF / 1000"),
+)
+
+RACK_COLUMNS = (
+    Column("feed_count", "", "power feeds"),
+    Column("sided_feed_count", "", "feeds labelled side A or B"),
+    Column("server_count", "", "servers in the rack (rack-mounted or not)"),
+    Column("total_feed_kw", "kW", "sum of every feed's capacity (no failover)"),
+    Column("side_a_kw", "kW", "sum of side A feed capacity (2N racks, or any rack with A/B feeds)"),
+    Column("side_b_kw", "kW", "sum of side B feed capacity (2N racks, or any rack with A/B feeds)"),
+    Column("one_side_kw", "kW", "min(side A, side B): what is left when a side fails"),
+    Column("largest_feed_kw", "kW", "the largest single feed (what N+1 may lose)"),
+    Column("capacity_kw", "kW", "N: sum of feeds; N+1: sum minus the largest feed; 2N: min(side A, side B)"),
+    Column("load_kw", "kW", "sum of server peak draw (power_cap_w where declared, else power_w.max)"),
+    Column("headroom_kw", "kW", "capacity_kw - load_kw"),
+    Column(
+        "failover_headroom_kw", "kW", "one_side_kw - load_kw: what is left on one side when the other fails"
+    ),
+    Column("utilization_pct", "%", "load_kw / capacity_kw x 100; for 2N and N+1 this is after a failure"),
+    Column("normal_side_load_kw", "kW", "2N: each side's load with both sides up (half the rack)"),
+    Column("side_a_failover_pct", "%", "2N: load on side A alone (side B failed) / side A capacity x 100"),
+    Column("side_b_failover_pct", "%", "2N: load on side B alone (side A failed) / side B capacity x 100"),
+    Column(
+        "side_short_server_count", "", "2N: servers whose one-side PSUs deliver less than their peak draw"
+    ),
+    Column(
+        "min_psu_side_pct",
+        "%",
+        "2N: the lowest psu_side_pct of the rack's servers (share of peak left on a side loss)",
+    ),
+    Column("heat_kw", "kW", "heat to reject: every watt drawn becomes heat (load_kw)"),
+    Column("heat_btu_h", "BTU/h", "heat_kw x 3,412"),
+    Column(
+        "airflow_cfm", "CFM", "air through the servers: 3.16 x W / dT(F), dT = facility cooling.delta_t_c"
+    ),
+    Column("cooling_headroom_kw", "kW", "cooling_kw - heat_kw (racks with cooling_kw)"),
+    Column("cooling_utilization_pct", "%", "heat_kw / cooling_kw x 100 (racks with cooling_kw)"),
+    Column("liquid_server_count", "", "servers with cooling: liquid"),
+    Column("u_used", "U", "U taken by rack-mounted servers"),
+    Column("u_free", "U", "u_height - u_used"),
+    Column("unmounted_server_count", "", "servers without a position (not rack-mounted: no U)"),
+    Column("total_weight_kg", "kg", "empty rack weight_kg (if given) + servers with a known weight"),
+    Column("unweighed_server_count", "", "servers without weight_kg (not in total_weight_kg)"),
+    Column("floor_load_kg_per_m2", "kg/m2", "total_weight_kg / footprint_m2"),
+    Column("floor_max_kg_per_m2", "kg/m2", "the facility's floor loading limit", context=True),
+)
+
+
+def feed_kw(voltage: F64, amps: F64, utilization: F64, phase: F64, power_factor: F64) -> F64:
+    three_phase = np.where(phase == 3, np.sqrt(3.0), 1.0)
+    kw: F64 = voltage * amps * (utilization / 100.0) * three_phase * power_factor / 1000.0
+    return kw
+
+
+def rack_inputs(inv: Inventory) -> dict[str, npt.NDArray[Any]]:
+    """Declared rack attributes as arrays, for server lookups and rack figures."""
+    racks = [p.value for p in inv.racks.values()]
+    fac_index = {name: i for i, name in enumerate(inv.facilities)}
+    return {
+        "facility": np.asarray([fac_index[f] for f, _ in inv.racks], dtype=np.intp),
+        "redundancy": np.asarray([r.redundancy for r in racks], dtype=object),
+        "cooling": np.asarray([r.cooling for r in racks], dtype=object),
+        "u_height": np.asarray([r.u_height for r in racks], dtype=np.float64),
+        "weight_kg": np.asarray([r.weight_kg or 0.0 for r in racks], dtype=np.float64),
+        "footprint_m2": np.asarray([r.footprint_m2 for r in racks], dtype=np.float64),
+        "cooling_kw": np.asarray(
+            [NAN if r.cooling_kw is None else r.cooling_kw for r in racks], dtype=np.float64
+        ),
+    }
+
+
+def _feeds(inv: Inventory, rack_index: dict[tuple[str, str], int]) -> tuple[F64, IDX, npt.NDArray[Any]]:
+    feeds = [p.value for p in inv.feeds.values()]
+
+    def col(name: str) -> F64:
+        return np.asarray([getattr(f, name) for f in feeds], dtype=np.float64)
+
+    kw = feed_kw(col("voltage"), col("amps"), col("max_utilization"), col("phase"), col("power_factor"))
+    rack = np.asarray([rack_index[(fac, r)] for fac, r, _ in inv.feeds], dtype=np.intp)
+    side = np.asarray([f.side or "" for f in feeds], dtype=object)
+    return kw, rack, side
+
+
+def feed_table(inv: Inventory, kw: F64) -> Table[tuple[str, str, str]]:
+    return Table(list(inv.feeds), FEED_COLUMNS, {"capacity_kw": kw})
+
+
+def _power(
+    inv: Inventory, rack_index: dict[tuple[str, str], int], racks: dict[str, Any], s: ServerArrays
+) -> tuple[dict[str, F64], F64]:
+    n = len(rack_index)
+    kw, feed_rack, side = _feeds(inv, rack_index)
+    a = np.bincount(feed_rack, weights=kw * (side == "A"), minlength=n)
+    b = np.bincount(feed_rack, weights=kw * (side == "B"), minlength=n)
+    total = np.bincount(feed_rack, weights=kw, minlength=n)
+    largest = np.zeros(n)
+    np.maximum.at(largest, feed_rack, kw)
+    sided = np.bincount(feed_rack, weights=(side != "").astype(np.float64), minlength=n)
+    two_n, n_plus_1 = racks["redundancy"] == "2N", racks["redundancy"] == "N+1"
+    capacity = np.where(two_n, np.minimum(a, b), np.where(n_plus_1, total - largest, total))
+    on = s.rack >= 0
+    load = np.bincount(s.rack[on], weights=s.peak_w[on] / 1000.0, minlength=n)
+    show_sides = two_n | (sided > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cols = {
+            "feed_count": np.bincount(feed_rack, minlength=n).astype(np.float64),
+            "sided_feed_count": sided,
+            "server_count": np.bincount(s.rack[on], minlength=n).astype(np.float64),
+            "total_feed_kw": total,
+            "side_a_kw": np.where(show_sides, a, NAN),
+            "side_b_kw": np.where(show_sides, b, NAN),
+            "one_side_kw": np.where(show_sides, np.minimum(a, b), NAN),
+            "largest_feed_kw": np.where(np.bincount(feed_rack, minlength=n) > 0, largest, NAN),
+            "capacity_kw": capacity,
+            "load_kw": load,
+            "headroom_kw": capacity - load,
+            "failover_headroom_kw": np.where(show_sides, np.minimum(a, b) - load, NAN),
+            "utilization_pct": np.where(capacity > 0, 100.0 * load / capacity, NAN),
+            "normal_side_load_kw": np.where(two_n, load / 2, NAN),
+            "side_a_failover_pct": np.where(two_n & (a > 0), 100.0 * load / a, NAN),
+            "side_b_failover_pct": np.where(two_n & (b > 0), 100.0 * load / b, NAN),
+            **_side_loss(n, s),
+        }
+    return cols, kw
+
+
+def _side_loss(n: int, s: ServerArrays) -> dict[str, F64]:
+    known = (s.rack >= 0) & ~np.isnan(s.psu_side_pct)
+    short = known & (s.psu_side_pct < 100.0)
+    lowest = np.full(n, np.inf)
+    np.minimum.at(lowest, s.rack[known], s.psu_side_pct[known])
+    return {
+        "side_short_server_count": np.bincount(s.rack[short], minlength=n).astype(np.float64),
+        "min_psu_side_pct": np.where(np.isinf(lowest), NAN, lowest),
+    }
+
+
+def _thermal(racks: dict[str, Any], facilities: dict[str, Any], load: F64, s: ServerArrays) -> dict[str, F64]:
+    n = len(load)
+    on = s.rack >= 0
+    delta_f = facilities["delta_t_c"][racks["facility"]] * 9.0 / 5.0
+    cooling = racks["cooling_kw"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return {
+            "heat_kw": load,
+            "heat_btu_h": load * 1000.0 * BTU_H_PER_W,
+            "airflow_cfm": CFM_W_PER_F * load * 1000.0 / delta_f,
+            "cooling_headroom_kw": cooling - load,
+            "cooling_utilization_pct": np.where(cooling > 0, 100.0 * load / cooling, NAN),
+            "liquid_server_count": np.bincount(
+                s.rack[on], weights=s.liquid[on].astype(np.float64), minlength=n
+            ),
+        }
+
+
+def _space(racks: dict[str, Any], facilities: dict[str, Any], s: ServerArrays) -> dict[str, F64]:
+    n = len(racks["u_height"])
+    on = s.rack >= 0
+    used = np.bincount(s.rack[on], weights=np.nan_to_num(s.u_height[on]), minlength=n)
+    weighed = on & ~np.isnan(s.weight_kg)
+    weight = racks["weight_kg"] + np.bincount(s.rack[weighed], weights=s.weight_kg[weighed], minlength=n)
+    return {
+        "u_used": used,
+        "u_free": racks["u_height"] - used,
+        "unmounted_server_count": np.bincount(
+            s.rack[on], weights=(~s.mounted[on]).astype(np.float64), minlength=n
+        ),
+        "total_weight_kg": weight,
+        "unweighed_server_count": np.bincount(
+            s.rack[on], weights=np.isnan(s.weight_kg[on]).astype(np.float64), minlength=n
+        ),
+        "floor_load_kg_per_m2": weight / racks["footprint_m2"],
+        "floor_max_kg_per_m2": facilities["floor_max_kg_per_m2"][racks["facility"]],
+    }
+
+
+def rack_table(
+    inv: Inventory,
+    rack_index: dict[tuple[str, str], int],
+    racks: dict[str, Any],
+    facilities: dict[str, Any],
+    s: ServerArrays,
+) -> tuple[Table[tuple[str, str]], Table[tuple[str, str, str]]]:
+    power, kw = _power(inv, rack_index, racks, s)
+    columns = {**power, **_thermal(racks, facilities, power["load_kw"], s), **_space(racks, facilities, s)}
+    return Table(list(inv.racks), RACK_COLUMNS, columns), feed_table(inv, kw)

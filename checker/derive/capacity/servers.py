@@ -1,0 +1,176 @@
+"""Per-server columns: draw on branch circuits and per basis, PSUs, U placement.
+
+Branch circuits (feeds, racks) see a server's maximum draw, or its enforced
+`power_cap_w` where declared: breakers trip on peaks, never on typical draw
+(NEC 210.20(A); IEC 60364-4-43 protects a circuit for its design current
+I_B, which for a server is its peak draw). The facility's `power.basis` only chooses the draw
+that UPS, utility, energy and PUE figures use.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from checker.derive.capacity.table import Column, Table
+from checker.load.build import Inventory
+
+F64 = npt.NDArray[np.float64]
+IDX = npt.NDArray[np.intp]
+NAN = math.nan
+# Wider than any rack (u_height <= 100) plus the tallest device: keeps racks apart
+# in the one sorted pass that finds overlapping U ranges.
+_U_SPAN = 256
+
+SERVER_COLUMNS = (
+    Column("peak_w", "W", "draw on branch circuits: power_cap_w where declared, else power_w.max"),
+    Column("basis_w", "W", "draw per the facility's power.basis (capped by power_cap_w)"),
+    Column("psu_usable_w", "W", "(psu.count - psu.redundant) x psu.rating_w"),
+    Column(
+        "psu_side_w",
+        "W",
+        "what one side's PSUs deliver in a 2N rack: psu.per_side (else count // 2) x rating",
+    ),
+    Column(
+        "psu_side_pct", "%", "psu_side_w / peak_w x 100: the share of peak draw that survives a side loss"
+    ),
+    Column("top_u", "U", "highest U occupied: position + u_height - 1 (rack-mounted servers)"),
+    Column("rack_u_height", "U", "height of the server's rack", context=True),
+    Column("overlaps_with", "", "the server whose U range this one's overlaps (first in U order)", "string"),
+    Column("rack_mounted", "", "whether the server has a position (takes U)", "boolean", context=True),
+    Column("rack_redundancy", "", "N | N+1 | 2N of the server's rack", "string", context=True),
+    Column("rack_cooling", "", "air | rear-door | liquid of the server's rack", "string", context=True),
+    Column("facility_inlet_c", "degC", "design inlet temperature of the server's facility", context=True),
+)
+
+
+@dataclass(frozen=True)
+class ServerArrays:
+    """What rack and facility aggregates need from the servers, one row each."""
+
+    facility: IDX
+    rack: IDX  # -1: the rack does not exist (a schema error already says so)
+    peak_w: F64
+    basis_w: F64
+    u_height: F64  # NaN: not rack-mounted
+    mounted: npt.NDArray[np.bool_]
+    weight_kg: F64
+    liquid: npt.NDArray[np.bool_]
+    psu_side_pct: F64  # NaN: not in a 2N rack, or PSUs unknown
+
+
+def pick(mask: npt.NDArray[np.bool_], values: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """An object column: `values` where `mask`, else None (absent)."""
+    out = np.full(len(mask), None, dtype=object)
+    out[mask] = values[mask]
+    return out
+
+
+def at(values: npt.NDArray[Any], index: IDX, fill: Any) -> npt.NDArray[Any]:
+    """values[index] per row, `fill` where the index is -1 (no such rack)."""
+    out = np.full(len(index), fill, dtype=values.dtype)
+    found = index >= 0
+    out[found] = values[index[found]]
+    return out
+
+
+def _col(values: Sequence[float | None]) -> F64:
+    return np.asarray([NAN if v is None else v for v in values], dtype=np.float64)
+
+
+def _draws(inv: Inventory, fac_typical: npt.NDArray[np.bool_], facility: IDX) -> tuple[F64, F64]:
+    servers = [e.server for e in inv.servers.values()]
+    peak_max = _col([s.power_w.max if s.power_w else None for s in servers])
+    typical = _col([s.power_w.typical if s.power_w else None for s in servers])
+    cap = _col([s.power_cap_w for s in servers])
+    # fmin ignores NaN: no cap leaves max draw, no typical falls back to max.
+    peak = np.nan_to_num(np.fmin(peak_max, cap))
+    basis = (
+        np.where(fac_typical[facility], np.fmin(np.fmin(typical, peak_max), cap), peak)
+        if len(servers)
+        else peak
+    )
+    return peak, np.nan_to_num(basis)
+
+
+def _psus(inv: Inventory, two_n: npt.NDArray[np.bool_], peak: F64) -> dict[str, F64]:
+    psus = [e.server.psu for e in inv.servers.values()]
+    count = _col([p.count if p else None for p in psus])
+    rating = _col([p.rating_w if p else None for p in psus])
+    redundant = _col([p.redundant if p else None for p in psus])
+    per_side = _col([p.per_side if p else None for p in psus])
+    side = np.where(np.isnan(per_side), np.floor(count / 2), per_side) * rating
+    side = np.where(two_n, side, NAN)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pct = 100.0 * side / peak
+    return {"psu_usable_w": (count - redundant) * rating, "psu_side_w": side, "psu_side_pct": pct}
+
+
+def overlaps(rack: IDX, position: F64, u_height: F64, mounted: npt.NDArray[np.bool_]) -> IDX:
+    """For each server, the index of an earlier (lower) server in the same rack whose
+    U range [position, position + u_height) it intersects, else -1. One sort and a
+    running maximum of range ends, not a comparison of every pair."""
+    out = np.full(len(rack), -1, dtype=np.intp)
+    idx = np.flatnonzero(mounted & (rack >= 0))
+    if len(idx) < 2:
+        return out
+    order = idx[np.lexsort((idx, position[idx], rack[idx]))]
+    start = rack[order].astype(np.int64) * _U_SPAN + position[order].astype(np.int64)
+    end = start + u_height[order].astype(np.int64)
+    n = len(order)
+    reach = np.maximum.accumulate(end * n + np.arange(n))  # max end so far, and whose
+    before = np.concatenate(([-1], reach[:-1]))
+    hit = np.zeros(n, dtype=bool)
+    hit[1:] = start[1:] < before[1:] // n
+    out[order[hit]] = order[before[hit] % n]
+    return out
+
+
+def server_table(
+    inv: Inventory,
+    rack_index: dict[tuple[str, str], int],
+    racks: dict[str, npt.NDArray[Any]],
+    facilities: dict[str, npt.NDArray[Any]],
+) -> tuple[Table[str], ServerArrays]:
+    entries = list(inv.servers.values())
+    fac_index = {name: i for i, name in enumerate(inv.facilities)}
+    facility = np.asarray([fac_index[e.facility] for e in entries], dtype=np.intp)
+    rack = np.asarray([rack_index.get((e.facility, e.server.rack), -1) for e in entries], dtype=np.intp)
+    position = _col([e.server.position for e in entries])
+    u_height = _col([e.server.u_height for e in entries])
+    mounted = ~np.isnan(position) & ~np.isnan(u_height)
+    peak, basis = _draws(inv, facilities["basis_typical"], facility)
+    redundancy = at(racks["redundancy"], rack, None)
+    two_n = redundancy == "2N"
+    names = np.asarray(list(inv.servers), dtype=object)
+    overlap = overlaps(rack, position, u_height, mounted)
+    psus = _psus(inv, two_n, peak)
+    columns: dict[str, npt.NDArray[Any]] = {
+        "peak_w": peak,
+        "basis_w": basis,
+        **psus,
+        "top_u": np.where(mounted, position + u_height - 1, NAN),
+        "rack_u_height": at(racks["u_height"], rack, NAN),
+        "overlaps_with": pick(overlap >= 0, names[overlap]),
+        "rack_mounted": mounted.astype(np.float64),
+        "rack_redundancy": redundancy,
+        "rack_cooling": at(racks["cooling"], rack, None),
+        "facility_inlet_c": facilities["inlet_c"][facility],
+    }
+    arrays = ServerArrays(
+        facility,
+        rack,
+        peak,
+        basis,
+        np.where(mounted, u_height, NAN),
+        mounted,
+        _col([e.server.weight_kg for e in entries]),
+        np.asarray([e.server.cooling == "liquid" for e in entries], dtype=bool),
+        psus["psu_side_pct"],
+    )
+    return Table(list(inv.servers), SERVER_COLUMNS, columns), arrays

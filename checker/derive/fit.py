@@ -1,0 +1,149 @@
+"""Workload fit figures: GPU memory required vs available, GPUs, and a
+time-to-train estimate, per workload over the servers that run it (numpy).
+
+Memory (decimal GB, like the catalog): training and full fine-tuning keep
+`state_bytes` per parameter (mixed-precision Adam: 16) plus an activation
+allowance, sharded over every GPU of the job; inference keeps the weights at
+the workload's precision plus a KV-cache allowance within each one server.
+An MI250X counts as two 64 GB GPUs, as software sees it. The factors are
+in rules/knowledge/fit.yaml; rules in rules/workload.yaml compare the figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from checker.derive.knowledge import FitModel
+from checker.load import models as m
+
+_SECONDS_PER_DAY = 86_400.0
+Floats = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class ServerGpus:
+    """The per-server columns the aggregation reads (one row per server)."""
+
+    workload: npt.NDArray[np.int64]  # index into the workloads, -1 for none
+    devices: Floats  # logical GPUs
+    device_gb: Floats  # memory of one logical GPU (nan without a GPU)
+    tflops: Floats  # dense BF16 (FP16 where there is no BF16) per logical GPU, nan if unknown
+    tflops_unverified: npt.NDArray[np.bool_]
+
+
+def server_columns(
+    servers: Sequence[m.Server], gpus: Mapping[str, m.GpuModel], workloads: Sequence[str]
+) -> ServerGpus:
+    index = {name: i for i, name in enumerate(workloads)}
+    rows = [_row(s, gpus, index) for s in servers]
+    columns = list(zip(*rows, strict=True)) if rows else [(), (), (), (), ()]
+    return ServerGpus(
+        np.array(columns[0], dtype=np.int64),
+        np.array(columns[1], dtype=np.float64),
+        np.array(columns[2], dtype=np.float64),
+        np.array(columns[3], dtype=np.float64),
+        np.array(columns[4], dtype=np.bool_),
+    )
+
+
+def _row(
+    server: m.Server, gpus: Mapping[str, m.GpuModel], index: Mapping[str, int]
+) -> tuple[int, float, float, float, bool]:
+    workload = index.get(server.workload, -1) if server.workload else -1
+    gpu = gpus.get(server.gpu.model) if server.gpu else None
+    if server.gpu is None or gpu is None:
+        return workload, 0.0, np.nan, np.nan, False
+    peak = gpu.bf16_tflops or gpu.fp16_tflops
+    field = "bf16_tflops" if gpu.bf16_tflops else "fp16_tflops"
+    per_device = peak / gpu.logical_gpus if peak else np.nan
+    return (
+        workload,
+        float(server.gpu.count * gpu.logical_gpus),
+        gpu.memory_gb / gpu.logical_gpus,
+        per_device,
+        field in gpu.unverified,
+    )
+
+
+def _group(cols: ServerGpus, n: int) -> dict[str, npt.NDArray[Any]]:
+    """Per-workload sums, minima and maxima over its servers."""
+    mask = cols.workload >= 0
+    w = cols.workload[mask]
+    devices, device_gb, tflops = cols.devices[mask], cols.device_gb[mask], cols.tflops[mask]
+    server_gb = devices * np.nan_to_num(device_gb)
+    out: dict[str, npt.NDArray[Any]] = {
+        "servers": np.bincount(w, minlength=n).astype(np.float64),
+        "gpus": np.bincount(w, weights=devices, minlength=n),
+        "memory_gb": np.bincount(w, weights=server_gb, minlength=n),
+        # nan where any server's peak is unknown: no estimate rather than a wrong one
+        "peak_tflops": np.bincount(w, weights=np.where(devices > 0, devices * tflops, 0.0), minlength=n),
+        "unverified": np.bincount(w, weights=cols.tflops_unverified[mask] & (devices > 0), minlength=n),
+    }
+    for name, values, fn, start in (
+        ("gpus_per_server_min", devices, np.minimum, np.inf),
+        ("server_memory_gb_min", server_gb, np.minimum, np.inf),
+        ("gpu_memory_gb_min", np.where(devices > 0, device_gb, np.inf), np.minimum, np.inf),
+        ("gpu_memory_gb_max", np.where(devices > 0, device_gb, -np.inf), np.maximum, -np.inf),
+    ):
+        acc = np.full(n, start)
+        fn.at(acc, w, values)
+        out[name] = acc
+    return out
+
+
+def _required_gb(workload: m.Workload, fit: FitModel) -> float:
+    task = fit.tasks[workload.task]
+    per_param = task.state_bytes or fit.weights.bytes[workload.precision]
+    return workload.params_b * per_param * (1 + task.allowance)
+
+
+def _train_days(workload: m.Workload, peak_tflops: float, fit: FitModel) -> float | None:
+    if workload.task == "inference" or workload.tokens_b is None or not np.isfinite(peak_tflops):
+        return None
+    if peak_tflops <= 0:
+        return None
+    flops = fit.estimate.flops_per_param_token * workload.params_b * 1e9 * workload.tokens_b * 1e9
+    return float(flops / (peak_tflops * 1e12 * fit.estimate.mfu) / _SECONDS_PER_DAY)
+
+
+def _finite(value: float) -> float | None:
+    return float(value) if np.isfinite(value) else None
+
+
+def workload_values(
+    workloads: Sequence[m.Workload], cols: ServerGpus, fit: FitModel
+) -> list[dict[str, Any]]:
+    """Fit figures for each workload, in order (fact field name -> value)."""
+    agg = _group(cols, len(workloads))
+    return [_one(w, {k: float(v[i]) for k, v in agg.items()}, fit) for i, w in enumerate(workloads)]
+
+
+def _one(workload: m.Workload, a: Mapping[str, float], fit: FitModel) -> dict[str, Any]:
+    task = fit.tasks[workload.task]
+    if a["servers"] == 0:
+        return {"memory_required_gb": round(_required_gb(workload, fit), 2), "memory_scope": task.scope}
+    job = task.scope == "job"
+    gpus = a["gpus"] if job else a["gpus_per_server_min"]
+    required = _required_gb(workload, fit)
+    days = _train_days(workload, a["peak_tflops"], fit)
+    return {
+        "memory_scope": task.scope,
+        "memory_allowance_pct": round(task.allowance * 100, 1),
+        "memory_required_gb": round(required, 2),
+        "memory_available_gb": round(a["memory_gb"] if job else a["server_memory_gb_min"], 1),
+        "memory_per_gpu_gb": round(required / gpus, 2) if gpus else None,
+        "gpu_count": a["gpus"],
+        "job_gpu_count": gpus,
+        "gpus_per_server_min": a["gpus_per_server_min"],
+        "gpu_memory_gb_min": _finite(a["gpu_memory_gb_min"]),
+        "gpu_memory_gb_max": _finite(a["gpu_memory_gb_max"]),
+        "peak_tflops": _finite(a["peak_tflops"]),
+        "mfu": fit.estimate.mfu,
+        "train_days": round(days, 1) if days is not None else None,
+        "estimate_unverified": bool(a["unverified"]) if days is not None else None,
+    }

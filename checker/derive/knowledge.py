@@ -1,0 +1,302 @@
+"""The compatibility knowledge base: CUDA -> driver, framework builds, ROCm
+releases and the workload-fit planning model (rules/knowledge/*.yaml).
+
+Every row names its sources; values without a primary source are shipped with
+`verified: false`. The tables are validated with pydantic like any input, and
+versions are parsed and compared with `packaging` (535.129.03 > 535.54.03,
+12.10 > 12.9), never by hand.
+
+Rules cannot compare version strings (durable-rules orders text as raw JSON),
+so rules see a version as a number, :func:`version_number`: up to four
+release components of three decimal digits each, 535.129.03 -> 535129003000.
+The tables give the thresholds; rules compare the numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import cache, cached_property, lru_cache
+from pathlib import Path
+from typing import Annotated, Literal
+
+from packaging.version import InvalidVersion, Version
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
+
+from checker.core.errors import UserError, at
+from checker.core.resources import knowledge_dir
+from checker.load.build import describe_error, display_path
+from checker.source.parse import YamlProblem
+from checker.source.reader import read
+
+# version_number() packs release components in base 1000; four fit a C long
+# (durable-rules' integers) with room to spare.
+_COMPONENTS = 4
+_BASE = 1000
+
+
+# Facts look the same few version strings up for every server: parse each once.
+@lru_cache(maxsize=4096)
+def parse_version(text: str | None) -> Version | None:
+    """The version `packaging` reads from `text`, or None if it reads none."""
+    if text is None:
+        return None
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
+@lru_cache(maxsize=4096)
+def version_number(text: str | None) -> int | None:
+    """A number that orders like the version (535.129.03 -> 535129003000), for rules.
+
+    None when the version does not parse or does not fit (a component of 1000
+    or more, more than four components): such a version is reported as unknown.
+    """
+    version = parse_version(text)
+    if version is None:
+        return None
+    release = version.release
+    if len(release) > _COMPONENTS or any(c >= _BASE for c in release):
+        return None
+    padded = (*release, *(0,) * (_COMPONENTS - len(release)))
+    number = 0
+    for component in padded:
+        number = number * _BASE + component
+    return number
+
+
+@lru_cache(maxsize=4096)
+def release_line(text: str | None, parts: int = 2) -> Version | None:
+    """The release line a version belongs to: 12.4.1 -> 12.4, 2.3.1+cu121 -> 2.3."""
+    version = parse_version(text)
+    if version is None:
+        return None
+    return Version(".".join(str(c) for c in (*version.release, 0)[:parts]))
+
+
+def _version_text(value: str) -> str:
+    if parse_version(value) is None:
+        raise ValueError(f"'{value}' is not a version")
+    return value
+
+
+VersionText = Annotated[str, AfterValidator(_version_text)]
+
+
+# ---------------------------------------------------------------- table models
+class _Table(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Sourced(_Table):
+    """A row with its provenance: source keys, and which values are unverified."""
+
+    source: Annotated[list[str], Field(min_length=1)]
+    verified: bool = True
+    unverified: list[str] = []
+    notes: str | None = None
+
+    @model_validator(mode="after")
+    def _unverified_listed(self) -> Sourced:
+        if self.verified == bool(self.unverified):
+            raise ValueError("list the unverified fields in `unverified` exactly when verified is false")
+        return self
+
+
+class _SourcedTable(_Table):
+    sources: dict[str, Annotated[str, Field(min_length=1)]]
+
+    def rows(self) -> Iterable[Sourced]:
+        raise NotImplementedError
+
+    @model_validator(mode="after")
+    def _sources_known(self) -> _SourcedTable:
+        for row in self.rows():
+            unknown = sorted(set(row.source) - set(self.sources))
+            if unknown:
+                known = ", ".join(self.sources)
+                raise ValueError(f"unknown source key(s) {', '.join(unknown)}; known: {known}")
+        return self
+
+
+class CudaRelease(Sourced):
+    cuda: VersionText
+    driver: VersionText  # full-feature (GA) minimum driver
+    mvc_floor: VersionText  # minor-version-compatibility minimum
+
+    @cached_property
+    def floor(self) -> str:
+        """The lowest driver that runs the toolkit at all. At or above its own
+        full driver a toolkit always runs: CUDA 11.0's GA driver (450.51.05) is
+        below the 11.x family floor (450.80.02)."""
+        return self.mvc_floor if Version(self.mvc_floor) < Version(self.driver) else self.driver
+
+
+class CudaReleases(_SourcedTable):
+    kind: Literal["CudaReleases"]
+    releases: list[CudaRelease]
+
+    def rows(self) -> Iterable[Sourced]:
+        return self.releases
+
+    _by_line: dict[Version, CudaRelease] = PrivateAttr(default_factory=dict)
+
+    def model_post_init(self, context: object, /) -> None:
+        self._by_line.update((release_line(r.cuda), r) for r in self.releases)  # type: ignore[misc]
+
+    def row(self, cuda: str | None) -> CudaRelease | None:
+        """The row of the CUDA release line `cuda` belongs to (12.4.1 -> 12.4)."""
+        line = release_line(cuda)
+        return self._by_line.get(line) if line else None
+
+
+class FrameworkRelease(Sourced):
+    release: VersionText
+    cuda: list[VersionText] = []
+    rocm: list[VersionText] = []
+    cudnn: VersionText | None = None
+
+
+class ArchitectureSupport(Sourced):
+    architecture: str
+    min_release: VersionText | None = None
+    min_cuda: VersionText | None = None
+    warn_from: VersionText | None = None
+
+
+class Framework(_Table):
+    name: str
+    aliases: list[str] = []
+    # Official builds name their CUDA / ROCm in the version (+cu121, +rocm6.1).
+    variants: bool
+    releases: list[FrameworkRelease]
+    architectures: list[ArchitectureSupport] = []
+
+    def release(self, version: str) -> FrameworkRelease | None:
+        line = release_line(version)
+        return next((r for r in self.releases if release_line(r.release) == line), None) if line else None
+
+    def architecture(self, name: str | None) -> ArchitectureSupport | None:
+        return next((a for a in self.architectures if a.architecture == name), None)
+
+
+class Frameworks(_SourcedTable):
+    kind: Literal["Frameworks"]
+    frameworks: list[Framework]
+
+    def rows(self) -> Iterable[Sourced]:
+        for f in self.frameworks:
+            yield from f.releases
+            yield from f.architectures
+
+    def get(self, name: str) -> Framework | None:
+        """By name or alias, in any case (`PyTorch`, `torch`)."""
+        key = name.lower()
+        return next((f for f in self.frameworks if key == f.name or key in f.aliases), None)
+
+
+class RocmRelease(Sourced):
+    rocm: VersionText
+
+
+class RocmReleases(_SourcedTable):
+    kind: Literal["RocmReleases"]
+    releases: list[RocmRelease]
+
+    def rows(self) -> Iterable[Sourced]:
+        return self.releases
+
+    def known(self, rocm: str | None) -> bool:
+        line = release_line(rocm)
+        return line is not None and any(release_line(r.rocm) == line for r in self.releases)
+
+
+Task = Literal["training", "fine-tuning", "inference"]
+Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
+Fraction = Annotated[float, Field(ge=0, le=1)]
+
+
+class Weights(Sourced):
+    bytes: dict[Precision, Annotated[float, Field(gt=0)]]
+
+
+class TaskFit(Sourced):
+    # Bytes per parameter of weights + gradients + optimizer states; absent:
+    # the weights alone, at the workload's precision (inference).
+    state_bytes: Annotated[float, Field(gt=0)] | None = None
+    allowance: Fraction  # activations (training) or KV cache (inference), as a fraction
+    # job: sharded over every GPU of the workload; server: within each one server.
+    scope: Literal["job", "server"]
+
+
+class Estimate(Sourced):
+    flops_per_param_token: Annotated[float, Field(gt=0)]
+    mfu: Annotated[float, Field(gt=0, le=1)]
+
+
+class FitModel(_SourcedTable):
+    kind: Literal["FitModel"]
+    weights: Weights
+    tasks: dict[Task, TaskFit]
+    estimate: Estimate
+
+    def rows(self) -> Iterable[Sourced]:
+        return [self.weights, *self.tasks.values(), self.estimate]
+
+
+# ---------------------------------------------------------------- loading
+class Knowledge(_Table):
+    cuda: CudaReleases
+    frameworks: Frameworks
+    rocm: RocmReleases
+    fit: FitModel
+
+
+_FILES: dict[str, tuple[str, type[_SourcedTable]]] = {
+    "cuda": ("cuda.yaml", CudaReleases),
+    "frameworks": ("frameworks.yaml", Frameworks),
+    "rocm": ("rocm.yaml", RocmReleases),
+    "fit": ("fit.yaml", FitModel),
+}
+
+
+def _load_table(path: Path, model: type[_SourcedTable]) -> _SourcedTable:
+    shown = display_path(path)
+    try:
+        docs = read(path)
+    except YamlProblem as exc:
+        raise UserError(at(shown, exc.line, exc.column, exc.message)) from None
+    except OSError as exc:
+        raise UserError(f"{shown}: cannot read the knowledge table: {exc.strerror}") from None
+    if len(docs) != 1:
+        raise UserError(f"{shown}: a knowledge table is one YAML document")
+    try:
+        return model.model_validate(docs[0].value)
+    except ValidationError as exc:
+        lines = []
+        for error in exc.errors():
+            _, message, key = describe_error(error, model)
+            loc = [s for s in error["loc"] if isinstance(s, (str, int))]
+            lines.append(at(shown, *docs[0].src.locate(loc, key=key), message))
+        raise UserError(lines) from None
+
+
+def load_knowledge(folder: Path) -> Knowledge:
+    """The four tables of `folder`, validated; any problem is a located UserError."""
+    tables = {name: _load_table(folder / file, model) for name, (file, model) in _FILES.items()}
+    return Knowledge.model_validate(tables)
+
+
+@cache
+def builtin() -> Knowledge:
+    """The built-in tables (read once per process)."""
+    return load_knowledge(knowledge_dir())

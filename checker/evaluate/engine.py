@@ -1,0 +1,354 @@
+"""Evaluate compiled rules over facts with durable-rules, synchronously.
+
+durable.engine.Host starts timer threads that dispatch actions every 0.2 s,
+so actions would run partly on those threads and findings could be lost or
+raced. Our host starts none; we drain actions ourselves until none is
+pending, so every rule x matching fact yields exactly one match, in order.
+
+durable-rules 2.0.28 limits (measured, see checker/evaluate/expr.py): more than 64
+alternatives matching one fact fail with error 303, and about 512 under one
+kind in one ruleset make an assert never return. Rules are therefore packed
+into rulesets per fact kind, at most MAX_ALTERNATIVES alternatives each.
+Facts are serialised here, without exponents: a number such as 1e-05 makes
+durable's parser drop that fact and every later one of the batch, silently.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import operator
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import durable_rules_engine
+import numpy as np
+from durable import engine as durable
+
+from checker.core.builtin import SCHEMA_INVALID
+from checker.core.findings import Finding, Location, located
+from checker.derive.facts import Fact, Row
+from checker.evaluate.expr import MAX_ALTERNATIVES, CompiledWhen, alternatives, fact_key
+from checker.evaluate.rulebook import CompiledRule
+
+_names = itertools.count()
+FACT_BATCH = 5_000
+# durable reads integers as a C long; beyond about 1e15 a float's digits are
+# not its value anyway. No quantity in a rollout plan comes near.
+_MAX_MAGNITUDE = 1e15
+_MAX_INT = 10**15 - 1
+
+
+class _QuietHost(durable.Host):  # type: ignore[misc]
+    """A durable-rules host without background timer threads."""
+
+    def _run(self) -> None:
+        pass
+
+
+def _number(value: float | int) -> str:
+    # Valid input can derive a huge number (a 900 MW server on a 1 mW feed is a
+    # utilisation of 1e17 %). Clamped, it still compares as "more than any
+    # threshold"; the message shows the true value, rendered from the fact.
+    if isinstance(value, int):
+        return str(max(-_MAX_INT, min(_MAX_INT, value)))
+    if not abs(value) < _MAX_MAGNITUDE:
+        value = math.copysign(_MAX_INT, value)
+    return np.format_float_positional(value, trim="-")
+
+
+def _value(value: Any, kind: str, key: str) -> str:
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, (int, float)):
+        return _number(value)
+    raise TypeError(f"{kind} fact field {key}: unsupported value {value!r}")  # a bug, not input
+
+
+def _plain_number(value: Any) -> bool:
+    """Whether json.dumps writes a number as durable can read it (no exponent, no C-long overflow)."""
+    if isinstance(value, float):
+        return value == 0 or 1e-4 <= abs(value) < 1e15
+    return isinstance(value, bool) or abs(value) < _MAX_MAGNITUDE
+
+
+def fact_json(index: int, kind: str, values: Mapping[str, Any]) -> str:
+    """One fact as durable-rules JSON: a unique id (durable refuses an identical
+    fact twice), its kind, and every present field under its durable key."""
+    fact: dict[str, Any] = {"id": index, "kind": kind}
+    plain = True
+    # One pass over the values, the hot loop of every audit: NaN is left out
+    # (not_a_number reports it), numbers are checked for a plain JSON form.
+    for key, value in values.items():
+        if value is None or value != value:
+            continue
+        if plain and isinstance(value, (int, float)) and not _plain_number(value):
+            plain = False
+        fact[fact_key(key)] = value
+    if plain:
+        return json.dumps(fact, ensure_ascii=False)  # the common case, at C speed
+    parts = [f"{json.dumps(k, ensure_ascii=False)}: {_value(v, kind, k)}" for k, v in fact.items()]
+    return "{" + ", ".join(parts) + "}"
+
+
+# A number durable would misread, in json.dumps output (separators ", " and
+# ": "): an exponent, or 16 digits or more before any dot (>= 1e15). Keys and
+# string values never start right after '": ' without a quote, so only
+# numbers match; a false match merely takes the exact path.
+_UNSAFE_NUMBER = re.compile(r'": -?(?:[0-9]{16}|[0-9.]+[eE])')
+
+
+def cells_json(kind: str, names: Sequence[str], cells: Sequence[tuple[Any, ...]], first: int = 0) -> str:
+    """Facts given as the cells of `names` (None: no value) as a durable JSON
+    list, each with its index (counted from `first`) as id.
+
+    The common case is one json.dumps at C speed; a NaN or infinity (which
+    json.dumps refuses with allow_nan=False) or a number durable would
+    misread sends the whole list through fact_json, fact by fact."""
+    keys = [fact_key(name) for name in names]
+    listed = [
+        {"id": i, "kind": kind, **{k: v for k, v in zip(keys, row, strict=True) if v is not None}}
+        for i, row in enumerate(cells, first)
+    ]
+    try:
+        text = json.dumps(listed, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        text = None
+    if text is None or _UNSAFE_NUMBER.search(text):
+        sent = [dict(zip(names, row, strict=True)) for row in cells]
+        return "[" + ", ".join(fact_json(i, kind, values) for i, values in enumerate(sent, first)) + "]"
+    return text
+
+
+def _pack(costs: Sequence[int]) -> list[list[int]]:
+    """Indices packed in order into groups of at most MAX_ALTERNATIVES total cost."""
+    packed: list[list[int]] = [[]]
+    budget = 0
+    for i, cost in enumerate(costs):
+        if packed[-1] and budget + cost > MAX_ALTERNATIVES:
+            packed.append([])
+            budget = 0
+        packed[-1].append(i)
+        budget += cost
+    return packed
+
+
+def run_ruleset(conditions: Sequence[Mapping[str, Any]], facts: str) -> set[tuple[int, int]]:
+    """(condition index, fact id) for every single-fact condition that fires on the
+    facts (a JSON list, each fact with an "id"); the conditions go into one ruleset."""
+    name = f"checker{next(_names)}"
+    # Actions are drained from the C engine directly (_fired), so `run` is never called.
+    definition = {f"r{i}": {"all": [{"m": c}], "run": _never} for i, c in enumerate(conditions)}
+    handle = _QuietHost({name: definition}).get_ruleset(name)._handle
+    try:
+        result = durable_rules_engine.assert_facts(handle, facts)
+        # 1 is "not handled": no rule matched any fact, which is normal.
+        if result[0] not in (0, 1):
+            raise RuntimeError(f"durable-rules refused the facts (code {result[0]})")
+        return _fired(handle)
+    finally:
+        # The C engine keeps every ruleset (and its facts) until deleted.
+        durable_rules_engine.delete_ruleset(handle)
+
+
+def _never(closure: Any) -> None:
+    raise AssertionError("durable-rules actions are drained by checker.evaluate.engine._fired")
+
+
+def _fired(handle: int) -> set[tuple[int, int]]:
+    """Every pending action as (rule index, fact id), taken from the C engine.
+
+    durable's Python dispatch (Ruleset.dispatch) builds a closure, serialises
+    the session state and re-reads it for every action: most of the rules
+    stage on a large fleet. Our actions only record the match and never touch
+    the state, so the state is not written back; each action is completed
+    and the next one started, until none is pending."""
+    fired: set[tuple[int, int]] = set()
+    started = durable_rules_engine.start_action(handle)
+    while started:
+        _, message, state = started
+        while message:
+            ((action, matched),) = json.loads(message).items()
+            fired.add((int(action[1:]), int(matched["m"]["id"])))
+            message = durable_rules_engine.complete_and_start_action(handle, state)
+        started = durable_rules_engine.start_action(handle)
+    return fired
+
+
+def match_kind(
+    kind: str, conditions: Sequence[CompiledWhen], facts: Sequence[Mapping[str, Any]]
+) -> list[tuple[int, int]]:
+    """(condition index, fact index) for conditions over facts of one kind, the
+    conditions packed into rulesets within durable-rules' alternatives limits."""
+    if not conditions or not facts:
+        return []
+    # durable stores every field it is sent: send only those the conditions read.
+    fields = frozenset().union(*(c.fields for c in conditions))
+    names, distinct, members = _distinct(facts, fields)
+    chunks = _pack([alternatives(c.condition) for c in conditions])
+    fired: list[tuple[int, int]] = []
+    # Every condition reads one fact, so facts can go in batches, each into
+    # rulesets of its own: durable's memory (it keeps every fact it is sent)
+    # and the JSON text stay the size of a batch, however large the fleet.
+    for first in range(0, len(distinct), FACT_BATCH):
+        text = cells_json(kind, names, distinct[first : first + FACT_BATCH], first)
+        for chunk in chunks:
+            wrapped = [{"$and": [{"kind": kind}, conditions[i].condition]} for i in chunk]
+            fired += [(chunk[j], one) for j, one in run_ruleset(wrapped, text)]
+    return sorted((condition, fact) for condition, one in fired for fact in members[one])
+
+
+def _distinct(
+    facts: Sequence[Mapping[str, Any]], fields: frozenset[str]
+) -> tuple[list[str], list[tuple[Any, ...]], list[list[int]]]:
+    """The `fields` the conditions read that the facts have, the distinct
+    tuples of their values, and for each tuple the indices of every fact
+    that holds it.
+
+    A condition reads one fact and only those fields, so facts equal in them
+    match the same conditions: durable is sent each distinct one once. A rollout
+    of a thousand identical servers differs only in names and places, which
+    few conditions read. Values are compared with their types (1, 1.0 and true
+    are equal in Python, not in JSON)."""
+    names, projected = _projected(facts, sorted(fields))
+    seen: dict[tuple[Any, ...], int] = {}
+    distinct: list[tuple[Any, ...]] = []
+    members: list[list[int]] = []
+    for i, cells in enumerate(projected):
+        key = (*cells, *map(type, cells))
+        n = seen.setdefault(key, len(distinct))
+        if n == len(distinct):
+            distinct.append(cells)
+            members.append([])
+        members[n].append(i)
+    return names, distinct, members
+
+
+def _projected(
+    facts: Sequence[Mapping[str, Any]], names: list[str]
+) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """The names of `names` the facts can hold, and their values in each fact
+    (None where absent), as tuples.
+
+    Facts built by checker.derive.facts are rows of one header per kind: their cells
+    are picked by position at C speed. A name the header lacks is None in
+    every fact, so it is left out (it cannot tell two facts apart)."""
+    rows = facts if set(map(type, facts)) == {Row} else ()
+    headers = set(map(operator.attrgetter("header"), rows))
+    if len(headers) != 1:
+        return names, [tuple(map(values.get, names)) for values in facts]
+    (header,) = headers
+    kept = [name for name in names if name in header.index]
+    positions = [header.index[name] for name in kept]
+    cells = map(operator.attrgetter("cells"), rows)
+    if len(positions) > 1:
+        return kept, list(map(operator.itemgetter(*positions), cells))
+    return kept, [tuple(row[i] for i in positions) for row in cells]
+
+
+def match(
+    rules: Sequence[CompiledRule], facts: Sequence[tuple[str, Mapping[str, Any]]]
+) -> list[tuple[int, int]]:
+    """(rule index, fact index) for every rule that fires on a (kind, values) fact."""
+    rules_by_kind: dict[str, list[int]] = {}
+    for i, rule in enumerate(rules):
+        rules_by_kind.setdefault(rule.rule.on, []).append(i)
+    facts_by_kind: dict[str, list[int]] = {}
+    for i, (kind, _) in enumerate(facts):
+        facts_by_kind.setdefault(kind, []).append(i)
+    fired: list[tuple[int, int]] = []
+    for kind, rule_ids in rules_by_kind.items():
+        fact_ids = facts_by_kind.get(kind, [])
+        values = [facts[f][1] for f in fact_ids]
+        pairs = match_kind(kind, [rules[r].when for r in rule_ids], values)
+        fired += [(rule_ids[r], fact_ids[f]) for r, f in pairs]
+    return sorted(fired)
+
+
+def _location(rule: CompiledRule, fact: Fact) -> Location:
+    field = rule.rule.locate
+    path = field.split(".") if field else []
+    return Location(fact.file, *fact.src.locate(path, key=True))
+
+
+def not_a_number(facts: Sequence[Fact]) -> list[Finding]:
+    """A field that is NaN cannot be compared: it is left out of the fact (no rule
+    fires on it) and reported at the entity it belongs to, never skipped silently."""
+    return [
+        located(
+            SCHEMA_INVALID,
+            "schema",
+            Location(fact.file, fact.src.line, fact.src.column),
+            f"{fact.entity}: {name} cannot be evaluated (it is not a number); check the values it is "
+            "derived from",
+            entity=fact.entity,
+        )
+        for fact in facts
+        if _has_nan(fact.values)
+        for name, value in fact.values.items()
+        if value != value  # only NaN is unequal to itself
+    ]
+
+
+def _has_nan(values: Mapping[str, Any]) -> bool:
+    """Whether any value is NaN, asked of every value at C speed (map and
+    operator.ne), a row's cells read directly: all facts are checked, few fail."""
+    cells = values.cells if isinstance(values, Row) else tuple(values.values())
+    return any(map(operator.ne, cells, cells))
+
+
+def evaluate(
+    rules: Sequence[CompiledRule], facts: Sequence[Fact], messages_per_rule: int = 0
+) -> list[Finding]:
+    """One finding per rule x matching fact, located at `locate` or the entity.
+
+    With `messages_per_rule` (the output cap, Settings.max_per_rule), only the
+    findings the cap keeps get their message rendered: the first of each rule
+    in output order (checker.decide.verdict.cap_per_rule), ties at the cut included.
+    The others are counted but never shown, and carry an empty message:
+    rendering 7,500 messages to show 300 was a sixth of the rules stage. A
+    message template that fails on a finding nobody sees is then not an error;
+    `checker rules test` runs every template on the rule's examples."""
+    pairs = match(rules, [(f.kind, f.values) for f in facts])
+    found = [(rules[r], facts[f], _location(rules[r], facts[f])) for r, f in pairs]
+    shown = _shown(
+        [(rule.id, (loc.file, loc.line, loc.column, rule.id, fact.entity)) for rule, fact, loc in found],
+        messages_per_rule,
+    )
+    findings = not_a_number(facts)
+    for i, (rule, fact, loc) in enumerate(found):
+        message = rule.render(fact.values, fact.entity) if shown is None or i in shown else ""
+        findings.append(
+            Finding(
+                rule.id,
+                rule.rule.severity,
+                rule.rule.category,
+                fact.entity,
+                message,
+                rule.rule.remediation,
+                loc.file,
+                loc.line,
+                loc.column,
+            )
+        )
+    return sorted(findings, key=Finding.sort_key)
+
+
+def _shown(keys: Sequence[tuple[str, tuple[str, int, int, str, str]]], limit: int) -> set[int] | None:
+    """Indices of the findings the output cap keeps (None: no cap, all of them).
+
+    Findings sort by these keys and then by message; so a finding whose key
+    ties with the last one kept may be kept too, and is rendered as well."""
+    if limit <= 0:
+        return None
+    by_rule: dict[str, list[int]] = {}
+    for i, (rule, _) in enumerate(keys):
+        by_rule.setdefault(rule, []).append(i)
+    shown: set[int] = set()
+    for indices in by_rule.values():
+        ordered = sorted(indices, key=lambda i: keys[i][1])
+        last = keys[ordered[min(limit, len(ordered)) - 1]][1]
+        shown.update(i for n, i in enumerate(ordered) if n < limit or keys[i][1] == last)
+    return shown

@@ -1,0 +1,338 @@
+"""The rulebook: YAML rules validated with pydantic, `when` compiled for durable-rules.
+
+A rule's metadata lives next to it (id, title, severity, category, rationale,
+examples); `checker rules list/show`, `checker explain` and the docs read it.
+Every problem names the rule file, line and column; none is a traceback.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fnmatch
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Annotated, Any
+
+import jinja2
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from checker.core.builtin import BUILTIN_CHECKS
+from checker.core.errors import UserError, at
+from checker.core.findings import Category, Severity
+from checker.core.resources import rules_dir
+from checker.core.rulemeta import RuleMeta
+from checker.core.suggest import did_you_mean
+from checker.derive.facts import REGISTRY, FactKind
+from checker.evaluate.expr import CompiledWhen, ExprError, compile_when
+from checker.evaluate.message import MessageEnvironment, MessageError, MessageTemplate, render_message
+from checker.load.build import describe_error, discover, display_path
+from checker.source.parse import Src, YamlProblem, decode, parse, scalar_position
+
+RuleId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)+$")]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class Examples(_Strict):
+    fail: list[dict[str, Any]] = []
+    pass_: list[dict[str, Any]] = Field(default=[], alias="pass")
+
+
+class Rule(_Strict):
+    id: RuleId
+    title: Annotated[str, Field(min_length=1)]
+    category: Category
+    severity: Severity
+    on: str
+    when: Annotated[str, Field(min_length=1)]
+    message: Annotated[str, Field(min_length=1)]
+    remediation: Annotated[str, Field(min_length=1)]
+    rationale: str | None = None
+    locate: str | None = None
+    references: list[str] = []
+    tags: list[str] = []
+    examples: Examples = Examples()
+
+
+class RuleFile(_Strict):
+    rules: list[Rule]
+
+
+class _MessageUndefined(jinja2.ChainableUndefined):
+    """A field the fact lacks renders as 'unknown', never as an empty gap, however
+    deep it is read (`{{ support.contract.id }}` when there is no support)."""
+
+    def __str__(self) -> str:
+        return "unknown"
+
+    def __round__(self, ndigits: int | None = None) -> _MessageUndefined:
+        return self  # `{{ load_kw | round(1) }}` of a missing field is still 'unknown'
+
+
+# Messages are user-written templates: sandboxed, bounded, plain text out.
+_JINJA = MessageEnvironment(_MessageUndefined)
+
+
+@dataclass(frozen=True)
+class CompiledRule:
+    rule: Rule
+    file: str
+    src: Src
+    when: CompiledWhen
+    template: MessageTemplate
+    builtin: bool
+    # The fact fields the message reads (all below the names it uses), in
+    # field order: only these are nested for rendering.
+    message_fields: tuple[str, ...]
+
+    @property
+    def id(self) -> str:
+        return self.rule.id
+
+    @cached_property
+    def meta(self) -> RuleMeta:
+        r = self.rule
+        return RuleMeta(
+            r.id,
+            r.title,
+            r.category,
+            r.severity,
+            r.remediation,
+            r.rationale or "",
+            tuple(r.references),
+            r.on,
+            r.when,
+            f"{self.file}:{self.src.line}",
+            tuple(r.examples.fail),
+            tuple(r.examples.pass_),
+        )
+
+    def render(self, values: Mapping[str, Any], entity: str = "") -> str:
+        """The message for one fact; a template that fails is this rule's error (exit 2)."""
+        try:
+            shown = {k: values[k] for k in self.message_fields if k in values}
+            return render_message(self.template, nest(shown))
+        except MessageError as exc:
+            where = f" for {entity}" if entity else ""
+            line, column = self.src.locate(["message"], key=False)
+            message = f"rule {self.id}: message fails{where}: {exc}"
+            raise UserError(at(self.file, line, column, message)) from None
+
+
+def nest(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Dotted fact fields as nested mappings, so templates write `{{ power_w.max }}`."""
+    out: dict[str, Any] = {}
+    for name, value in values.items():
+        *parents, leaf = name.split(".")
+        node: Any = out
+        for p in parents:
+            node = node.setdefault(p, {}) if isinstance(node, dict) else None
+        if isinstance(node, dict):  # `gpu` and `gpu.count` cannot both be there; the first wins
+            node.setdefault(leaf, value)
+    return out
+
+
+def flatten(example: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Examples may be written nested (`support: {level: none}`) or dotted."""
+    out: dict[str, Any] = {}
+    for key, value in example.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.update(flatten(value, f"{name}."))
+        else:
+            # Facts hold dates as ISO text: `until: 2027-01-01` unquoted means the same.
+            out[name] = value.isoformat() if isinstance(value, dt.date) else value
+    return out
+
+
+_EXAMPLE_SCALARS = (str, int, float, bool, type(None))
+
+
+def _check_example_values(
+    example: Mapping[str, Any], errors: _Errors, path: list[str | int], what: str
+) -> None:
+    for name, value in flatten(example).items():
+        if not isinstance(value, _EXAMPLE_SCALARS):
+            got = "a list" if isinstance(value, list) else type(value).__name__
+            message = f"{what}: {name} is {got}; a fact field is a number, string, boolean or date"
+            errors.add([*path, *name.split(".")], message)
+
+
+class _Errors:
+    def __init__(self, file: str, src: Src, text: list[str]) -> None:
+        self.file, self.src, self.text, self.lines = file, src, text, list[str]()
+
+    def add(
+        self,
+        path: Sequence[str | int],
+        message: str,
+        *,
+        key: bool = False,
+        offset: tuple[int, int] | None = None,
+    ) -> None:
+        position = self.src.locate(path, key=key)
+        if offset is not None:
+            position = scalar_position(self.text, position, offset)
+        self.lines.append(at(self.file, *position, message))
+
+
+def _check_fields(
+    kind: FactKind, names: Iterable[str], errors: _Errors, path: Sequence[str | int], what: str
+) -> None:
+    known = kind.field_types()
+    for name in names:
+        if name not in known:
+            errors.add(
+                path, f"{what}: '{name}' is not a field of {kind.name} facts{did_you_mean(name, known)}"
+            )
+
+
+def _compile(
+    rule: Rule, index: int, file: str, src: Src, builtin: bool, errors: _Errors
+) -> CompiledRule | None:
+    base: list[str | int] = ["rules", index]
+    if rule.category == "schema":  # it would make the exit code 2 and bypass --ignore
+        errors.add([*base, "category"], f"rule {rule.id}: category schema is for the built-in input checks")
+        return None
+    kind = REGISTRY.get(rule.on)
+    if kind is None:
+        hint = did_you_mean(rule.on, REGISTRY)
+        known = ", ".join(REGISTRY)
+        errors.add([*base, "on"], f"rule {rule.id}: unknown fact kind '{rule.on}'{hint}; known: {known}")
+        return None
+    try:
+        when = compile_when(rule.when, kind.field_types())
+    except ExprError as exc:
+        errors.add([*base, "when"], f"rule {rule.id}: {exc.message}", offset=(exc.line, exc.column))
+        return None
+    try:
+        template = _JINJA.compile_message(rule.message)
+        used = template.names
+    except jinja2.TemplateSyntaxError as exc:
+        errors.add([*base, "message"], f"rule {rule.id}: bad message template: {exc.message}")
+        return None
+    except MessageError as exc:
+        errors.add([*base, "message"], f"rule {rule.id}: bad message template: {exc}")
+        return None
+    tops = {f.name.split(".")[0] for f in kind.fields}
+    _check_fields(kind, sorted(used - tops), errors, [*base, "message"], f"rule {rule.id} message")
+    if rule.locate is not None and not kind.has_path(rule.locate):
+        errors.add(
+            [*base, "locate"],
+            f"rule {rule.id}: locate '{rule.locate}' is not a field of a {kind.name} in the inventory",
+        )
+    for label, examples in (("fail", rule.examples.fail), ("pass", rule.examples.pass_)):
+        for i, example in enumerate(examples):
+            at_example: list[str | int] = [*base, "examples", label, i]
+            _check_fields(kind, flatten(example), errors, at_example, f"rule {rule.id} example")
+            _check_example_values(example, errors, at_example, f"rule {rule.id} example")
+    shown = tuple(f.name for f in kind.fields if f.name.split(".")[0] in used)
+    return CompiledRule(rule, file, src.descend("rules", index), when, template, builtin, shown)
+
+
+def _load_file(path: Path, builtin: bool) -> tuple[list[CompiledRule], list[str]]:
+    shown = display_path(path)
+    try:
+        data = path.read_bytes()
+        text = decode(data)
+        docs = parse(text)
+    except YamlProblem as exc:
+        return [], [at(shown, exc.line, exc.column, exc.message)]
+    except OSError as exc:
+        return [], [f"{shown}: cannot read: {exc.strerror}"]
+    out: list[CompiledRule] = []
+    lines: list[str] = []
+    for doc in docs:
+        errors = _Errors(shown, doc.src, text.splitlines())
+        try:
+            parsed = RuleFile.model_validate(doc.value)
+        except ValidationError as exc:
+            for error in exc.errors():
+                _, message, key = describe_error(error, RuleFile)
+                errors.add([s for s in error["loc"] if isinstance(s, (str, int))], message, key=key)
+            lines += errors.lines
+            continue
+        for i, rule in enumerate(parsed.rules):
+            compiled = _compile(rule, i, shown, doc.src, builtin, errors)
+            if compiled is not None:
+                out.append(compiled)
+        lines += errors.lines
+    return out, lines
+
+
+def rule_files(folder: Path) -> list[Path]:
+    """Rule files of a folder, found as inventories are; the knowledge base below
+    it is data, not rules. A folder or file that cannot be read is an error."""
+    return [p for p in discover([folder]) if "knowledge" not in p.relative_to(folder).parts]
+
+
+@dataclass(frozen=True)
+class Rulebook:
+    rules: tuple[CompiledRule, ...]
+
+    def get(self, rule_id: str) -> CompiledRule | None:
+        return next((r for r in self.rules if r.id == rule_id), None)
+
+    def ids(self) -> list[str]:
+        return [r.id for r in self.rules]
+
+    def metadata(self) -> tuple[RuleMeta, ...]:
+        """Every rule and built-in check, by id: what `rules list` and the formats describe."""
+        return tuple(sorted((*(r.meta for r in self.rules), *BUILTIN_CHECKS), key=lambda m: m.id))
+
+    def selected(self, select: Sequence[str], ignore: Sequence[str]) -> Rulebook:
+        return Rulebook(tuple(r for r in self.rules if matches(r.id, select) and not matches(r.id, ignore)))
+
+
+def matches(rule_id: str, globs: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatchcase(rule_id, g) for g in globs)
+
+
+_BUILTIN_IDS = frozenset(c.id for c in BUILTIN_CHECKS)
+# Input and waiver checks are built in; a rule there would be mistaken for one (and
+# a `schema` finding makes the exit code 2).
+_RESERVED = frozenset(c.split(".")[0] for c in _BUILTIN_IDS)
+
+
+def load_rulebook(extra: Sequence[Path] = (), *, builtin: bool = True) -> Rulebook:
+    """The built-in rules plus every folder in `extra`; any problem -> UserError."""
+    folders = ([(rules_dir(), True)] if builtin else []) + [(Path(p), False) for p in extra]
+    rules: list[CompiledRule] = []
+    lines: list[str] = []
+    seen_folders: set[Path] = set()
+    for folder, is_builtin in folders:
+        if not folder.is_dir():
+            what = "is not a folder" if folder.exists() else "rule folder not found"
+            raise UserError(f"{display_path(folder)}: {what}")
+        # The same folder named twice (config `rules:` and --rules) is read once.
+        if folder.resolve() in seen_folders:
+            continue
+        seen_folders.add(folder.resolve())
+        for path in rule_files(folder):
+            got, errs = _load_file(path, is_builtin)
+            rules += got
+            lines += errs
+    seen: dict[str, CompiledRule] = {}
+    for rule in rules:
+        if rule.id in _BUILTIN_IDS or rule.id.split(".")[0] in _RESERVED:
+            what = "a built-in check" if rule.id in _BUILTIN_IDS else "reserved for built-in checks"
+            lines.append(at(rule.file, rule.src.line, rule.src.column, f"rule id {rule.id} is {what}"))
+            continue
+        if rule.id in seen:
+            first = seen[rule.id]
+            lines.append(
+                at(
+                    rule.file,
+                    rule.src.line,
+                    rule.src.column,
+                    f"rule id {rule.id} already defined at {first.file}:{first.src.line}",
+                )
+            )
+        seen.setdefault(rule.id, rule)
+    if lines:
+        raise UserError(lines)
+    return Rulebook(tuple(sorted(seen.values(), key=lambda r: r.id)))

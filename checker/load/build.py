@@ -1,0 +1,924 @@
+"""Files -> validated models, a source map for every entity, and schema findings.
+
+Input problems never stop the load at the first one: each becomes a finding of
+category `schema` (so every output format shows them) and the audit exits 2.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import errno
+import fnmatch
+import math
+import os
+import re
+import stat
+import types
+import typing
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+import yaml
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from yaml.nodes import ScalarNode
+
+from checker.core import progress
+from checker.core.builtin import (
+    SCHEMA_DOCUMENT,
+    SCHEMA_DUPLICATE_NAME,
+    SCHEMA_FEED_SIDES,
+    SCHEMA_FILE,
+    SCHEMA_INVALID,
+    SCHEMA_MISSING_FIELD,
+    SCHEMA_REFERENCE,
+    SCHEMA_UNKNOWN_FIELD,
+)
+from checker.core.entity import entity_id
+from checker.core.errors import UserError
+from checker.core.findings import Finding, Location, located
+from checker.core.perf import gc_paused
+from checker.core.resources import knowledge_dir
+from checker.core.suggest import did_you_mean
+from checker.load import models as m
+from checker.load.reading import ReadOptions, current_options, read_all
+from checker.source.parse import Document, LazySrc, Src, YamlProblem
+
+M = TypeVar("M")
+YAML_SUFFIXES = (".yaml", ".yml")
+_SERVERS = TypeAdapter(list[m.Server])
+
+
+def _part_models(model: type[BaseModel]) -> tuple[tuple[str, type[BaseModel]], ...]:
+    """The fields of `model` that hold one model of their own (`psu: Psu | None`)."""
+    parts = []
+    for name, info in model.model_fields.items():
+        inner = list(inner_models(info.annotation))
+        if len(inner) == 1 and typing.get_origin(info.annotation) in (None, typing.Union, types.UnionType):
+            parts.append((name, inner[0]))
+    return tuple(parts)
+
+
+class _SharedParts:
+    """A server's parts (psu, gpu, software, ...) validated once per distinct
+    content, and the one frozen model shared by every server that wrote it.
+
+    A rollout repeats the same few configurations thousands of times: each
+    distinct part is validated once (its Python validators run once, not per
+    server), and held once in memory. A part that fails on its own is left
+    as written, so the server's validation reports it where it is. The key
+    holds each value's type (Strict fields refuse `true` where 1 is valid,
+    and 1 == True in Python); a part holding a zero (0.0 and -0.0 are equal)
+    or an unhashable value (a list, a mapping) is validated with its server.
+
+    A part that proves to differ from server to server (a measured power draw
+    per server, say) is no longer looked up: after TRIAL parts of a name, it
+    is kept only if at least one in four was seen before. Either way each
+    server validates to the same model."""
+
+    TRIAL = 256
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[Any, ...], BaseModel | None] = {}
+        self._parts = list(_SERVER_PARTS)
+        self._tried = dict.fromkeys([name for name, _ in _SERVER_PARTS], 0)
+        self._hits = dict.fromkeys(self._tried, 0)
+
+    def __call__(self, value: dict[str, Any]) -> dict[str, Any]:
+        # The hot loop of validation: up to 9 parts x every server, kept flat.
+        seen, tried, hits = self._seen, self._tried, self._hits
+        shared: dict[str, Any] | None = None
+        for name, model in self._parts:
+            raw = value.get(name)
+            if raw.__class__ is not dict:
+                continue
+            values = raw.values()
+            if 0 in values:
+                continue
+            key = (name, *raw.items(), *map(type, values))
+            tried[name] += 1
+            try:
+                part = seen[key]
+                hits[name] += 1
+            except KeyError:
+                part = seen[key] = _validated(model, raw)
+            except TypeError:  # an unhashable value
+                continue
+            if part is not None:
+                shared = shared or dict(value)
+                shared[name] = part
+            if tried[name] == self.TRIAL and hits[name] * 4 < self.TRIAL:
+                self._parts = [(n, m) for n, m in self._parts if n != name]
+        return shared or value
+
+
+def _validated(model: type[BaseModel], raw: dict[str, Any]) -> BaseModel | None:
+    try:
+        return model.model_validate(raw)
+    except ValidationError:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Placed(Generic[M]):
+    """A validated model and where it was written."""
+
+    value: M
+    file: str
+    src: Src
+
+    def at(self, path: Sequence[str | int] = (), *, key: bool = True) -> Location:
+        return Location(self.file, *self.src.locate(path, key=key))
+
+
+@dataclass(frozen=True, slots=True)
+class ServerEntry:
+    server: m.Server
+    facility: str
+    rollout_date: dt.date | None
+    place: Placed[m.Server]
+
+
+@dataclass
+class Inventory:
+    facilities: dict[str, Placed[m.Facility]] = field(default_factory=dict)
+    racks: dict[tuple[str, str], Placed[m.Rack]] = field(default_factory=dict)
+    feeds: dict[tuple[str, str, str], Placed[m.Feed]] = field(default_factory=dict)
+    servers: dict[str, ServerEntry] = field(default_factory=dict)
+    workloads: dict[str, Placed[m.Workload]] = field(default_factory=dict)
+    waivers: list[Placed[m.Waiver]] = field(default_factory=list)
+    gpu_models: dict[str, Placed[m.GpuModel]] = field(default_factory=dict)
+    server_models: dict[str, Placed[m.ServerModel]] = field(default_factory=dict)
+    # Raw catalog fields, merged under a server's own fields when it names a model.
+    server_model_fields: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def entities(self) -> Mapping[str, Location]:
+        """Every entity id (docs/architecture.md "Entity ids") and where it is written;
+        a location is worked out only when looked up (most never are)."""
+        ids: dict[str, Placed[Any]] = {}
+        for name, fac in self.facilities.items():
+            ids[entity_id("facility", name)] = fac
+        for rack_key, rack_place in self.racks.items():
+            ids[entity_id("rack", rack_key)] = rack_place
+        for feed_key, feed_place in self.feeds.items():
+            ids[entity_id("feed", feed_key)] = feed_place
+        for name, entry in self.servers.items():
+            ids[entity_id("server", name)] = entry.place
+        for name, wl in self.workloads.items():
+            ids[entity_id("workload", name)] = wl
+        return _Entities(ids)
+
+
+class _Entities(Mapping[str, Location]):
+    """Entity ids in a fixed order, each located on lookup."""
+
+    def __init__(self, places: dict[str, Placed[Any]]) -> None:
+        self._places = places
+
+    def __getitem__(self, entity: str) -> Location:
+        return self._places[entity].at()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._places)
+
+    def __len__(self) -> int:
+        return len(self._places)
+
+    def __contains__(self, entity: object) -> bool:
+        return entity in self._places
+
+
+@dataclass
+class _Doc:
+    """One parsed document of a known kind, before validation."""
+
+    file: str
+    value: dict[str, Any]
+    src: Src
+
+
+class _Problems:
+    """Collects schema findings; identical ones (e.g. from shared defaults) once."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[object, ...], Finding] = {}
+
+    def add(self, rule: str, loc: Location, message: str) -> None:
+        finding = located(rule, "schema", loc, message)
+        self._seen.setdefault(finding.sort_key(), finding)
+
+    def findings(self) -> list[Finding]:
+        return sorted(self._seen.values(), key=Finding.sort_key)
+
+
+def display_path(path: Path) -> str:
+    """Paths are shown relative to the current directory (the JSON contract), when below it."""
+    rel = os.path.relpath(path)
+    return path.as_posix() if rel.startswith("..") else Path(rel).as_posix()
+
+
+def is_yaml(name: str) -> bool:
+    return name.lower().endswith(YAML_SUFFIXES)
+
+
+def not_a_file(mode: int) -> str:
+    kinds = (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    what = next((name for test, name in kinds if test(mode)), "not a regular file")
+    return f"is {what}, not a file: not read"
+
+
+_LOOP = "symbolic link loop: leads back to a folder it is in; not followed"
+
+
+class _Walk:
+    """File discovery (inventories/README.md, "Which files are read"): every folder
+    below a given path is read or reported, symbolic links are followed, a link
+    that leads back to a folder it is in is reported as a loop, entries whose
+    name starts with a dot are skipped, and so is the config file."""
+
+    def __init__(self, exclude: Path | None) -> None:
+        self.skip = os.path.realpath(exclude) if exclude else None
+        self.files: dict[str, Path] = {}  # real path -> first path it was reached by
+        self.folders: set[str] = set()
+        self.problems: list[tuple[Path, str]] = []
+
+    def top(self, path: Path) -> None:
+        try:
+            mode = path.stat().st_mode
+        except FileNotFoundError:
+            if not path.is_symlink():
+                raise UserError(f"{display_path(path)}: no such file or directory") from None
+            self.problems.append((path, "broken symbolic link: not read"))
+            return
+        except OSError as exc:
+            self.problems.append((path, f"cannot read: {exc.strerror}"))
+            return
+        if stat.S_ISDIR(mode):
+            self.folder(path)
+        elif stat.S_ISREG(mode):
+            self.file(path)  # a file named on the command line is read whatever its name
+        else:
+            self.problems.append((path, not_a_file(mode)))
+
+    def folder(self, top: Path) -> None:
+        # A stack, not recursion: a tree 2,000 folders deep is legal on Linux.
+        stack: list[tuple[Path, frozenset[str]]] = [(top, frozenset())]
+        while stack:
+            path, ancestors = stack.pop()
+            real = os.path.realpath(path)
+            if real in ancestors:
+                self.problems.append((path, _LOOP))
+                continue
+            if real in self.folders:
+                continue  # the same folder reached twice (through a link) is read once
+            self.folders.add(real)
+            # Names starting with a dot are skipped: .git, .github, .venv, editor files.
+            for name in self.names(path):
+                if not name.startswith(".") and self.entry(path / name):
+                    stack.append((path / name, ancestors | {real}))
+
+    def names(self, folder: Path) -> list[str]:
+        try:
+            with os.scandir(folder) as it:
+                return sorted(entry.name for entry in it)
+        except OSError as exc:
+            self.problems.append((folder, f"cannot read folder: {exc.strerror}"))
+            return []
+
+    def entry(self, path: Path) -> bool:
+        """Read or report one entry of a folder; True if it is a folder to walk."""
+        try:
+            mode = path.stat().st_mode
+        except OSError as exc:
+            loop = exc.errno == errno.ELOOP
+            if path.is_symlink() and (loop or isinstance(exc, FileNotFoundError)):
+                what = "symbolic link loop" if loop else "broken symbolic link"
+                self.problems.append((path, f"{what}: not followed"))
+            else:
+                self.problems.append((path, f"cannot read: {exc.strerror}"))
+            return False
+        if stat.S_ISDIR(mode):
+            return True
+        if not is_yaml(path.name):
+            return False  # README.md and the like: only YAML files are inventories
+        if stat.S_ISREG(mode):
+            self.file(path)
+        else:
+            self.problems.append((path, not_a_file(mode)))
+        return False
+
+    def file(self, path: Path) -> None:
+        real = os.path.realpath(path)
+        if real != self.skip:
+            self.files.setdefault(real, path)
+
+
+def discover(paths: Sequence[Path], exclude: Path | None = None) -> list[Path]:
+    """Every YAML file below `paths` but `exclude`; anything that could not be read
+    or followed is a UserError (for rule folders and the built-in knowledge base)."""
+    files, problems = find_files(paths, exclude)
+    if problems:
+        raise UserError(f"{display_path(path)}: {message}" for path, message in problems)
+    return files
+
+
+Unread = list[tuple[Path, str]]  # (path, why it was not read)
+
+
+def find_files(paths: Sequence[Path], exclude: Path | None = None) -> tuple[list[Path], Unread]:
+    """Every YAML file below `paths` but `exclude` (the config file, if any), and
+    (path, problem) for everything that could not be read or was not followed."""
+    walk = _Walk(exclude)
+    for path in paths:
+        real = os.path.realpath(path)
+        again = real in walk.folders or real in walk.files  # `checker audit inv inv`
+        before = (len(walk.files), len(walk.problems))
+        walk.top(path)
+        if not again and (len(walk.files), len(walk.problems)) == before:
+            # A path that holds no inventory is a typo or a wrong folder, not a pass.
+            walk.problems.append((path, "no .yaml or .yml file here: nothing to check"))
+    return sorted(walk.files.values()), sorted(walk.problems)
+
+
+# ---------------------------------------------------------------- pydantic errors
+def inner_models(annotation: Any) -> Iterator[type[BaseModel]]:
+    """The models an annotation may hold (through Optional, list, dict, Annotated)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        yield annotation
+        return
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        yield from inner_models(typing.get_args(annotation)[0])
+    elif origin in (list, dict, typing.Union, types.UnionType):
+        for arg in typing.get_args(annotation):
+            yield from inner_models(arg)
+
+
+_SERVER_PARTS = _part_models(m.Server)
+
+
+def _fields_at(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
+    """Valid field names of the model that sits at `loc` (for suggestions)."""
+    current: type[BaseModel] | None = model
+    for step in loc:
+        if current is None:
+            return []
+        if isinstance(step, int):
+            continue
+        info = current.model_fields.get(step)
+        current = next(inner_models(info.annotation), None) if info else None
+    return list(current.model_fields) if current else []
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+_RESOLVER: Any = yaml.resolver.Resolver()
+_EXPONENT = re.compile(r"^([-+]?[0-9_]*)(\.[0-9_]*)?[eE]([-+]?)([0-9]+)$")
+
+
+def _number_hint(text: str) -> str:
+    """Why a number reads as text. Unquoted, YAML 1.1 takes `2.3e2` and `1e5` for
+    strings (an exponent needs a dot and a sign), so "quotes" would mislead."""
+    if _RESOLVER.resolve(ScalarNode, text, (True, False)) != "tag:yaml.org,2002:str":
+        return ": write the number without quotes"  # it reads as a number when unquoted
+    if not math.isfinite(float(text)):
+        return ": YAML reads it as text, and a quantity must be a finite number"
+    match = _EXPONENT.match(text.strip())
+    if match is None:
+        return ": YAML reads it as text; write it as a plain number"
+    whole, fraction, sign, digits = match.groups()
+    spelled = f"{whole or '0'}{fraction if fraction and len(fraction) > 1 else '.0'}e{sign or '+'}{digits}"
+    return f": YAML 1.1 reads this exponent form as text; write {spelled} or the plain number"
+
+
+def describe_error(error: Any, model: type[BaseModel]) -> tuple[str, str, bool]:
+    """(rule, message, point-at-key) for one pydantic error."""
+    loc = [s for s in error["loc"] if isinstance(s, (str, int))]
+    where = ".".join(str(s) for s in loc)
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        name = str(loc[-1])
+        hint = did_you_mean(name, _fields_at(model, loc[:-1]))
+        return SCHEMA_UNKNOWN_FIELD, f"unknown field '{where}'{hint}", True
+    if kind == "missing":
+        return SCHEMA_MISSING_FIELD, f"missing required field '{where}'", True
+    got = error.get("input")
+    shown = "" if isinstance(got, (dict, list)) else f" (got {got!r})"
+    message = str(error["msg"]).removeprefix("Value error, ")
+    if kind in ("float_type", "int_type") and isinstance(got, str) and _is_number(got):
+        whole = kind == "int_type" and not float(got).is_integer()
+        shown += ": a whole number is needed" if whole else _number_hint(got)
+    return SCHEMA_INVALID, f"{where or 'document'}: {message}{shown}", False
+
+
+def _report_validation(
+    problems: _Problems,
+    exc: ValidationError,
+    model: type[BaseModel],
+    file: str,
+    src: Src,
+    prefix: Sequence[str | int] = (),
+) -> None:
+    for error in exc.errors():
+        rule, message, key = describe_error(error, model)
+        loc = [s for s in error["loc"] if isinstance(s, (str, int))]
+        position = src.locate([*prefix, *loc], key=key)
+        problems.add(rule, Location(file, *position), message)
+
+
+B = TypeVar("B", bound=BaseModel)
+
+
+def _validate(problems: _Problems, model: type[B], doc: _Doc) -> B | None:
+    try:
+        return model.model_validate(doc.value)
+    except ValidationError as exc:
+        _report_validation(problems, exc, model, doc.file, doc.src)
+        return None
+
+
+# ---------------------------------------------------------------- reading
+def _documents(problems: _Problems, files: Sequence[Path], options: ReadOptions) -> list[_Doc]:
+    docs: list[_Doc] = []
+    # In the order of `files`, however they were read: the findings do not depend on it.
+    for path, outcome in zip(files, read_all(files, options), strict=True):
+        shown = display_path(path)
+        if isinstance(outcome, YamlProblem):
+            problems.add(outcome.rule, Location(shown, outcome.line, outcome.column), outcome.message)
+        elif isinstance(outcome, OSError):
+            problems.add(SCHEMA_FILE, Location(shown, 1, 1), f"cannot read: {outcome.strerror}")
+        else:
+            docs.extend(d for d in (_typed(problems, shown, doc) for doc in outcome) if d)
+    return docs
+
+
+_YAML_TYPES = {
+    "list": "a list",
+    "str": "a string",
+    "int": "a number",
+    "float": "a number",
+    "WrittenFloat": "a number",
+    "bool": "a boolean",
+    "date": "a date",
+    "datetime": "a timestamp",
+}
+
+
+def _typed(problems: _Problems, file: str, doc: Document) -> _Doc | None:
+    if not isinstance(doc.value, dict):
+        got = _YAML_TYPES.get(type(doc.value).__name__, "a scalar")
+        message = f"a document must be a mapping with a `kind`, not {got}"
+        problems.add(SCHEMA_DOCUMENT, _at(file, doc.src), message)
+        return None
+    # Top-level `x-` keys hold anchors only (as in Docker Compose).
+    value = {k: v for k, v in doc.value.items() if not k.startswith("x-")}
+    kind = value.get("kind")
+    if kind is None:
+        message = f"missing `kind` (one of {', '.join(m.DOCUMENT_KINDS)})"
+        problems.add(SCHEMA_DOCUMENT, _at(file, doc.src), message)
+        return None
+    if not isinstance(kind, str):  # `kind: [Facility]` is a list, not a kind
+        got = _YAML_TYPES.get(type(kind).__name__, "a mapping")
+        problems.add(SCHEMA_DOCUMENT, _at(file, doc.src, ["kind"]),
+                     f"`kind` must be one of {', '.join(m.DOCUMENT_KINDS)}, not {got}")
+        return None
+    if kind not in m.DOCUMENT_KINDS:
+        hint = did_you_mean(kind, m.DOCUMENT_KINDS)
+        problems.add(SCHEMA_DOCUMENT, _at(file, doc.src, ["kind"]), f"unknown kind '{kind}'{hint}")
+        return None
+    return _Doc(file, value, doc.src)
+
+
+def _at(file: str, src: Src, path: Sequence[str | int] = ()) -> Location:
+    """Where a document (or the value at `path` in it) is written."""
+    return Location(file, *src.locate(path, key=False))
+
+
+# ---------------------------------------------------------------- building
+class _Builder:
+    def __init__(self, problems: _Problems) -> None:
+        self.p = problems
+        self.inv = Inventory()
+        self._server_docs: list[tuple[_Doc, m.ServersDoc]] = []
+        self._shared_parts = _SharedParts()
+        # Names written in documents that failed validation: a reference to one
+        # is not reported again as dangling; that document's own error says why.
+        self._unvalidated: set[tuple[str, str]] = set()
+
+    def unique(self, table: dict[Any, Any], key: Any, what: str, new: Placed[Any]) -> bool:
+        """Whether `key` is new in `table`; a duplicate is reported at `new`'s name."""
+        if key in table:
+            first = table[key]
+            place = first.place if isinstance(first, ServerEntry) else first
+            name = key if isinstance(key, str) else key[-1]
+            self.p.add(
+                SCHEMA_DUPLICATE_NAME,
+                new.at(["name"], key=False),
+                f"duplicate {what} name '{name}' (first defined at {place.file}:{place.src.line})",
+            )
+            return False
+        return True
+
+    def add(self, doc: _Doc) -> None:
+        kind = doc.value["kind"]
+        validated = _validate(self.p, m.DOCUMENT_KINDS[kind], doc)
+        if validated is not None:
+            _ADDERS[kind](self, doc, validated)
+        else:
+            self._unvalidated.update((kind, name) for name in _written_names(doc.value))
+
+    def missing(self, kind: str, name: str, table: dict[str, Any]) -> bool:
+        """A reference to report as dangling: not defined, nor written in a broken document."""
+        return name not in table and (kind, name) not in self._unvalidated
+
+    def _defer_servers(self, doc: _Doc, shell: m.ServersDoc) -> None:
+        # Servers are placed in finish(): they refer to every other kind.
+        self._server_docs.append((doc, shell))
+
+    def _add_facility(self, doc: _Doc, fac: m.Facility) -> None:
+        place = Placed(fac, doc.file, doc.src)
+        if not self.unique(self.inv.facilities, fac.name, "facility", place):
+            return
+        self.inv.facilities[fac.name] = place
+        for i, rack in enumerate(fac.racks):
+            self._add_rack(fac.name, rack, Placed(rack, doc.file, doc.src.descend("racks", i)))
+
+    def _add_rack(self, facility: str, rack: m.Rack, place: Placed[m.Rack]) -> None:
+        key = (facility, rack.name)
+        if not self.unique(self.inv.racks, key, "rack", place):
+            return
+        self.inv.racks[key] = place
+        for i, feed in enumerate(rack.feeds):
+            feed_place = Placed(feed, place.file, place.src.descend("feeds", i))
+            feed_key = (facility, rack.name, feed.name)
+            if self.unique(self.inv.feeds, feed_key, "feed", feed_place):
+                self.inv.feeds[feed_key] = feed_place
+        if rack.redundancy == "2N":
+            self._check_sides(rack, place)
+
+    def _check_sides(self, rack: m.Rack, place: Placed[m.Rack]) -> None:
+        for i, feed in enumerate(rack.feeds):
+            if feed.side is None:
+                self.p.add(
+                    SCHEMA_FEED_SIDES,
+                    place.at(["feeds", i]),
+                    f"rack {rack.name} is 2N: feed {feed.name} needs `side: A` or `side: B`",
+                )
+        missing = {"A", "B"} - {f.side for f in rack.feeds}
+        if missing:
+            self.p.add(
+                SCHEMA_FEED_SIDES,
+                place.at(["redundancy"]),
+                f"rack {rack.name} is 2N but has no feed on side {' or '.join(sorted(missing))}",
+            )
+
+    def _add_workloads(self, doc: _Doc, wl: m.WorkloadsDoc) -> None:
+        for i, w in enumerate(wl.workloads):
+            place = Placed(w, doc.file, doc.src.descend("workloads", i))
+            if self.unique(self.inv.workloads, w.name, "workload", place):
+                self.inv.workloads[w.name] = place
+
+    def _add_waivers(self, doc: _Doc, wv: m.WaiversDoc) -> None:
+        for i, w in enumerate(wv.waivers):
+            self.inv.waivers.append(Placed(w, doc.file, doc.src.descend("waivers", i)))
+
+    def _add_gpumodels(self, doc: _Doc, gm: m.GpuModelsDoc) -> None:
+        for i, g in enumerate(gm.gpus):
+            place = Placed(g, doc.file, doc.src.descend("gpus", i))
+            if self.unique(self.inv.gpu_models, g.name, "GPU model", place):
+                self.inv.gpu_models[g.name] = place
+
+    def _add_servermodels(self, doc: _Doc, sm: m.ServerModelsDoc) -> None:
+        raw = doc.value["servers"]
+        for i, s in enumerate(sm.servers):
+            place = Placed(s, doc.file, doc.src.descend("servers", i))
+            if self.unique(self.inv.server_models, s.name, "server model", place):
+                self.inv.server_models[s.name] = place
+                self.inv.server_model_fields[s.name] = {
+                    k: v for k, v in raw[i].items() if k not in m.CATALOG_META
+                }
+
+    # ------------------------------------------------------------ servers
+    def finish(self) -> Inventory:
+        for place in self.inv.server_models.values():
+            self._check_gpu_ref(place.value.gpu, place.file, place.src)
+        # Taken off the list as they are validated: each file's parsed values are
+        # freed once its servers are models, not all kept until the last file.
+        pending = self._server_docs[::-1]
+        self._server_docs = []
+        while pending:
+            self._add_servers(*pending.pop())
+        self._check_waiver_entities()
+        return self.inv
+
+    def _add_servers(self, doc: _Doc, shell: m.ServersDoc) -> None:
+        if shell.facility not in self.inv.facilities:
+            if not self.missing("Facility", shell.facility, self.inv.facilities):
+                return
+            hint = did_you_mean(shell.facility, self.inv.facilities)
+            loc = Location(doc.file, *doc.src.locate(["facility"], key=False))
+            self.p.add(SCHEMA_REFERENCE, loc, f"unknown facility '{shell.facility}'{hint}")
+            return
+        defaults_src = doc.src.descend("defaults")
+        merged = [
+            self._merge_server(doc, shell.defaults, defaults_src, raw, doc.src.descend("servers", i))
+            for i, raw in enumerate(shell.servers)
+        ]
+        values = [self._shared_parts(v) for v, _ in merged]
+        servers: list[m.Server | None]
+        try:
+            servers = list(_SERVERS.validate_python(values))
+        except ValidationError as exc:
+            self._report_servers(exc, doc.file, merged)
+            servers = self._valid_only(values)
+        for (_, src), server in zip(merged, servers, strict=True):
+            if server is not None:
+                self._place_server(shell, server, Placed(server, doc.file, src))
+
+    def _valid_only(self, values: list[dict[str, Any]]) -> list[m.Server | None]:
+        out: list[m.Server | None] = []
+        for v in values:
+            try:
+                out.append(m.Server.model_validate(v))
+            except ValidationError:
+                out.append(None)
+        return out
+
+    def _report_servers(self, exc: ValidationError, file: str, merged: list[tuple[Any, Src]]) -> None:
+        for error in exc.errors():
+            index, *loc = error["loc"]
+            assert isinstance(index, int)
+            rule, message, key = describe_error({**error, "loc": tuple(loc)}, m.Server)
+            position = merged[index][1].locate([s for s in loc if isinstance(s, (str, int))], key=key)
+            self.p.add(rule, Location(file, *position), message)
+
+    def _merge_server(
+        self,
+        doc: _Doc,
+        defaults: dict[str, Any],
+        defaults_src: Src,
+        raw: dict[str, Any],
+        src: Src,
+    ) -> tuple[dict[str, Any], Src]:
+        value, vsrc = _deep_merge((defaults, defaults_src), (raw, src))
+        model = value.get("model")
+        if not isinstance(model, str):
+            return value, vsrc
+        fields = self.inv.server_model_fields.get(model)
+        if fields is None:
+            if not self.missing("ServerModels", model, self.inv.server_models):
+                return value, vsrc
+            hint = did_you_mean(model, self.inv.server_models)
+            self.p.add(
+                SCHEMA_REFERENCE,
+                Location(doc.file, *vsrc.locate(["model"], key=False)),
+                f"unknown server model '{model}'{hint}",
+            )
+            return value, vsrc
+        # Catalog values are blamed on the server's `model:` line, where they came in.
+        return _deep_merge((fields, _CatalogSrc(fields, vsrc)), (value, vsrc))
+
+    def _place_server(self, shell: m.ServersDoc, server: m.Server, place: Placed[m.Server]) -> None:
+        if not self.unique(self.inv.servers, server.name, "server", place):
+            return
+        self.inv.servers[server.name] = ServerEntry(server, shell.facility, shell.rollout_date, place)
+        if (shell.facility, server.rack) not in self.inv.racks:
+            racks = [r for (f, r) in self.inv.racks if f == shell.facility]
+            hint = did_you_mean(server.rack, racks)
+            self.p.add(
+                SCHEMA_REFERENCE,
+                place.at(["rack"], key=False),
+                f"no rack '{server.rack}' in facility {shell.facility}{hint}",
+            )
+        if server.workload is not None and self.missing("Workloads", server.workload, self.inv.workloads):
+            hint = did_you_mean(server.workload, self.inv.workloads)
+            self.p.add(
+                SCHEMA_REFERENCE,
+                place.at(["workload"], key=False),
+                f"unknown workload '{server.workload}'{hint}",
+            )
+        # A device with no position and no u_height is not rack-mounted: it takes no U.
+        needed = ("power_w", "u_height") if server.position is not None else ("power_w",)
+        for name in needed:
+            if getattr(server, name) is None:
+                self.p.add(
+                    SCHEMA_MISSING_FIELD,
+                    place.at(),
+                    f"server {server.name}: no `{name}` (give it or a catalog `model` that has it)",
+                )
+        self._check_gpu_ref(server.gpu, place.file, place.src)
+
+    def _check_gpu_ref(self, gpu: m.GpuRef | None, file: str, src: Src) -> None:
+        if gpu is not None and self.missing("GpuModels", gpu.model, self.inv.gpu_models):
+            hint = did_you_mean(gpu.model, self.inv.gpu_models)
+            self.p.add(
+                SCHEMA_REFERENCE,
+                Location(file, *src.locate(["gpu", "model"], key=False)),
+                f"unknown GPU model '{gpu.model}'{hint}",
+            )
+
+    def _check_waiver_entities(self) -> None:
+        """A waiver for an entity that does not exist is an error, and only that:
+        it is dropped, so it is not also reported as unused."""
+        entities = self.inv.entities()
+        valid = []
+        for place in self.inv.waivers:
+            entity = place.value.entity
+            # An entity glob (`rack/sh1/A0*`) must match at least one entity.
+            if entity in entities or any(fnmatch.fnmatchcase(e, entity) for e in entities):
+                valid.append(place)
+                continue
+            hint = did_you_mean(entity, entities)
+            self.p.add(
+                SCHEMA_REFERENCE,
+                place.at(["entity"], key=False),
+                f"waiver names unknown entity '{entity}'{hint}",
+            )
+        self.inv.waivers = valid
+
+
+# Functions, not bound methods kept on the builder: a builder holding its own
+# methods is a reference cycle, and with the cycle collector paused (as the
+# command line runs) it would keep every model alive to the end of the run.
+_ADDERS: dict[str, Callable[[_Builder, _Doc, Any], None]] = {
+    "Facility": _Builder._add_facility,
+    "Servers": _Builder._defer_servers,
+    "Workloads": _Builder._add_workloads,
+    "Waivers": _Builder._add_waivers,
+    "GpuModels": _Builder._add_gpumodels,
+    "ServerModels": _Builder._add_servermodels,
+}
+
+
+_NAMED_LISTS = {"Workloads": "workloads", "GpuModels": "gpus", "ServerModels": "servers"}
+
+
+def _written_names(value: dict[str, Any]) -> list[str]:
+    """The names a raw document defines, read without validating it."""
+    kind = value["kind"]
+    items = [value] if kind == "Facility" else value.get(_NAMED_LISTS.get(kind, ""), [])
+    if not isinstance(items, list):
+        return []
+    return [i["name"] for i in items if isinstance(i, dict) and isinstance(i.get("name"), str)]
+
+
+def _flat_src(value: Any, pos: tuple[int, int]) -> Src:
+    """A source map that puts every part of `value` at one position."""
+    if isinstance(value, dict):
+        return Src(
+            *pos, children={k: _flat_src(v, pos) for k, v in value.items()}, keys=dict.fromkeys(value, pos)
+        )
+    return Src(*pos)
+
+
+class _CatalogSrc(LazySrc):
+    """A catalog model's fields, all placed at the server's `model:` value."""
+
+    __slots__ = ("_fields", "_server")
+    _fields: dict[str, Any]
+    _server: Src
+
+    def __init__(self, fields: dict[str, Any], server: Src) -> None:
+        super().__init__()
+        object.__setattr__(self, "_fields", fields)
+        object.__setattr__(self, "_server", server)
+
+    def _compute(self) -> Src:
+        return _flat_src(self._fields, self._server.locate(["model"], key=False))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_CatalogSrc, (self._fields, self._server))
+
+
+def _deep_merge(
+    base: tuple[dict[str, Any], Src], over: tuple[dict[str, Any], Src]
+) -> tuple[dict[str, Any], Src]:
+    """`over` wins; nested mappings merge key by key, and so do their source maps
+    (when first asked for: merging every server's map up front costs more than
+    the few positions a run needs)."""
+    (bval, bsrc), (oval, osrc) = base, over
+    values, shape = _merge_values(bval, oval)
+    return values, _MergedSrc(shape, bsrc, osrc)
+
+
+# What merging a source map needs from the values merged: `over`'s keys in
+# order, and the shape of each key whose value merged two mappings. Kept
+# instead of the values, which can then be freed (about 4 kB a server).
+Shape = tuple[tuple[str, ...], "dict[str, Shape] | None"]
+# Servers mostly share their keys: one tuple for each set, not one a server.
+_KEY_TUPLES: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _merge_values(base: dict[str, Any], over: dict[str, Any]) -> tuple[dict[str, Any], Shape]:
+    keys = tuple(over)
+    keys = _KEY_TUPLES.setdefault(keys, keys)
+    if not base:  # no defaults: the usual case, one copy in C
+        return dict(over), (keys, None)
+    values = dict(base)
+    nested: dict[str, Shape] = {}
+    for k, v in over.items():
+        old = values.get(k)
+        if isinstance(v, dict) and isinstance(old, dict):
+            values[k], nested[k] = _merge_values(old, v)
+        else:
+            values[k] = v
+    return values, (keys, nested or None)
+
+
+def _merge_src(shape: Shape, bsrc: Src, osrc: Src) -> Src:
+    children: dict[str, Src] = dict(bsrc.children) if isinstance(bsrc.children, dict) else {}
+    keys = dict(bsrc.keys or {})
+    ochildren = osrc.children if isinstance(osrc.children, dict) else {}
+    okeys = osrc.keys or {}
+    # Read once: each read of a lazy map's line is a lookup through its chain.
+    where = (osrc.line, osrc.column)
+    names, nested = shape
+    for k in names:
+        osub = ochildren.get(k, osrc)
+        sub = nested.get(k) if nested else None
+        children[k] = osub if sub is None else _merge_src(sub, children.get(k, bsrc), osub)
+        keys[k] = okeys.get(k, where)
+    return Src(*where, children=children, keys=keys)
+
+
+class _MergedSrc(LazySrc):
+    """The source map of `_deep_merge`'s result."""
+
+    __slots__ = ("_base", "_over", "_shape")
+    _shape: Shape
+    _base: Src
+    _over: Src
+
+    def __init__(self, shape: Shape, base: Src, over: Src) -> None:
+        super().__init__()
+        object.__setattr__(self, "_shape", shape)
+        object.__setattr__(self, "_base", base)
+        object.__setattr__(self, "_over", over)
+
+    def _compute(self) -> Src:
+        return _merge_src(self._shape, self._base, self._over)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_MergedSrc, (self._shape, self._base, self._over))
+
+
+# The knowledge folder also holds the compatibility tables, which are not
+# inventory documents: checker.derive.knowledge reads those.
+CATALOG_FILES = ("gpus.yaml", "servers.yaml")
+
+
+def builtin_catalog_files() -> list[Path]:
+    return [knowledge_dir() / name for name in CATALOG_FILES]
+
+
+def load(
+    paths: Sequence[Path], exclude: Path | None = None, options: ReadOptions | None = None
+) -> tuple[Inventory, list[Finding]]:
+    """Read every YAML file below `paths` (but `exclude`) plus the built-in catalog.
+    `options` (cache, processes) default to those the command line set."""
+    with gc_paused():
+        return _load(paths, exclude, options or current_options())
+
+
+# Catalog and facilities first: servers refer to both, wherever they are written.
+_ORDER = {"GpuModels": 0, "ServerModels": 1, "Facility": 2, "Workloads": 3}
+
+
+def _add_all(builder: _Builder, docs: list[_Doc]) -> None:
+    """Every document to the builder, taken off `docs` as it goes: from then on
+    the builder holds a server document only until its servers are validated."""
+    docs.sort(key=lambda d: _ORDER.get(d.value["kind"], 4))
+    docs.reverse()  # popped from the end: in file order within a kind
+    while docs:
+        builder.add(docs.pop())
+
+
+def _load(
+    paths: Sequence[Path], exclude: Path | None, options: ReadOptions
+) -> tuple[Inventory, list[Finding]]:
+    problems = _Problems()
+    progress.stage("reading")
+    found, unread = find_files(paths, exclude)
+    for path, message in unread:
+        problems.add(SCHEMA_FILE, Location(display_path(path), 1, 1), message)
+    files = builtin_catalog_files() + found
+    builder = _Builder(problems)
+    docs = _documents(problems, files, options)
+    progress.stage("validating")
+    _add_all(builder, docs)
+    inventory = builder.finish()
+    progress.servers(len(inventory.servers))
+    progress.stage("checking")  # capacity, facts and rules follow the load
+    return inventory, problems.findings()

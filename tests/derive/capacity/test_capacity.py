@@ -1,0 +1,446 @@
+"""Capacity figures, hand-computed, and the rules that read them.
+
+Each case writes a small inventory, computes capacity with numpy and runs the
+built-in rulebook through the engine, so a figure and its finding are tested
+together.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from checker.audit import run_audit
+from checker.core.findings import Finding
+from checker.decide.config import Config, settings
+from checker.decide.result import AuditResult
+from checker.derive.capacity import Capacity, compute
+from checker.derive.facts import Context, build_all
+from checker.evaluate.engine import evaluate
+from checker.evaluate.rulebook import Rulebook, load_rulebook
+from checker.load.build import load
+from tests.conftest import AS_OF, CliRunner, summary
+
+CAPACITY = ("power", "cooling", "pue", "space", "weight")
+
+
+@pytest.fixture(scope="module")
+def rulebook() -> Rulebook:
+    return load_rulebook()
+
+
+@dataclass(frozen=True)
+class Audited:
+    capacity: Capacity
+    findings: list[Finding]
+
+    def fired(self, entity: str) -> set[str]:
+        """Capacity rules that fired on the entity (support and others are not under test here)."""
+        return {f.rule for f in self.findings if f.entity == entity and f.category in CAPACITY}
+
+    def finding(self, rule: str, entity: str) -> Finding:
+        return next(f for f in self.findings if f.rule == rule and f.entity == entity)
+
+
+Auditor = Callable[..., Audited]
+
+
+@pytest.fixture
+def audit(tmp_path: Path, rulebook: Rulebook) -> Auditor:
+    def run(facility: str, servers: str = "") -> Audited:
+        (tmp_path / "facility.yaml").write_text(facility)
+        if servers:
+            (tmp_path / "servers.yaml").write_text(servers)
+        inv, problems = load([tmp_path])
+        assert problems == []
+        cap = compute(inv)
+        return Audited(cap, evaluate(rulebook.rules, build_all(inv, cap, Context(dt.date(2027, 1, 15)))))
+
+    return run
+
+
+def rack(feeds: str, redundancy: str = "2N", extra: str = "", top: str = "") -> str:
+    """A facility `f` with one rack `R1`; `extra` lines go into the rack, `top` lines into the facility."""
+    rack_lines = "".join(f"    {line}\n" for line in extra.splitlines())
+    return (
+        f"kind: Facility\nname: f\npower: {{it_capacity_kw: 1000}}\n{top}"
+        f"racks:\n  - name: R1\n    redundancy: {redundancy}\n    feeds: {feeds}\n{rack_lines}"
+    )
+
+
+def servers(*rows: str) -> str:
+    body = "\n".join(f"  - {r}" for r in rows)
+    return f"kind: Servers\nfacility: f\nservers:\n{body}\n"
+
+
+def ab(voltage: int, amps: int, phase: int = 3) -> str:
+    """An A and a B feed of the same rating."""
+    feed = f"voltage: {voltage}, amps: {amps}, phase: {phase}"
+    return f"[{{name: a, side: A, {feed}}}, {{name: b, side: B, {feed}}}]"
+
+
+def srv(name: str, *fields: str) -> str:
+    return ", ".join([f"{{name: {name}, rack: R1", *fields]) + "}"
+
+
+F415 = "{voltage: 415, amps: 32, phase: 3}"
+AB_415 = ab(415, 32)
+
+
+# ---------------------------------------------------------------- rack failover
+TWO_DGX_H100 = servers(
+    "{name: g1, model: dgx-h100, rack: R1, position: 1}",
+    "{name: g2, model: dgx-h100, rack: R1, position: 9}",
+)
+
+
+def test_two_dgx_h100_fail_on_a_2n_pair_of_18_4_kw_feeds(audit: Auditor) -> None:
+    run = audit(rack(AB_415, "2N"), TWO_DGX_H100)
+    row = run.capacity.racks.row(("f", "R1"))
+    assert (row["side_a_kw"], row["side_b_kw"], row["capacity_kw"]) == (18.401, 18.401, 18.401)
+    assert row["load_kw"] == 20.4
+    assert row["normal_side_load_kw"] == 10.2
+    assert row["side_a_failover_pct"] == pytest.approx(110.86, abs=0.01)
+    assert "power.rack-capacity" in run.fired("rack/f/R1")
+
+
+def test_the_same_feeds_unlabelled_on_an_n_rack_pass(audit: Auditor) -> None:
+    feeds = f"[{{<<: {F415}, name: a}}, {{<<: {F415}, name: b}}]"
+    run = audit(rack(feeds, "N"), TWO_DGX_H100)
+    row = run.capacity.racks.row(("f", "R1"))
+    assert row["capacity_kw"] == 36.803
+    assert "side_a_kw" not in row  # sides mean nothing without A/B labels
+    assert run.fired("rack/f/R1") == set()
+
+
+def test_ab_feeds_on_an_n_rack_are_flagged(audit: Auditor) -> None:
+    """2 x 9.2 kW 'carries' a 12 kW server that one side alone cannot."""
+    run = audit(rack(ab(415, 16), "N"), servers(srv("s", "position: 1, u_height: 4, power_w: {max: 12000}")))
+    row = run.capacity.racks.row(("f", "R1"))
+    assert (row["capacity_kw"], row["one_side_kw"]) == (18.401, 9.201)
+    assert run.fired("rack/f/R1") == {"power.n-rack-side-loss"}
+    assert run.finding("power.n-rack-side-loss", "rack/f/R1").line == 6  # the rack's `redundancy:` line
+
+
+def test_ab_feeds_on_an_n_rack_that_one_side_carries_are_a_warning(audit: Auditor) -> None:
+    run = audit(rack(ab(415, 16), "N"), servers(srv("s", "position: 1, u_height: 4, power_w: {max: 5000}")))
+    assert run.fired("rack/f/R1") == {"power.n-rack-ab-labels"}
+
+
+def test_n_plus_1_of_three_feeds_loses_the_largest(audit: Auditor) -> None:
+    feeds = f"[{{<<: {F415}, name: a}}, {{<<: {F415}, name: b}}, {{<<: {F415}, name: c}}]"
+    run = audit(rack(feeds, "N+1"), TWO_DGX_H100)
+    row = run.capacity.racks.row(("f", "R1"))
+    assert (row["total_feed_kw"], row["largest_feed_kw"], row["capacity_kw"]) == (55.204, 18.401, 36.803)
+    assert row["capacity_kw"] == pytest.approx(36.80, abs=0.005)
+    assert run.fired("rack/f/R1") == set()
+
+
+def test_rack_headroom_warning_at_90_percent(audit: Auditor) -> None:
+    # 380 V 32 A three-phase at 80 %: 16.85 kW a side; 7 x 2.2 kW = 15.4 kW = 91.4 %.
+    rows = [srv(f"s{i}", f"position: {1 + 2 * i}, u_height: 2, power_w: {{max: 2200}}") for i in range(7)]
+    run = audit(rack(ab(380, 32)), servers(*rows))
+    assert run.capacity.racks.row(("f", "R1"))["utilization_pct"] == pytest.approx(91.4, abs=0.05)
+    assert run.fired("rack/f/R1") == {"power.rack-headroom"}
+
+
+# ---------------------------------------------------------------- basis and caps
+BASIS_SERVERS = servers(
+    "{name: s, rack: R1, position: 1, u_height: 4, power_w: {max: 6500, typical: 4500}}",
+)
+AB_230 = ab(230, 32, phase=1)
+
+
+def test_typical_basis_still_checks_feeds_and_racks_on_max_draw(audit: Auditor) -> None:
+    """6.5 kW max / 4.5 kW typical on 5.89 kW feeds: breakers trip on the peak."""
+    facility = rack(AB_230).replace("it_capacity_kw: 1000", "it_capacity_kw: 1000, basis: typical")
+    run = audit(facility, BASIS_SERVERS)
+    assert run.capacity.racks.row(("f", "R1"))["load_kw"] == 6.5
+    assert run.capacity.facilities.row("f")["it_load_kw"] == 4.5  # the UPS sees typical draw
+    assert run.capacity.facilities.row("f")["peak_it_kw"] == 6.5
+    assert run.capacity.servers.row("s")["basis_w"] == 4500
+    assert "power.rack-capacity" in run.fired("rack/f/R1")
+
+
+def test_power_cap_replaces_max_draw_on_branch_circuits(audit: Auditor) -> None:
+    capped = BASIS_SERVERS.replace("typical: 4500}", "typical: 4500}, power_cap_w: 5800")
+    run = audit(rack(AB_230), capped)
+    assert run.capacity.racks.row(("f", "R1"))["load_kw"] == 5.8
+    assert run.capacity.servers.row("s")["peak_w"] == 5800
+    assert "power.rack-capacity" not in run.fired("rack/f/R1")
+
+
+# ---------------------------------------------------------------- PSUs
+@pytest.mark.parametrize(
+    ("model", "side_w", "peak_w", "server_rule", "rack_rule"),
+    [
+        # 6 x 3.3 kW 5+1: 3 left = 9.9 kW of 14.3 kW: an error on the server.
+        ("dgx-b200", 9900, 14300, "power.psu-side-loss", "power.psu-side-degraded"),
+        # 4+2: 9.9 of 10.2 kW, reduced performance: a warning on the rack.
+        ("dgx-h100", 9900, 10200, None, "power.psu-side-degraded"),
+        ("dgx-a100", 9000, 6500, None, None),  # 6 x 3 kW 3+3: 9 kW a side
+    ],
+)
+def test_server_psus_on_side_loss(
+    audit: Auditor, model: str, side_w: int, peak_w: int, server_rule: str | None, rack_rule: str | None
+) -> None:
+    run = audit(rack(ab(380, 63)), servers(srv("s", f"model: {model}, position: 1")))
+    row = run.capacity.servers.row("s")
+    assert (row["psu_side_w"], row["peak_w"]) == (side_w, peak_w)
+    assert {r for r in run.fired("server/s") if r.startswith("power.psu-side")} == (
+        {server_rule} if server_rule else set()
+    )
+    assert {r for r in run.fired("rack/f/R1") if r.startswith("power.psu-side")} == (
+        {rack_rule} if rack_rule else set()
+    )
+
+
+def test_psu_per_side_overrides_the_even_split(audit: Auditor) -> None:
+    run = audit(
+        rack(ab(380, 63)), servers(srv("s", "model: dgx-a100, position: 1, psu: {count: 6, per_side: 2}"))
+    )
+    assert run.capacity.servers.row("s")["psu_side_w"] == 6000
+    assert "power.psu-side-loss" not in run.fired("server/s")  # 6.0 of 6.5 kW = 92 %
+    assert run.capacity.racks.row(("f", "R1"))["min_psu_side_pct"] == pytest.approx(92.308, abs=0.001)
+    assert "power.psu-side-degraded" in run.fired("rack/f/R1")
+
+
+def test_no_side_figures_for_servers_in_n_racks(audit: Auditor) -> None:
+    feeds = f"[{{<<: {F415}, name: a}}, {{<<: {F415}, name: b}}]"
+    run = audit(rack(feeds, "N"), servers("{name: s, model: dgx-b200, rack: R1, position: 1}"))
+    assert "psu_side_w" not in run.capacity.servers.row("s")
+
+
+def test_psu_redundancy(audit: Auditor) -> None:
+    """2 x 1,000 W at 1+1 for a 5 kW server."""
+    psu = "psu: {count: 2, rating_w: 1000, redundant: 1}"
+    run = audit(rack(AB_415), servers(srv("s", "position: 1, u_height: 2, power_w: {max: 5000}", psu)))
+    assert run.capacity.servers.row("s")["psu_usable_w"] == 1000
+    assert run.finding("power.psu-redundancy", "server/s").message == (
+        "server s: 1 of its 2 x 1000 W PSUs (1+1) deliver 1000 W, under its 5000 W peak draw"
+    )
+
+
+# ---------------------------------------------------------------- cooling
+def test_room_cooling_n_plus_1_of_four_units(audit: Auditor) -> None:
+    facility = rack(AB_415, top="cooling: {capacity_kw: 220, units: 4, redundancy: N+1}\n")
+    many = [srv(f"s{i}", f"position: {1 + i}, u_height: 1, power_w: {{max: 1000}}") for i in range(17)]
+    fac = audit(facility, servers(*many)).capacity.facilities.row("f")
+    assert fac["cooling_usable_kw"] == 165  # 220 x 3/4
+    assert fac["heat_kw"] == 17
+
+
+@pytest.mark.parametrize(("redundancy", "units", "usable"), [("N", 4, 220), ("2N", 4, 110), ("N+1", 1, 0)])
+def test_room_cooling_by_redundancy(audit: Auditor, redundancy: str, units: int, usable: float) -> None:
+    facility = rack(AB_415, top=f"cooling: {{capacity_kw: 220, units: {units}, redundancy: {redundancy}}}\n")
+    run = audit(facility, servers("{name: s, rack: R1, position: 1, u_height: 1, power_w: {max: 1000}}"))
+    assert run.capacity.facilities.row("f")["cooling_usable_kw"] == usable
+    assert ("cooling.room-capacity" in run.fired("facility/f")) == (usable < 1)
+
+
+def test_rack_heat_airflow_and_cooling(audit: Auditor) -> None:
+    run = audit(rack(AB_415, extra="cooling_kw: 15"), TWO_DGX_H100)
+    row = run.capacity.racks.row(("f", "R1"))
+    assert row["heat_kw"] == 20.4
+    assert row["heat_btu_h"] == pytest.approx(20400 * 3.412)
+    assert row["airflow_cfm"] == pytest.approx(3.16 * 20400 / (11 * 1.8), abs=0.01)  # dT 11 C = 19.8 F
+    assert row["cooling_utilization_pct"] == 136
+    assert "cooling.rack-capacity" in run.fired("rack/f/R1")
+
+
+def test_liquid_server_in_an_air_rack(audit: Auditor) -> None:
+    run = audit(
+        rack(AB_415), servers(srv("s", "position: 1, u_height: 2, power_w: {max: 1000}, cooling: liquid"))
+    )
+    assert run.capacity.racks.row(("f", "R1"))["liquid_server_count"] == 1
+    assert "cooling.liquid-server-in-air-rack" in run.fired("server/s")
+
+
+def test_inlet_against_the_ashrae_class_and_the_equipment(audit: Auditor) -> None:
+    facility = rack(AB_415, top="cooling: {capacity_kw: 100, inlet_c: 32, ashrae_class: A2}\n")
+    run = audit(facility, TWO_DGX_H100)
+    assert run.fired("facility/f") >= {"cooling.inlet-recommended"}
+    assert "cooling.inlet-allowable" not in run.fired("facility/f")  # A2 allows 10-35 C
+    assert "cooling.inlet-equipment" in run.fired("server/g1")  # DGX H100: 5-30 C
+
+
+# ---------------------------------------------------------------- space and weight
+def test_overlapping_and_out_of_bounds_u(audit: Auditor) -> None:
+    run = audit(
+        rack(AB_415),
+        servers(
+            "{name: low, rack: R1, position: 1, u_height: 8, power_w: {max: 100}}",
+            "{name: mid, rack: R1, position: 8, u_height: 2, power_w: {max: 100}}",  # U8 is low's top
+            "{name: ok, rack: R1, position: 10, u_height: 2, power_w: {max: 100}}",
+            "{name: top, rack: R1, position: 40, u_height: 4, power_w: {max: 100}}",  # U40-U43 of 42
+        ),
+    )
+    assert run.capacity.servers.row("mid")["overlaps_with"] == "low"
+    assert run.fired("server/mid") == {"space.u-overlap"}
+    assert run.fired("server/ok") == set() and run.fired("server/low") == set()
+    assert run.capacity.servers.row("top")["top_u"] == 43
+    assert run.fired("server/top") == {"space.u-out-of-bounds"}
+    assert run.capacity.racks.row(("f", "R1"))["u_used"] == 16
+
+
+def test_a_device_inside_a_taller_one_overlaps_it(audit: Auditor) -> None:
+    run = audit(
+        rack(AB_415),
+        servers(
+            "{name: big, rack: R1, position: 1, u_height: 10, power_w: {max: 100}}",
+            "{name: a, rack: R1, position: 3, u_height: 1, power_w: {max: 100}}",
+            "{name: b, rack: R1, position: 6, u_height: 1, power_w: {max: 100}}",
+        ),
+    )
+    assert run.capacity.servers.row("a")["overlaps_with"] == "big"
+    assert run.capacity.servers.row("b")["overlaps_with"] == "big"
+
+
+def test_non_rack_mounted_device_loads_counts_and_takes_no_u(audit: Auditor) -> None:
+    run = audit(rack(AB_415), servers("{name: kit, model: jetson-agx-orin-devkit, rack: R1}"))
+    row = run.capacity.racks.row(("f", "R1"))
+    assert (row["load_kw"], row["u_used"], row["unmounted_server_count"]) == (0.06, 0, 1)
+    assert run.capacity.servers.row("kit")["rack_mounted"] is False
+    assert run.fired("server/kit") == set()
+
+
+def test_rack_over_its_weight_and_the_floor(audit: Auditor) -> None:
+    facility = rack(AB_415, extra="weight_kg: 150\nmax_weight_kg: 400", top="floor_max_kg_per_m2: 500\n")
+    two = [
+        srv(f"s{i}", f"position: {1 + 8 * i}, u_height: 8, weight_kg: 130, power_w: {{max: 10200}}")
+        for i in (0, 1)
+    ]
+    run = audit(facility, servers(*two, srv("kit", "power_w: {max: 60}")))
+    row = run.capacity.racks.row(("f", "R1"))
+    assert row["total_weight_kg"] == 410  # 150 + 2 x 130; the kit has no weight
+    assert row["unweighed_server_count"] == 1
+    assert row["floor_load_kg_per_m2"] == pytest.approx(410 / 0.72, abs=0.001)
+    assert run.fired("rack/f/R1") >= {"weight.rack-capacity", "weight.floor-load", "weight.unknown"}
+
+
+def test_a_rack_within_its_weight_passes(audit: Auditor) -> None:
+    facility = rack(AB_415, extra="weight_kg: 150\nmax_weight_kg: 1360", top="floor_max_kg_per_m2: 1200\n")
+    one = srv("s", "position: 1, u_height: 8, weight_kg: 130, power_w: {max: 10200}")
+    assert not any(r.startswith("weight.") for r in audit(facility, servers(one)).fired("rack/f/R1"))
+
+
+def test_a_position_without_u_height_is_an_input_error(tmp_path: Path) -> None:
+    (tmp_path / "f.yaml").write_text(rack(AB_415))
+    (tmp_path / "s.yaml").write_text(servers(srv("s", "position: 3, power_w: {max: 100}")))
+    _, problems = load([tmp_path])
+    assert [(p.rule, p.message) for p in problems] == [
+        ("schema.missing-field", "server s: no `u_height` (give it or a catalog `model` that has it)")
+    ]
+
+
+# ---------------------------------------------------------------- PUE, utility, energy
+def test_projected_pue_above_target(audit: Auditor) -> None:
+    model = "pue_target: 1.3\npue_model: {fixed_kw: 10, cooling_kw_per_it_kw: 0.15, loss_fraction: 0.05}\n"
+    facility = rack(AB_415, top=model)
+    run = audit(facility, TWO_DGX_H100)
+    fac = run.capacity.facilities.row("f")
+    # (20.4 + 10 + 20.4 x 0.20) / 20.4 = 1.690
+    assert fac["projected_pue"] == pytest.approx(1.690, abs=0.001)
+    assert fac["pue_source"] == "pue_model"
+    assert "pue.target" in run.fired("facility/f")
+
+
+def test_utility_energy_and_cost(audit: Auditor) -> None:
+    top = "design_pue: 1.25\nenergy_price_per_kwh: 0.78\ncurrency: CNY\n"
+    facility = rack(AB_415, top=top).replace("it_capacity_kw: 1000", "it_capacity_kw: 1000, utility_kw: 25")
+    run = audit(facility, TWO_DGX_H100)
+    fac = run.capacity.facilities.row("f")
+    assert fac["utility_demand_kw"] == 25.5  # 20.4 x 1.25
+    assert fac["energy_mwh_per_year"] == pytest.approx(20.4 * 1.25 * 8.76, abs=0.001)  # 223.38 MWh
+    assert fac["energy_cost_per_year"] == pytest.approx(20.4 * 1.25 * 8760 * 0.78, abs=0.01)
+    assert "power.utility-capacity" in run.fired("facility/f")
+
+
+def test_ups_headroom_warning(audit: Auditor) -> None:
+    facility = rack(AB_415).replace("it_capacity_kw: 1000", "it_capacity_kw: 22")
+    run = audit(facility, TWO_DGX_H100)
+    assert run.capacity.facilities.row("f")["ups_utilization_pct"] == pytest.approx(92.727, abs=0.001)
+    assert "power.facility-ups-headroom" in run.fired("facility/f")
+
+
+def test_json_capacity_section_is_keyed_by_entity_id(audit: Auditor) -> None:
+    doc = audit(rack(AB_415), TWO_DGX_H100).capacity.to_json()
+    assert list(doc) == ["facilities", "racks", "feeds", "servers"]
+    assert [r["entity"] for r in doc["feeds"]] == ["feed/f/R1/a", "feed/f/R1/b"]
+    assert doc["racks"][0]["entity"] == "rack/f/R1" and doc["racks"][0]["load_kw"] == 20.4
+    assert [r["entity"] for r in doc["servers"]] == ["server/g1", "server/g2"]
+
+
+# ---------------------------------------------------------------- the example rollout
+EXAMPLE = Path(__file__).resolve().parents[3] / "inventories"
+
+
+@pytest.fixture(scope="module")
+def example() -> AuditResult:
+    cfg = settings(Config(), None, select=[], ignore=[], fail_on=None, rule_dirs=[])
+    return run_audit([EXAMPLE], cfg, dt.date(2027, 1, 15))
+
+
+def test_the_example_has_no_errors_but_the_waived_one(example: AuditResult) -> None:
+    errors = [(f.rule, f.entity, f.waived) for f in example.findings if f.severity == "error"]
+    assert errors == [("power.rack-capacity", "rack/sh1/A08", True)]
+    assert example.exit_code == 0
+
+
+def test_the_example_tight_rack_b02(example: AuditResult) -> None:
+    """The figures inventories/README.md walks through."""
+    assert example.capacity is not None
+    b02 = example.capacity.racks.row(("sh1", "B02"))
+    assert (b02["load_kw"], b02["capacity_kw"], b02["total_feed_kw"]) == (15.4, 16.849, 33.699)
+    assert (b02["normal_side_load_kw"], b02["side_b_failover_pct"], b02["headroom_kw"]) == (
+        7.7,
+        91.398,
+        1.449,
+    )
+    assert (b02["heat_kw"], b02["heat_btu_h"], b02["cooling_utilization_pct"]) == (15.4, 52544.8, 77)
+    tight = [f for f in example.findings if f.rule == "power.rack-headroom"]
+    assert [(f.entity, Path(f.file).name, f.line) for f in tight] == [("rack/sh1/B02", "facility.yaml", 119)]
+    sh1 = example.capacity.facilities.row("sh1")
+    assert (sh1["cooling_usable_kw"], sh1["projected_pue"]) == (360, 1.244)
+
+
+# ---------------------------------------------------------------- end to end
+def test_cli_reports_each_capacity_problem_on_its_line(cli: CliRunner, in_fixtures: Path) -> None:
+    """tests/fixtures/capacity: one problem of each kind; the comments there work out the figures."""
+    run = cli("audit", "capacity", *AS_OF)
+    assert run.code == 1 and run.err == ""
+    assert run.lines == [
+        "capacity/facility.yaml:5:1: error pue.target facility f1 projects PUE 1.4 at 39.4 kW of IT load "
+        "(from design_pue), above its 1.2 target",
+        "capacity/facility.yaml:10:5: warning power.psu-side-degraded rack f1/R01: 1 of its 1 servers keep "
+        "less than their peak draw on one side's PSUs (as little as 69.2 %): when a side fails they run at "
+        "reduced performance until it is back",
+        "capacity/facility.yaml:15:5: error power.n-rack-side-loss rack f1/R02 has A/B feeds but is declared "
+        "N: its 12 kW peak fits the 16.8 kW of both sides together, but one side alone gives 8.4 kW, so "
+        "losing a side drops the rack",
+        "capacity/facility.yaml:21:5: error weight.rack-capacity rack f1/R03 weighs 346.3 kg with its "
+        "servers, over its 300 kg rating",
+        "capacity/facility.yaml:21:5: info weight.unknown rack f1/R03 has 1 servers without weight_kg; its "
+        "346.3 kg total leaves them out",
+        "capacity/servers.yaml:6:25: error power.psu-side-loss server b200 in 2N rack R01 keeps 9900 W of "
+        "PSUs when a side fails, 69 % of its 14300 W peak draw: it throttles hard or shuts down though the "
+        "rack's feeds survive",
+        "capacity/servers.yaml:9:48: error space.u-overlap server a100-2 at U3-U8 of rack R03 overlaps "
+        "server a100-1",
+        summary(error=5, warning=1, info=1),
+    ]
+
+
+def test_cli_json_capacity_section(cli: CliRunner, in_fixtures: Path) -> None:
+    doc = json.loads(cli("audit", "capacity", *AS_OF, "--format", "json").out)["capacity"]
+    r03 = next(r for r in doc["racks"] if r["entity"] == "rack/f1/R03")
+    assert (r03["u_used"], r03["unmounted_server_count"], r03["load_kw"]) == (12, 1, 13.06)
+    f1 = doc["facilities"][0]
+    assert (f1["entity"], f1["cooling_usable_kw"], f1["projected_pue"]) == ("facility/f1", 165, 1.4)
+    orin = next(s for s in doc["servers"] if s["entity"] == "server/orin")
+    assert orin == {"entity": "server/orin", "peak_w": 60, "basis_w": 60}

@@ -1,0 +1,199 @@
+"""Workload fit: the worked examples, the aggregation, and the fit rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from checker.derive import fit
+from checker.derive.knowledge import builtin
+from checker.load import models as m
+from tests.rollout import audit, rules_by_entity
+
+FIT = builtin().fit
+
+
+def _gpus() -> dict[str, m.GpuModel]:
+    from checker.load.build import load
+
+    inv, problems = load([])
+    assert problems == []
+    return {k: p.value for k, p in inv.gpu_models.items()}
+
+
+GPUS = _gpus()
+
+
+def _figures(workload: dict[str, Any], servers: list[tuple[str, int]]) -> dict[str, Any]:
+    """Fit figures of one workload over servers given as (gpu model, count)."""
+    wl = m.Workload.model_validate({"name": "w", **workload})
+    models = [
+        m.Server.model_validate(
+            {"name": f"s{i}", "rack": "R", "gpu": {"model": g, "count": n}, "workload": "w"}
+        )
+        for i, (g, n) in enumerate(servers)
+    ]
+    return fit.workload_values([wl], fit.server_columns(models, GPUS, ["w"]), FIT)[0]
+
+
+# (id, workload, servers, required GB, available GB, fits)
+WORKED = [
+    ("70b-training-bf16-on-8xA100-80", {"task": "training", "params_b": 70, "precision": "bf16"},
+     [("a100-sxm-80gb", 8)], 1344, 640, False),
+    ("7b-bf16-inference-on-one-L40S", {"task": "inference", "params_b": 7, "precision": "bf16"},
+     [("l40s", 1)], 16.8, 48, True),
+    ("13b-fine-tuning-on-4xRTX4090", {"task": "fine-tuning", "params_b": 13, "precision": "bf16"},
+     [("rtx-4090", 4)], 249.6, 96, False),
+    ("70b-int8-inference-on-8xL40S", {"task": "inference", "params_b": 70, "precision": "int8"},
+     [("l40s", 8)], 84, 384, True),
+    ("70b-training-sharded-over-12xDGX-H100", {"task": "training", "params_b": 70, "precision": "bf16"},
+     [("h100-sxm-80gb", 8)] * 12, 1344, 7680, True),
+    # Inference must fit every server that serves it: the smallest decides.
+    ("inference-smallest-server-decides", {"task": "inference", "params_b": 70, "precision": "bf16"},
+     [("l40s", 8), ("l40s", 2)], 168, 96, False),
+    # An MI250X package is two 64 GB GPUs: 4 packages are 8 GPUs, 512 GB.
+    ("mi250x-counts-two-gpus", {"task": "training", "params_b": 20, "precision": "bf16"},
+     [("mi250x", 4)], 384, 512, True),
+]
+
+
+@pytest.mark.parametrize(("workload", "servers", "required", "available", "fits"),
+                         [pytest.param(*c[1:], id=c[0]) for c in WORKED])
+def test_worked_examples(
+    workload: dict[str, Any], servers: list[tuple[str, int]], required: float, available: float, fits: bool
+) -> None:
+    got = _figures(workload, servers)
+    assert got["memory_required_gb"] == pytest.approx(required)
+    assert got["memory_available_gb"] == pytest.approx(available)
+    assert (got["memory_required_gb"] <= got["memory_available_gb"]) is fits
+
+
+def test_mi250x_gpu_count_and_memory_per_gpu() -> None:
+    got = _figures({"task": "training", "params_b": 20, "precision": "bf16"}, [("mi250x", 4)])
+    assert (got["gpu_count"], got["gpu_memory_gb_min"]) == (8, 64)
+
+
+def test_time_to_train_estimate() -> None:
+    # 6 x 70e9 x 1e12 FLOPs / (96 x 989e12 x 0.35) s = 146.3 days
+    got = _figures({"task": "training", "params_b": 70, "precision": "bf16", "tokens_b": 1000},
+                   [("h100-sxm-80gb", 8)] * 12)
+    assert got["train_days"] == pytest.approx(146.3) and got["estimate_unverified"] is False
+    assert got["peak_tflops"] == 96 * 989
+
+
+def test_no_estimate_without_a_peak_figure() -> None:
+    got = _figures({"task": "training", "params_b": 1, "precision": "bf16", "tokens_b": 10},
+                   [("rtx-6000-ada", 4)])  # the catalog has no dense BF16 figure for it
+    assert "train_days" not in got or got["train_days"] is None
+
+
+def test_estimate_with_an_unverified_peak_says_so() -> None:
+    got = _figures({"task": "training", "params_b": 7, "precision": "bf16", "tokens_b": 100}, [("mi250x", 4)])
+    assert got["estimate_unverified"] is True
+
+
+def test_workload_without_servers() -> None:
+    wl = m.Workload.model_validate({"name": "w", "task": "inference", "params_b": 7, "precision": "bf16"})
+    got = fit.workload_values([wl], fit.server_columns([], GPUS, ["w"]), FIT)[0]
+    assert got == {"memory_required_gb": 16.8, "memory_scope": "server"}
+
+
+# ---------------------------------------------------------------- the rules on the worked examples
+def _wl(name: str, task: str, params_b: float, precision: str = "bf16", **more: Any) -> dict[str, Any]:
+    return {"name": name, "task": task, "params_b": params_b, "precision": precision, **more}
+
+
+def _srv(name: str, gpu: str, count: int, workload: str, **more: Any) -> dict[str, Any]:
+    return {"name": name, "gpu": {"model": gpu, "count": count}, "workload": workload, **more}
+
+
+FIT_RULES = {
+    "workload/llm-70b": {"workload-fit.gpu-memory"},
+    "workload/llm-7b-serve": set(),
+    "workload/ft-13b": {"workload-fit.gpu-memory", "workload-fit.gpu-count-large-model",
+                        "workload-fit.training-gpu-memory"},
+    "workload/tiny": {"workload-fit.over-provisioned"},
+    "workload/late": {"workload-fit.deadline"},
+    "workload/no-tokens": {"workload-fit.no-estimate"},
+}
+
+
+@pytest.fixture(scope="module")
+def fired(tmp_path_factory: pytest.TempPathFactory) -> dict[str, set[str]]:
+    workloads = [
+        _wl("llm-70b", "training", 70),
+        _wl("llm-7b-serve", "inference", 7),
+        _wl("ft-13b", "fine-tuning", 13),
+        _wl("tiny", "inference", 0.01),
+        _wl("late", "training", 70, tokens_b=2000, deadline_days=90),
+        _wl("no-tokens", "training", 7, deadline_days=30),
+    ]
+    servers = [
+        _srv("a100", "a100-sxm-80gb", 8, "llm-70b"),
+        _srv("l40s", "l40s", 1, "llm-7b-serve"),
+        _srv("rtx", "rtx-4090", 4, "ft-13b"),
+        _srv("h100", "h100-sxm-80gb", 8, "tiny"),
+        *[_srv(f"late{i}", "h100-sxm-80gb", 8, "late") for i in range(4)],
+        _srv("nt", "h100-sxm-80gb", 8, "no-tokens"),
+    ]
+    result = audit(tmp_path_factory.mktemp("fit"), servers, workloads)
+    return rules_by_entity(result, ["workload-fit"])
+
+
+@pytest.mark.parametrize(("entity", "rules"), sorted(FIT_RULES.items()))
+def test_fit_rules_on_workloads(fired: dict[str, set[str]], entity: str, rules: set[str]) -> None:
+    assert fired.get(entity, set()) == rules
+
+
+# (id, server fields, workload, rules that fire on the server)
+SERVER_CASES: list[tuple[str, dict[str, Any], dict[str, Any], set[str]]] = [
+    ("dgx-without-its-framework", {"model": "dgx-h100", "memory_gb": 2048, "cpu": {"pcie_lanes": 160},
+                  "storage": {"nvme_tb": 30.7, "raid": "1"},
+                  "network": {"fabric": "infiniband", "gbps": 400, "ports": 8}},
+     _wl("w-good", "training", 70, framework="pytorch"), {"workload-fit.framework-installed"}),
+    ("short-ram", {"gpu": {"model": "h100-sxm-80gb", "count": 8}, "memory_gb": 1024,
+                   "storage": {"nvme_tb": 30.7, "raid": "1"},
+                   "network": {"fabric": "infiniband", "gbps": 400}},
+     _wl("w-ram", "training", 70), {"workload-fit.host-memory"}),
+    ("small-ram-large-model", {"gpu": {"model": "l4", "count": 2}, "memory_gb": 256,
+                               "storage": {"nvme_tb": 3.84, "raid": "1"},
+                               "network": {"fabric": "infiniband", "gbps": 200}},
+     _wl("w-512", "fine-tuning", 1.5), {"workload-fit.host-memory-large-model"}),
+    ("no-nvme-raid0", {"gpu": {"model": "h100-sxm-80gb", "count": 8}, "memory_gb": 2048,
+                       "storage": {"nvme_tb": 0}, "network": {"fabric": "roce", "gbps": 400}},
+     _wl("w-nvme", "training", 70), {"workload-fit.nvme"}),
+    ("raid0", {"gpu": {"model": "h100-sxm-80gb", "count": 8}, "memory_gb": 2048,
+               "storage": {"nvme_tb": 30.7, "raid": "0"}, "network": {"fabric": "roce", "gbps": 400}},
+     _wl("w-raid", "training", 70), {"workload-fit.raid"}),
+    ("pcie-training", {"gpu": {"model": "l40s", "count": 8}, "memory_gb": 1024, "cpu": {"pcie_lanes": 160},
+                       "storage": {"nvme_tb": 15.36, "raid": "1"},
+                       "network": {"fabric": "roce", "gbps": 200, "nvlink": False}},
+     _wl("w-pcie", "training", 7), {"workload-fit.nvlink"}),
+    ("tp-over-pcie", {"gpu": {"model": "l40s", "count": 8}, "memory_gb": 1024,
+                      "network": {"nvlink": False}},
+     _wl("w-tp", "inference", 70, "int8"), {"workload-fit.tensor-parallel-pcie"}),
+    ("slow-fabric", {"gpu": {"model": "h100-sxm-80gb", "count": 8}, "memory_gb": 2048,
+                     "storage": {"nvme_tb": 30.7, "raid": "1"},
+                     "network": {"fabric": "ethernet", "gbps": 100}},
+     _wl("w-fabric", "training", 70), {"workload-fit.fabric"}),
+    ("few-lanes", {"gpu": {"model": "l40s", "count": 8}, "memory_gb": 1024, "cpu": {"pcie_lanes": 64},
+                   "network": {"nvlink": False}},
+     _wl("w-lanes", "inference", 7), {"workload-fit.pcie-lanes"}),
+]
+
+
+@pytest.fixture(scope="module")
+def fired_on_servers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, set[str]]:
+    servers, workloads = [], []
+    for case_id, fields, workload, _ in SERVER_CASES:
+        # Two servers per multi-node case, so the fabric rule has a multi-node job to look at.
+        servers += [{"name": f"{case_id}-{i}", "workload": workload["name"], **fields} for i in range(2)]
+        workloads.append(workload)
+    result = audit(tmp_path_factory.mktemp("fit-servers"), servers, workloads)
+    return rules_by_entity(result, ["workload-fit"])
+
+
+@pytest.mark.parametrize(("case_id", "rules"), [pytest.param(c[0], c[3], id=c[0]) for c in SERVER_CASES])
+def test_fit_rules_on_servers(fired_on_servers: dict[str, set[str]], case_id: str, rules: set[str]) -> None:
+    assert fired_on_servers.get(f"server/{case_id}-0", set()) == rules

@@ -1,0 +1,139 @@
+"""Knowledge tables: loading, validation, provenance and version numbers."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from packaging.version import Version
+
+from checker.core.errors import UserError
+from checker.core.resources import knowledge_dir
+from checker.derive.knowledge import builtin, load_knowledge, parse_version, release_line, version_number
+
+KB = builtin()
+
+
+@pytest.mark.parametrize(("higher", "lower"), [
+    ("535.129.03", "535.54.03"),
+    ("12.10", "12.9"),
+    ("570.133.20", "570.26"),
+    ("580", "575.51.03"),
+    ("2.10", "2.9"),
+    ("6.2.4", "6.2"),
+    ("13.0", "12.9.1"),
+])
+def test_version_numbers_order_like_packaging(higher: str, lower: str) -> None:
+    assert Version(higher) > Version(lower)
+    assert version_number(higher) > version_number(lower)  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(("text", "number"), [
+    ("535.129.03", 535_129_003_000),
+    ("12.2", 12_002_000_000),
+    ("580", 580_000_000_000),
+    ("2.3.1+cu121", 2_003_001_000),  # the build variant is not part of the order
+    ("999.999.999.999", 999_999_999_999),
+])
+def test_version_number_layout(text: str, number: int) -> None:
+    assert version_number(text) == number
+
+
+@pytest.mark.parametrize("text", ["1000.1", "1.2.3.4.5", "1.0-foo", "v12x", None])
+def test_versions_that_do_not_fit_are_unknown(text: str | None) -> None:
+    assert version_number(text) is None
+
+
+RELEASE = st.lists(st.integers(0, 999), min_size=1, max_size=4)
+
+
+@given(RELEASE, RELEASE)
+def test_version_numbers_order_exactly_like_packaging(a: list[int], b: list[int]) -> None:
+    va, vb = ".".join(map(str, a)), ".".join(map(str, b))
+    na, nb = version_number(va), version_number(vb)
+    assert na is not None and nb is not None
+    assert (na < nb, na == nb) == (Version(va) < Version(vb), Version(va) == Version(vb))
+
+
+def test_release_line() -> None:
+    assert release_line("12.4.1") == Version("12.4")
+    assert release_line("2.3.1+cu121") == Version("2.3")
+    assert release_line("12") == Version("12.0")
+    assert release_line("nope") is None and parse_version("nope") is None
+
+
+def test_cuda_floor_is_never_above_the_full_driver() -> None:
+    rows = {r.cuda: r for r in KB.cuda.releases}
+    assert rows["11.0"].floor == "450.51.05" and rows["11.8"].floor == "450.80.02"
+    assert rows["13.0"].floor == "580"
+
+
+def test_cuda_rows_are_found_by_release_line() -> None:
+    row = KB.cuda.row("12.4.1")
+    assert row is not None and row.driver == "550.54.14"
+    assert KB.cuda.row("12.7") is None  # there is no CUDA 12.7
+    assert KB.cuda.row(None) is None
+
+
+def test_every_row_names_a_known_source() -> None:
+    for table in (KB.cuda, KB.frameworks, KB.rocm, KB.fit):
+        for row in table.rows():
+            assert row.source and set(row.source) <= set(table.sources)
+
+
+def test_unverified_planning_defaults_are_flagged() -> None:
+    assert KB.fit.estimate.verified is False and KB.fit.estimate.unverified == ["mfu"]
+    assert all(not t.verified for t in KB.fit.tasks.values())
+
+
+def test_frameworks_by_name_or_alias() -> None:
+    torch = KB.frameworks.get("torch")
+    assert torch is not None and torch.name == "pytorch" and KB.frameworks.get("PyTorch") is torch
+    release = torch.release("2.7.1+cu128")
+    assert release is not None and "12.8" in release.cuda
+    assert torch.architecture("Blackwell") is not None and torch.architecture("Ampere") is None
+    assert KB.frameworks.get("jax") is None
+
+
+def test_rocm_releases_are_known_by_line() -> None:
+    assert KB.rocm.known("6.1.3") and not KB.rocm.known("9.9") and not KB.rocm.known(None)
+
+
+def _copy(tmp_path: Path) -> Path:
+    folder = tmp_path / "knowledge"
+    shutil.copytree(knowledge_dir(), folder)
+    return folder
+
+
+@pytest.mark.parametrize(("file", "old", "new", "message"), [
+    ("cuda.yaml", "source: [cuda-rn], notes", "source: [nvidia], notes", "unknown source key(s) nvidia"),
+    ("cuda.yaml", '{cuda: "12.2", driver: "535.54.03"', '{cuda: "12.2", driver: "r535"',
+     "'r535' is not a version"),
+    ("fit.yaml", "mfu: 0.35", "mfu: 3.5", "less than or equal to 1"),
+    ("frameworks.yaml", "variants: true", "variants: true\n    extra: 1", "unknown field"),
+    ("rocm.yaml", '{rocm: "7.1", source: [pytorch-prev]}',
+     '{rocm: "7.1", source: [pytorch-prev], verified: false}', "list the unverified fields"),
+])
+def test_bad_tables_are_located_user_errors(
+    tmp_path: Path, file: str, old: str, new: str, message: str
+) -> None:
+    folder = _copy(tmp_path)
+    path = folder / file
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    with pytest.raises(UserError) as err:
+        load_knowledge(folder)
+    line = err.value.lines[0]
+    assert line.startswith(f"{path}:") or file in line
+    assert message in line
+
+
+def test_missing_table_is_a_user_error(tmp_path: Path) -> None:
+    folder = _copy(tmp_path)
+    (folder / "rocm.yaml").unlink()
+    with pytest.raises(UserError, match="cannot read the knowledge table"):
+        load_knowledge(folder)

@@ -1,0 +1,251 @@
+"""Compatibility rules, straight from the knowledge tables, through the whole pipeline.
+
+Every case is one server in one generated rollout (tests/rollout.py); the
+expected value is the exact set of `compatibility.*` rules that fire on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from packaging.version import Version
+
+from checker.derive import software
+from checker.derive.knowledge import builtin, release_line
+from checker.load import models as m
+from tests.rollout import audit, rules_by_entity
+
+KB = builtin()
+NEWEST_DRIVER = "590.44.01"
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    gpu: str
+    software: dict[str, Any]
+    expected: frozenset[str]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def server(self) -> dict[str, Any]:
+        name = "s-" + "".join(c if c.isalnum() or c in "-_." else "-" for c in self.id)
+        return {"name": name, "gpu": {"model": self.gpu, "count": 1}, "software": self.software, **self.extra}
+
+
+def _step(version: str, by: int) -> str:
+    release = list(Version(version).release)
+    release[-1] += by
+    return ".".join(str(c) for c in release)
+
+
+def _c(*rules: str) -> frozenset[str]:
+    return frozenset(f"compatibility.{r}" for r in rules)
+
+
+# ---------------------------------------------------------------- driver vs CUDA, per table row
+def _cuda_cases() -> list[Case]:
+    cases = []
+    for row in KB.cuda.releases:
+        # A GPU the release supports, so only the driver is under test.
+        gpu = "h100-sxm-80gb" if Version(row.cuda) >= Version("13.0") else "v100-sxm2-32gb"
+        if Version(row.cuda) < Version("11.8"):
+            gpu = "v100-sxm2-32gb"
+        floor = row.floor  # 11.0's GA driver is below its family floor
+        has_mvc = Version(floor) < Version(row.driver)
+        limited = _c("driver-minor-version") if has_mvc else frozenset()
+        table = [
+            ("full", row.driver, frozenset()),
+            ("above-full", _step(row.driver, 1), frozenset()),
+            ("below-full", _step(row.driver, -1), limited if has_mvc else _c("driver-below-cuda-floor")),
+            ("floor", floor, limited),
+            ("below-floor", _step(floor, -1), _c("driver-below-cuda-floor")),
+        ]
+        for label, driver, expected in table:
+            sw = {"driver": driver, "cuda": row.cuda}
+            cases.append(Case(f"cuda{row.cuda}-{label}", gpu, sw, expected))
+    return cases
+
+
+# ---------------------------------------------------------------- framework builds, per table row
+def _torch_cases() -> list[Case]:
+    torch = KB.frameworks.get("pytorch")
+    assert torch is not None
+    cases = []
+    all_cuda = [r.cuda for r in KB.cuda.releases if Version(r.cuda) >= Version("11.0")]
+    sw = {"driver": NEWEST_DRIVER, "cuda": "12.4"}
+    for row in torch.releases:
+        for cuda in row.cuda:
+            tag = f"cu{release_line(cuda).major}{release_line(cuda).minor}"  # type: ignore[union-attr]
+            version = f"{row.release}.0+{tag}"
+            cases.append(Case(f"torch{version}", "a100-sxm-80gb", {**sw, "frameworks": {"pytorch": version}},
+                              frozenset()))
+        missing = next(c for c in reversed(all_cuda) if c not in row.cuda)
+        line = release_line(missing)
+        assert line is not None
+        version = f"{row.release}.0+cu{line.major}{line.minor}"
+        cases.append(Case(f"torch{version}-missing", "a100-sxm-80gb",
+                          {**sw, "frameworks": {"pytorch": version}}, _c("framework-build-missing")))
+        for rocm in row.rocm:
+            version = f"{row.release}.0+rocm{rocm}"
+            rocm_sw = {"rocm": "6.1", "frameworks": {"pytorch": version}}
+            cases.append(Case(f"torch{version}", "mi250x", rocm_sw, frozenset()))
+    return cases
+
+
+def _tf_cases() -> list[Case]:
+    tf = KB.frameworks.get("tensorflow")
+    assert tf is not None
+    sw = {"driver": NEWEST_DRIVER, "cuda": "12.4"}
+    # Every TensorFlow build is checked against the A100's CUDA 11.0: only 1.15 (CUDA 10.0) is too old.
+    return [
+        Case(f"tf{row.release}-on-a100-table", "a100-sxm-80gb",
+             {**sw, "frameworks": {"tensorflow": f"{row.release}.0"}},
+             _c("framework-cuda-architecture") if row.release == "1.15" else frozenset())
+        for row in tf.releases
+    ]
+
+
+def _rocm_cases() -> list[Case]:
+    # Each ROCm line the tables know; MI300X support starts with 6.0.
+    return [
+        Case(f"rocm{row.rocm}-mi300x", "mi300x", {"rocm": row.rocm},
+             _c("gpu-rocm-too-old") if Version(row.rocm) < Version("6.0") else frozenset())
+        for row in KB.rocm.releases
+    ]
+
+
+NAMED = [
+    # TensorFlow 1.15 is built with CUDA 10.0, before Ampere (11.0) and Hopper (11.8).
+    Case("tf1.15-a100", "a100-sxm-80gb", {"driver": "535.129.03", "cuda": "12.2",
+                                          "frameworks": {"tensorflow": "1.15.5"}},
+         _c("framework-cuda-architecture")),
+    Case("tf1.15-h100", "h100-sxm-80gb", {"driver": "535.129.03", "cuda": "12.2",
+                                          "frameworks": {"tensorflow": "1.15.5"}},
+         _c("framework-cuda-architecture")),
+    Case("tf2.15-h100", "h100-sxm-80gb", {"driver": "535.129.03", "cuda": "12.2",
+                                          "frameworks": {"tensorflow": "2.15.0"}}, frozenset()),
+    # ROCm: MI300X needs 6.0.
+    Case("mi300x-rocm5.7", "mi300x", {"rocm": "5.7"}, _c("gpu-rocm-too-old")),
+    Case("mi300x-rocm6.1", "mi300x", {"rocm": "6.1"}, frozenset()),
+    Case("mi300x-torch-rocm5.7", "mi300x", {"rocm": "6.1", "frameworks": {"pytorch": "2.2.2+rocm5.7"}},
+         _c("framework-rocm-gpu")),
+    # Blackwell needs torch 2.7 with a cu128 wheel.
+    Case("b200-torch2.6", "b200", {"driver": "570.133.20", "cuda": "12.8",
+                                   "frameworks": {"pytorch": "2.6.0+cu126"}},
+         _c("framework-release-architecture", "framework-cuda-architecture")),
+    Case("b200-torch2.6-no-variant", "b200", {"driver": "570.133.20", "cuda": "12.8",
+                                              "frameworks": {"pytorch": "2.6.0"}},
+         _c("framework-release-architecture", "framework-build-missing")),
+    Case("b200-torch2.7", "b200", {"driver": "570.133.20", "cuda": "12.8",
+                                   "frameworks": {"pytorch": "2.7.1+cu128"}}, frozenset()),
+    # HGX B200 needs driver 570.133.20, more than CUDA 12.8's 570.26.
+    Case("b200-driver570.86", "b200", {"driver": "570.86", "cuda": "12.8"}, _c("gpu-driver-minimum")),
+    Case("b200-driver570.86.15", "b200", {"driver": "570.86.15", "cuda": "12.8"}, _c("gpu-driver-minimum")),
+    Case("b200-driver570.133.20", "b200", {"driver": "570.133.20", "cuda": "12.8"}, frozenset()),
+    # torch 2.1 has no cu124 wheel.
+    Case("torch2.1-cu124", "a100-sxm-80gb", {"driver": "550.90.07", "cuda": "12.4",
+                                             "frameworks": {"pytorch": "2.1.2+cu124"}},
+         _c("framework-build-missing")),
+    # The wheel's CUDA against the driver: cu124 on R535 runs only with limitations.
+    Case("torch-cu124-on-r535", "h100-sxm-80gb", {"driver": "535.129.03", "cuda": "12.2",
+                                                  "frameworks": {"pytorch": "2.4.1+cu124"}},
+         _c("framework-driver-minor-version")),
+    Case("torch-cu121-on-r520", "a100-sxm-80gb", {"driver": "520.61.05", "cuda": "11.8",
+                                                  "frameworks": {"pytorch": "2.3.1+cu121"}},
+         _c("framework-driver-below-floor")),
+    # Volta: CUDA 13 and drivers after R580 drop it; torch 2.8 is in doubt.
+    Case("v100-cuda13", "v100-sxm2-32gb", {"driver": "580.65.06", "cuda": "13.0"}, _c("gpu-cuda-dropped")),
+    Case("v100-r590", "v100-sxm2-32gb", {"driver": "590.44.01", "cuda": "12.4"}, _c("gpu-driver-dropped")),
+    Case("v100-torch2.8", "v100-sxm2-32gb", {"driver": "575.51.03", "cuda": "12.9",
+                                             "frameworks": {"pytorch": "2.8.0+cu129"}},
+         _c("framework-architecture-doubt")),
+    Case("h100-cuda11.7", "h100-sxm-80gb", {"driver": "535.129.03", "cuda": "11.7"}, _c("gpu-cuda-too-old")),
+    # Vendor stacks.
+    Case("mi300x-cuda", "mi300x", {"driver": "550.90.07", "cuda": "12.4"},
+         _c("cuda-on-amd", "stack-missing")),
+    Case("h100-rocm", "h100-sxm-80gb", {"driver": "550.90.07", "cuda": "12.4", "rocm": "6.1"},
+         _c("rocm-on-nvidia")),
+    Case("mi300x-torch-cu124", "mi300x", {"rocm": "6.1", "frameworks": {"pytorch": "2.4.1+cu124"}},
+         _c("framework-vendor")),
+    Case("h100-torch-rocm", "h100-sxm-80gb", {"driver": "550.90.07", "cuda": "12.4",
+                                              "frameworks": {"pytorch": "2.4.1+rocm6.1"}},
+         _c("framework-vendor")),
+    Case("torch-cpu", "l40s", {"driver": "550.90.07", "cuda": "12.4", "frameworks": {"pytorch": "2.4.1+cpu"}},
+         _c("framework-cpu-build")),
+    # Versions and names the tables do not know: a warning, never a silent pass.
+    Case("cuda12.7", "h100-sxm-80gb", {"driver": "570.133.20", "cuda": "12.7"}, _c("cuda-unknown")),
+    Case("rocm9.9", "mi300x", {"rocm": "9.9"}, _c("rocm-unknown")),
+    Case("driver1000.1", "h100-sxm-80gb", {"driver": "1000.1", "cuda": "12.8"}, _c("driver-unknown")),
+    Case("torch2.99", "h100-sxm-80gb", {"driver": "570.133.20", "cuda": "12.8",
+                                        "frameworks": {"pytorch": "2.99.0+cu128"}},
+         _c("framework-release-unknown")),
+    Case("jax", "h100-sxm-80gb", {"driver": "570.133.20", "cuda": "12.8", "frameworks": {"jax": "0.4.30"}},
+         _c("framework-unknown")),
+    Case("torch-no-build", "h100-sxm-80gb", {"os": "ubuntu-22.04", "driver": "570.133.20",
+                                             "frameworks": {"pytorch": "2.7.1"}},
+         _c("framework-build-unknown")),
+    # Stack declared only in part.
+    Case("no-stack", "h100-sxm-80gb", {"os": "ubuntu-22.04"}, _c("stack-missing")),
+    Case("no-driver", "h100-sxm-80gb", {"cuda": "12.4"}, _c("driver-undeclared")),
+    Case("jetson-no-driver", "jetson-agx-orin-64gb", {"cuda": "12.2"}, frozenset()),
+    # The server model and the GPUs' power.
+    Case("dgx-h100-with-mi300x", "mi300x", {"rocm": "6.1"}, _c("gpu-server-model"),
+         {"model": "dgx-h100", "gpu": {"model": "mi300x", "count": 8}}),
+    Case("gpus-over-max-draw", "h100-sxm-80gb", {"driver": "550.90.07", "cuda": "12.4"}, _c("gpu-power"),
+         {"gpu": {"model": "h100-sxm-80gb", "count": 8}, "power_w": {"max": 5000}}),
+]
+
+CASES = _cuda_cases() + _torch_cases() + _tf_cases() + _rocm_cases() + NAMED
+
+
+@pytest.fixture(scope="module")
+def fired(tmp_path_factory: pytest.TempPathFactory) -> dict[str, set[str]]:
+    result = audit(tmp_path_factory.mktemp("compat"), [c.server() for c in CASES])
+    return rules_by_entity(result, ["compatibility"])
+
+
+def test_case_ids_are_unique() -> None:
+    names = [c.server()["name"] for c in CASES]
+    assert len(names) == len(set(names))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_compatibility_rules(fired: dict[str, set[str]], case: Case) -> None:
+    assert fired.get(f"server/{case.server()['name']}", set()) == case.expected
+
+
+# ---------------------------------------------------------------- the fact figures themselves
+def test_mi250x_is_two_64_gb_gpus_per_package() -> None:
+    gpu = m.GpuModel.model_validate(
+        {"name": "mi250x", "vendor": "AMD", "memory_gb": 128, "logical_gpus": 2, "tdp_w": 560,
+         "source": "s", "verified": False, "unverified": ["tdp_w"]}
+    )
+    server = m.Server.model_validate({"name": "s", "rack": "R", "gpu": {"model": "mi250x", "count": 4}})
+    values = software.gpu_values(server, gpu, None)
+    assert (values["gpu.devices"], values["gpu.memory_gb"], values["gpu.memory_total_gb"]) == (8, 64, 512)
+    assert values["gpu.tdp_total_w"] == 2240 and values["gpu.tdp_unverified"] is True
+
+
+def test_driver_number_orders_numerically() -> None:
+    sw = m.Software.model_validate({"driver": "535.129.03", "cuda": "12.2"})
+    values = software.software_values(sw, KB)
+    assert values["software.driver_num"] > values["software.cuda_full_driver_num"]  # 535.129.03 > 535.54.03
+    assert values["software.driver_branch"] == 535 and values["software.cuda_known"] is True
+
+
+def test_framework_version_without_variant_uses_software_cuda() -> None:
+    sw = m.Software.model_validate(
+        {"driver": "550.90.07", "cuda": "12.4.1", "frameworks": {"torch": "2.4.1"}}
+    )
+    values = software.framework_values("torch", "2.4.1", sw, None, KB)
+    assert (values["canonical"], values["cuda"], values["build_from"], values["build_exists"]) == (
+        "pytorch", "12.4.1", "software.cuda", True)
+
+
+def test_installed_knows_aliases() -> None:
+    sw = m.Software.model_validate({"frameworks": {"torch": "2.4.1"}})
+    assert software.installed(sw, "pytorch", KB) and not software.installed(sw, "tensorflow", KB)
+    assert software.installed(m.Software.model_validate({"frameworks": {"jax": "0.4.30"}}), "jax", KB)
+    assert not software.installed(None, "pytorch", KB)

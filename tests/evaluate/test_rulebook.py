@@ -1,0 +1,189 @@
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from checker.core.errors import UserError
+from checker.evaluate.rulebook import flatten, load_rulebook, matches, nest
+
+VALID = """\
+rules:
+  - id: acme.big-rack
+    title: Big racks
+    category: power
+    severity: warning
+    on: rack
+    when: load_kw > 30
+    message: "rack {{ name }} draws {{ load_kw }} kW"
+    remediation: Split it.
+    examples:
+      fail: [{name: A, load_kw: 31}]
+      pass: [{name: A, load_kw: 30}]
+"""
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    (tmp_path / "r.yaml").write_text(text)
+    return tmp_path
+
+
+def test_builtin_rulebook_loads_sorted_with_unique_ids() -> None:
+    book = load_rulebook()
+    ids = book.ids()
+    assert ids == sorted(set(ids)) and "power.rack-capacity" in ids
+
+
+def test_custom_folder_adds_rules(tmp_path: Path) -> None:
+    book = load_rulebook([_write(tmp_path, VALID)])
+    rule = book.get("acme.big-rack")
+    assert rule is not None and not rule.builtin and rule.src.line == 2
+    assert rule.render({"name": "A", "load_kw": 31}) == "rack A draws 31 kW"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ("when: load_kw > 30", "when: __import__('os')", ":7:"),
+        ("when: load_kw > 30", "when: (lambda: 1)()", ":7:"),
+        ("when: load_kw > 30", "when: lod_kw > 30", "(did you mean 'load_kw'?)"),
+        ("category: power", "category: powr", "r.yaml:4:15: "),
+        ("on: rack", "on: racks", "unknown fact kind 'racks'"),
+        ("severity: warning", "severity: fatal", "r.yaml:5:15: "),
+        ('message: "rack {{ name }} draws {{ load_kw }} kW"', 'message: "{{ name "', "bad message template"),
+        (
+            'message: "rack {{ name }} draws {{ load_kw }} kW"',
+            'message: "{{ nmae }}"',
+            "'nmae' is not a field",
+        ),
+        ("    examples:", "    locate: nope\n    examples:", "locate 'nope'"),
+        ("fail: [{name: A, load_kw: 31}]", "fail: [{nam: A}]", "example: 'nam' is not a field"),
+        ("id: acme.big-rack", "id: Big Rack", "r.yaml:2:9: "),
+        ("    remediation: Split it.\n", "", "missing required field 'rules.0.remediation'"),
+    ],
+)
+def test_invalid_rules_name_file_and_line(tmp_path: Path, old: str, new: str, expected: str) -> None:
+    assert old in VALID
+    with pytest.raises(UserError) as exc:
+        load_rulebook([_write(tmp_path, VALID.replace(old, new))], builtin=False)
+    text = "\n".join(exc.value.lines)
+    assert "r.yaml:" in text and expected in text
+
+
+def test_expression_error_points_into_the_when_line(tmp_path: Path) -> None:
+    with pytest.raises(UserError) as exc:
+        load_rulebook(
+            [_write(tmp_path, VALID.replace("load_kw > 30", "load_kw > 30 and lod_kw > 1"))], builtin=False
+        )
+    (line,) = exc.value.lines
+    assert line.startswith(f"{tmp_path / 'r.yaml'}:7:28: rule acme.big-rack: ") or ":7:" in line
+
+
+def test_a_folder_named_twice_is_read_once(tmp_path: Path) -> None:
+    folder = _write(tmp_path, VALID)
+    assert load_rulebook([folder, Path(str(folder) + "/")], builtin=False).ids() == ["acme.big-rack"]
+
+
+def test_duplicate_rule_ids_are_an_error(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text(VALID)
+    (tmp_path / "b.yaml").write_text(VALID)
+    with pytest.raises(UserError, match="already defined"):
+        load_rulebook([tmp_path], builtin=False)
+
+
+def test_missing_rule_folder_is_a_user_error(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="rule folder not found"):
+        load_rulebook([tmp_path / "nope"])
+
+
+@pytest.mark.parametrize(
+    ("rule_id", "globs", "expected"),
+    [
+        ("power.rack-capacity", ["power.*"], True),
+        ("power.rack-capacity", ["*"], True),
+        ("support.missing", ["power.*"], False),
+        ("support.missing", [], False),
+    ],
+)
+def test_glob_selection(rule_id: str, globs: list[str], expected: bool) -> None:
+    assert matches(rule_id, globs) is expected
+
+
+def test_nest_and_flatten_round_trip() -> None:
+    flat = {"name": "s", "support.level": "nbd", "power_w.max": 10}
+    assert flatten(nest(flat)) == flat
+    assert nest(flat)["support"] == {"level": "nbd"}
+
+
+def test_missing_message_field_renders_unknown(tmp_path: Path) -> None:
+    rule = load_rulebook([_write(tmp_path, VALID)], builtin=False).get("acme.big-rack")
+    assert rule is not None
+    assert rule.render({"name": "A"}) == "rack A draws unknown kW"
+
+
+def test_missing_parent_of_a_message_field_renders_unknown() -> None:
+    rule = load_rulebook().get("workload-fit.fabric")
+    assert rule is not None
+    values = {"name": "s1", "workload": "llm", "workload_servers": 4}  # no network at all
+    assert "over unknown at unknown Gb/s" in rule.render(values)
+
+
+# ---------------------------------------------------------------- the requirements map
+REQUIREMENTS = Path(__file__).resolve().parents[2] / "docs" / "requirements.md"
+
+
+def _requirement_rows() -> dict[int, str]:
+    rows = re.findall(r'^\| <a id="(\d+)"></a>(\d+) \|(.*)$', REQUIREMENTS.read_text(encoding="utf-8"), re.M)
+    assert all(a == b for a, b, _ in rows)
+    return {int(a): rest for a, _, rest in rows}
+
+
+def test_requirements_map_has_one_row_per_requirement_in_order() -> None:
+    assert list(_requirement_rows()) == list(range(1, 23))
+
+
+def test_every_rule_id_in_the_requirements_map_exists() -> None:
+    known = set(load_rulebook().ids())
+    cited = {i for row in _requirement_rows().values() for i in re.findall(r"`([a-z-]+\.[a-z0-9.-]+)`", row)}
+    cited = {i for i in cited if not i.startswith(("rules/", "checker.")) and not i.endswith(".yaml")}
+    assert cited and cited <= known, sorted(cited - known)
+
+
+def test_builtin_rules_cite_requirements_by_their_place_in_the_map() -> None:
+    rows = _requirement_rows()
+    for rule in load_rulebook().rules:
+        for ref in rule.rule.references:
+            assert not re.search(r"seed requirement|S[12] ?§", ref), (rule.id, ref)
+            if ref.startswith("docs/requirements.md"):
+                assert int(ref.removeprefix("docs/requirements.md#")) in rows, (rule.id, ref)
+
+
+def test_builtin_remediations_are_plain_text() -> None:
+    # Only `message` is a template; a remediation is shown as written.
+    for rule in load_rulebook().rules:
+        assert "{{" not in rule.rule.remediation and "{%" not in rule.rule.remediation, rule.id
+
+
+BUILTIN = load_rulebook()
+
+
+@pytest.mark.parametrize("rule_id", BUILTIN.ids())
+def test_builtin_messages_render_on_their_fail_examples(rule_id: str) -> None:
+    rule = BUILTIN.get(rule_id)
+    assert rule is not None
+    for example in rule.rule.examples.fail:
+        text = rule.render(flatten(example))
+        assert text and "{{" not in text, (rule_id, text)
+        # Built-in examples are complete facts, so the generated docs show whole messages.
+        assert "unknown" not in text or "unknown" in rule_id, (rule_id, text)
+
+
+def test_nest_keeps_the_first_of_a_field_and_its_subfields() -> None:
+    assert nest({"gpu": 1, "gpu.a.b": 2, "x.y": 3, "x.z.w": 4}) == {"gpu": 1, "x": {"y": 3, "z": {"w": 4}}}
+
+
+def test_flatten_writes_dates_as_facts_hold_them() -> None:
+    import datetime as dt
+
+    assert flatten({"support": {"until": dt.date(2027, 1, 1)}}) == {"support.until": "2027-01-01"}
