@@ -12,11 +12,11 @@ from pathlib import Path
 from checker.core.findings import Finding
 from checker.decide.config import Settings, check_selection
 from checker.decide.result import AuditResult
-from checker.decide.verdict import cap_per_rule, override_severity, verdict
+from checker.decide.verdict import override_severity, verdict
 from checker.decide.waivers import apply_waivers
 from checker.derive.capacity import Capacity, compute
 from checker.derive.facts import Context, Fact, build_all
-from checker.evaluate.engine import evaluate
+from checker.evaluate.engine import Messages, evaluate
 from checker.evaluate.rulebook import Rulebook, load_rulebook, matches
 from checker.load.build import load
 
@@ -31,13 +31,15 @@ def run_audit(
     inv, schema = load(paths, exclude=cfg.config_file)
     active = book.selected(cfg.select, cfg.ignore)
     capacity: Capacity | None = None
+    messages = Messages()
     facts: list[Fact] = []
     findings: list[Finding] = list(schema)
     # Rules would misread a half-loaded inventory: input errors are reported alone.
     if not schema:
         capacity = compute(inv)
         facts = build_all(inv, capacity, Context(as_of, cfg.support_horizon_days))
-        findings += evaluate(active.rules, facts, cfg.max_per_rule)
+        found, messages = evaluate(active.rules, facts)
+        findings += found
     findings = override_severity(findings, cfg.severity)
     selected = [r for r in known if matches(r, cfg.select) and not matches(r, cfg.ignore)]
     # With input errors no rule ran: no waiver can be called unused.
@@ -45,12 +47,11 @@ def run_audit(
     findings = [f for f in findings if f.category == "schema" or f.rule in selected]
     ordered = sorted(findings, key=Finding.sort_key)
     v = verdict(ordered, cfg.fail_on)
-    shown, cut = cap_per_rule(ordered, cfg.max_per_rule)
     # Schema findings stay even when their check is not selected: describe them too.
     reported = {f.rule for f in ordered}
     ran = tuple(
         m for m in metas if m.id in reported or (m.id in selected and (m.builtin or capacity is not None))
     )
     return AuditResult(
-        as_of, v.verdict, v.exit_code, v.counts, tuple(shown), capacity, ran, tuple(facts), truncated=cut
+        as_of, v.verdict, v.exit_code, v.counts, tuple(ordered), capacity, ran, tuple(facts), messages
     )

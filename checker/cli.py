@@ -41,7 +41,6 @@ from checker.render.context import RenderContext
 from checker.render.diff_formats import DIFF_FORMATS
 from checker.render.output import (
     Output,
-    append_step_summary,
     check_writable,
     emit,
     link_base,
@@ -126,30 +125,28 @@ def _reading(args: argparse.Namespace) -> Iterator[None]:
         yield
 
 
-def _audit(args: argparse.Namespace, outputs: Sequence[Output]) -> AuditResult:
+def _audit(args: argparse.Namespace, outputs: Sequence[Output]) -> tuple[AuditResult, Settings]:
     paths = args.paths or [DEFAULT_PATH]
     check_writable(outputs, paths)
     cfg = _settings(args, paths)
     with _reading(args):
-        return run_audit(paths, cfg, args.as_of or dt.date.today())
+        return run_audit(paths, cfg, args.as_of or dt.date.today()), cfg
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
     default = Output("github" if _in_github_actions() else "text", None)
     outputs = args.format or [default]
-    result = _audit(args, outputs)
-    for out in outputs:
-        emit(result, out, color=_color(sys.stdout))
-    if _in_github_actions():
-        append_step_summary(result, os.environ)
+    result, cfg = _audit(args, outputs)
+    env = os.environ if _in_github_actions() else None
+    emit(result, outputs, color=_color(sys.stdout), max_per_rule=cfg.max_per_rule, env=env)
     return result.exit_code
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     """The readiness report; written even when the rollout is blocked (exit 1)."""
     out = Output("markdown", args.output)
-    result = _audit(args, [out])
-    emit(result, out)
+    result, cfg = _audit(args, [out])
+    emit(result, [out], max_per_rule=cfg.max_per_rule)
     return result.exit_code
 
 
@@ -169,8 +166,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
             fail_on=cfg.fail_on,
             fail_on_new=args.fail_on_new,
         )
-    for out in outputs:
-        text = DIFF_FORMATS[out.format](result, RenderContext(link_base=link_base(out.file)))
+    ctxs = [RenderContext(link_base(out.file), max_per_rule=cfg.max_per_rule) for out in outputs]
+    texts = [DIFF_FORMATS[out.format](result, ctx) for out, ctx in zip(outputs, ctxs, strict=True)]
+    for out, text in zip(outputs, texts, strict=True):
         write_output(out, text)
     return result.exit_code
 
@@ -311,7 +309,8 @@ def _add_audit_options(p: argparse.ArgumentParser) -> None:
         type=_count,
         default=None,
         metavar="N",
-        help="show at most N findings per rule, then a count (default 100; 0 shows all)",
+        help="text, markdown and github show N findings per rule, then a count (default 100; 0 shows all);"
+        " json, sarif, junit and the verdict always have every finding",
     )
     p.add_argument("--as-of", type=_date, metavar="YYYY-MM-DD", help="evaluate dates as of this day")
     p.add_argument("--config", type=Path, metavar="FILE", help="config file (default: checker.yaml)")

@@ -29,7 +29,7 @@ def diff(
     commit = resolve_ref(root, ref)
     head = audit(paths)
     base = _audit_base(root, commit, paths, audit)
-    new, resolved = changed(base.findings, head.findings)
+    new, resolved = changed(base, head)
     if head.exit_code == 2:
         code = 2
     elif fail_on_new:

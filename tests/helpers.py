@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 
 from checker.core.findings import Finding
-from checker.derive.facts import REGISTRY
+from checker.derive.facts import REGISTRY, Fact
+from checker.evaluate.engine import evaluate
 from checker.evaluate.expr import compile_when
 from checker.evaluate.rulebook import _JINJA, CompiledRule, Rule
 from checker.source.parse import Src
@@ -67,3 +69,9 @@ def finding(
 ) -> Finding:
     """A finding with only the fields a decide-stage test looks at."""
     return Finding(rule, severity, category, entity, "m", "r", "f.yaml", 3, 5)  # type: ignore[arg-type]
+
+
+def evaluated(rules: Sequence[CompiledRule], facts: Sequence[Fact]) -> list[Finding]:
+    """The engine's findings, each with its message (as a format shows them)."""
+    found, messages = evaluate(rules, facts)
+    return [messages.of(f) for f in found]

@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 
 from checker.cli import EXIT_BROKEN_PIPE, main
 from tests.conftest import AS_OF, MINIMAL
-from tests.helpers import write_file
+from tests.helpers import evaluated, write_file
 
 ROOT = Path(__file__).resolve().parent.parent
 # Any byte below 0x20 but the newline, DEL, and the C1 controls, as they reach a terminal.
@@ -1002,11 +1002,10 @@ def test_numbers_never_abort_the_audit(case: Case, tmp_path: Path, monkeypatch: 
 
 def test_a_nan_fact_field_is_reported_at_its_entity() -> None:
     from checker.derive.facts import Fact
-    from checker.evaluate.engine import evaluate
     from checker.source.parse import Src
 
     fact = Fact("rack", "rack/f1/R01", {"name": "R01", "utilization_pct": float("nan")}, "f.yaml", Src(7, 5))
-    [finding] = evaluate([], [fact])
+    [finding] = evaluated([], [fact])
     assert (finding.rule, finding.entity, finding.file, finding.line, finding.column) == (
         "schema.invalid",
         "rack/f1/R01",
@@ -1239,12 +1238,29 @@ SIZE = [
         {**MANY, "checker.yaml": "max_per_rule: 2\n"},
         ("audit", "inv", "--max-per-rule", "3", *AS_OF),
     ),
+    # The cap is for people: the machine formats carry every finding.
     Case(
-        "json-capped",
+        "json-whole",
         2,
-        '"truncated": {\n    "schema.invalid": 150\n  }',
+        '"error": 250',
         MANY,
         ("audit", "inv", "--format", "json", *AS_OF),
+        absent="truncated",
+    ),
+    Case(
+        "github-capped",
+        2,
+        "checker: 150 more schema.invalid findings not shown (--max-per-rule 0 shows all)\n"
+        "checker: 250 errors, 0 warnings, 0 info, 0 waived: fail",
+        MANY,
+        ("audit", "inv", "--format", "github", *AS_OF),
+    ),
+    Case(
+        "markdown-capped",
+        2,
+        "- 150 more `schema.invalid` findings not shown (`--max-per-rule 0` shows all)\n",
+        MANY,
+        ("audit", "inv", "--format", "markdown", *AS_OF),
     ),
 ]
 
@@ -1254,9 +1270,23 @@ def test_output_is_capped_per_rule(case: Case, tmp_path: Path, monkeypatch: pyte
     run = run_case(case, tmp_path, monkeypatch)
     if case.id == "text-capped":
         assert len(run.out.splitlines()) == 100 + 1 + 3 + 1  # shown, cut, by rule, verdict
-    if case.id == "json-capped":
+    if case.id == "json-whole":
         report = json.loads(run.out)
-        assert (len(report["findings"]), report["summary"]["error"]) == (100, 250)
+        assert (len(report["findings"]), report["summary"]["error"]) == (250, 250)
+    if case.id == "github-capped":
+        assert run.out.count("::error ") == 100
+    if case.id == "markdown-capped":
+        assert run.out.count("- error `schema.invalid`") == 100
+
+
+@pytest.mark.parametrize("fmt", ["sarif", "junit"])
+def test_machine_formats_are_never_capped(fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    case = Case(fmt, 2, "schema.invalid", MANY, ("audit", "inv", "--format", fmt, *AS_OF))
+    run = run_case(case, tmp_path, monkeypatch)
+    # SARIF: a result each; JUnit: input errors have no entity, so one case per
+    # file holds a failure line per finding.
+    marker = '"ruleId": "schema.invalid"' if fmt == "sarif" else ": error workloads."
+    assert run.out.count(marker) == 250
 
 
 def test_json_has_no_truncated_key_when_nothing_is_cut(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Literal, get_args
 
 Severity = Literal["error", "warning", "info"]
@@ -44,6 +44,10 @@ class Finding:
     line: int
     column: int
     waived: bool = False
+    # A rule finding's fact (its index among the audit's facts), whose values
+    # render its message when a format shows it (evaluate.engine.Messages);
+    # -1 for the findings of built-in checks, which carry their message.
+    fact: int = field(default=-1, compare=False, repr=False)
 
     def sort_key(self) -> tuple[str, int, int, str, str, str]:
         return (self.file, self.line, self.column, self.rule, self.entity, self.message)

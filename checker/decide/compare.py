@@ -3,7 +3,7 @@ entity (lines move); capacity by entity id."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -41,7 +41,7 @@ class DiffResult:
 
     def head_with_new_only(self) -> AuditResult:
         """The head audit narrowed to new findings: what annotations and SARIF should show."""
-        return replace(self.head, findings=self.new)
+        return replace(self.head, detected=self.new)
 
 
 def key(f: Finding) -> FindingKey:
@@ -49,10 +49,12 @@ def key(f: Finding) -> FindingKey:
     return (f.rule, f.entity, "") if f.entity else (f.rule, f.file, f.message)
 
 
-def changed(base: Sequence[Finding], head: Sequence[Finding]) -> tuple[tuple[Finding, ...], ...]:
-    base_keys, head_keys = {key(f) for f in base}, {key(f) for f in head}
-    new = tuple(f for f in head if key(f) not in base_keys)
-    resolved = tuple(f for f in base if key(f) not in head_keys)
+def changed(base: AuditResult, head: AuditResult) -> tuple[tuple[Finding, ...], tuple[Finding, ...]]:
+    """The findings only the head has (new) and only the base has (resolved),
+    matched over every finding, each with its message."""
+    base_keys, head_keys = {key(f) for f in base.detected}, {key(f) for f in head.detected}
+    new = head.with_messages(f for f in head.detected if key(f) not in base_keys)
+    resolved = base.with_messages(f for f in base.detected if key(f) not in head_keys)
     return new, resolved
 
 

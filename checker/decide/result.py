@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from checker import __version__
@@ -10,6 +12,7 @@ from checker.core.findings import Finding
 from checker.core.rulemeta import RuleMeta
 from checker.derive.capacity import Capacity
 from checker.derive.facts import Fact
+from checker.evaluate.engine import Messages
 
 
 @dataclass(frozen=True)
@@ -19,19 +22,30 @@ class AuditResult:
     `rules` are the rules and checks that ran (SARIF's driver rules, JUnit's
     test cases); `facts` are the entities the rules looked at, with every
     derived figure (empty when input errors kept the rules from running).
+
+    `detected` is every finding, none dropped, in output order; a rule
+    finding's message is rendered when a format reads it (`findings`,
+    `with_messages`), so a log that shows 100 per rule renders 100.
     """
 
     as_of: dt.date
     verdict: str
     exit_code: int
     summary: dict[str, int]
-    findings: tuple[Finding, ...]
+    detected: tuple[Finding, ...]
     capacity: Capacity | None
     rules: tuple[RuleMeta, ...] = ()
     facts: tuple[Fact, ...] = ()
+    messages: Messages = field(default_factory=Messages)
     version: str = __version__
-    # Findings left out per rule (Settings.max_per_rule); the summary counts them.
-    truncated: dict[str, int] = field(default_factory=dict)
+
+    @functools.cached_property
+    def findings(self) -> tuple[Finding, ...]:
+        """Every finding, with its message."""
+        return self.with_messages(self.detected)
+
+    def with_messages(self, findings: Iterable[Finding]) -> tuple[Finding, ...]:
+        return tuple(map(self.messages.of, findings))
 
     @property
     def rules_evaluated(self) -> bool:

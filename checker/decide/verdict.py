@@ -1,7 +1,8 @@
-"""Decide: severity overrides, the per-rule output cap, threshold -> verdict and exit code.
+"""Decide: severity overrides, threshold -> verdict and exit code.
 
 Detection produced findings; this stage only re-labels them (severity; waivers
-are checker/decide/waivers.py) and never re-reads inventory files.
+are checker/decide/waivers.py), never drops one (what a format shows of them
+is the format's business: checker/render/shown.py) and never re-reads files.
 """
 
 from __future__ import annotations
@@ -22,20 +23,6 @@ def override_severity(
         new = next((sev for glob, sev in overrides if matches(f.rule, [glob])), None)
         out.append(f.with_severity(new) if new and f.category != "schema" else f)
     return out
-
-
-def cap_per_rule(findings: Sequence[Finding], limit: int) -> tuple[list[Finding], dict[str, int]]:
-    """The first `limit` findings of each rule, in order, and how many of each were
-    left out: a million errors make a readable log, not 150 MB (0: no limit)."""
-    if limit <= 0:
-        return list(findings), {}
-    shown: list[Finding] = []
-    seen: dict[str, int] = {}
-    for f in findings:
-        seen[f.rule] = seen.get(f.rule, 0) + 1
-        if seen[f.rule] <= limit:
-            shown.append(f)
-    return shown, {rule: n - limit for rule, n in sorted(seen.items()) if n > limit}
 
 
 @dataclass(frozen=True)

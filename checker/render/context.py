@@ -1,4 +1,5 @@
-"""What a formatter may know beyond the result: where links point, whether to colour."""
+"""What a formatter may know beyond the result: where links point, whether to colour,
+how many findings per rule a person is shown."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ class RenderContext:
     # read: "" (same directory), "../" (a report in docs/), or a blob URL.
     link_base: str = ""
     color: bool = False
+    # Findings shown per rule by the formats people read (text, markdown,
+    # github), then a count of the rest; 0: all. The machine formats show all.
+    max_per_rule: int = 100
 
     def link(self, file: str, line: int) -> str:
         return f"{self.link_base}{quote(file)}#L{line}"

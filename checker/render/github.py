@@ -11,7 +11,8 @@ from __future__ import annotations
 from checker.core.findings import Finding
 from checker.decide.result import AuditResult
 from checker.render.context import PLAIN, RenderContext
-from checker.render.text import summary_line
+from checker.render.shown import shown
+from checker.render.text import left_out_lines, summary_line
 
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -33,6 +34,8 @@ def annotation(f: Finding) -> str:
 
 
 def render(result: AuditResult, ctx: RenderContext = PLAIN) -> str:
-    lines = [annotation(f) for f in result.findings]
+    view = shown(result, ctx.max_per_rule)
+    lines = [annotation(f) for f in view.findings]
+    lines += left_out_lines(view.left_out)
     lines.append(summary_line(result))
     return "\n".join(lines) + "\n"

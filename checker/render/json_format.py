@@ -30,8 +30,6 @@ def finding_json(f: Finding) -> dict[str, Any]:
 
 
 def document(result: AuditResult) -> dict[str, Any]:
-    # `truncated` (findings left out per rule, --max-per-rule) appears only when some were.
-    extra = {"truncated": result.truncated} if result.truncated else {}
     return {
         "tool": "checker",
         "version": result.version,
@@ -40,7 +38,6 @@ def document(result: AuditResult) -> dict[str, Any]:
         "summary": result.summary,
         "findings": [finding_json(f) for f in result.findings],
         "capacity": result.capacity.to_json() if result.capacity else {"facilities": [], "racks": []},
-        **extra,
     }
 
 

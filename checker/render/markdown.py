@@ -17,6 +17,7 @@ from checker.core.rulemeta import RuleMeta
 from checker.decide.result import AuditResult
 from checker.derive.facts import Fact
 from checker.render.context import PLAIN, RenderContext
+from checker.render.shown import shown
 from checker.render.templating import environment
 
 
@@ -65,7 +66,7 @@ class EntityStatus:
 def _groups(result: AuditResult) -> list[RuleGroup]:
     metas = {m.id: m for m in result.rules}
     by_rule: dict[str, list[Finding]] = defaultdict(list)
-    for f in result.findings:
+    for f in result.detected:
         by_rule[f.rule].append(f)
     groups = [RuleGroup(metas.get(rule), rule, fs[0].severity, tuple(fs)) for rule, fs in by_rule.items()]
     return sorted(groups, key=lambda g: (-SEVERITY_RANK[g.severity], not g.open, g.rule))
@@ -186,21 +187,22 @@ def _support(servers: Sequence[Mapping[str, Any]], status: EntityStatus) -> list
 def context(result: AuditResult, ctx: RenderContext) -> dict[str, Any]:
     groups = _groups(result)
     status = EntityStatus()
-    for f in result.findings:
+    for f in result.detected:
         status.add(f)
     facts = _facts(result.facts)
     return {
         "result": result,
         "verdict": _verdict(result, groups),
         "groups": groups,
-        "counts": _counts(result.findings),
+        "counts": _counts(result.detected),
+        "shown": shown(result, ctx.max_per_rule),
         "severities": SEVERITIES,
         "facts": facts,
         "software": _software(facts.get("server", []), _frameworks(facts.get("framework", [])), status),
         "workloads": _workloads(facts.get("workload", []), facts.get("server", []), status),
         "support": _support(facts.get("server", []), status),
-        "waived": [f for f in result.findings if f.waived],
-        "waiver_findings": [f for f in result.findings if f.category == "waiver"],
+        "waived": result.with_messages(f for f in result.detected if f.waived),
+        "waiver_findings": [f for f in result.detected if f.category == "waiver"],
         "link": ctx.link,
     }
 

@@ -120,9 +120,26 @@ def github_blob_base(env: Mapping[str, str]) -> str:
     return f"{server}/{repo}/blob/{sha}/{prefix}"
 
 
-def emit(result: AuditResult, out: Output, color: bool = False) -> None:
-    ctx = RenderContext(link_base=link_base(out.file), color=color and out.file is None)
-    write_output(out, get_formatter(out.format)(result, ctx), colored=ctx.color)
+def emit(
+    result: AuditResult,
+    outputs: Sequence[Output],
+    *,
+    color: bool = False,
+    max_per_rule: int = 100,
+    env: Mapping[str, str] | None = None,
+) -> None:
+    """Every output, and under GitHub Actions (`env`) the job summary. All are
+    rendered before any is written: a message that fails to render (exit 2)
+    leaves no output half-written."""
+    rendered = []
+    for out in outputs:
+        ctx = RenderContext(link_base(out.file), color and out.file is None, max_per_rule)
+        rendered.append((out, get_formatter(out.format)(result, ctx), ctx.color))
+    summary = _step_summary(result, env, max_per_rule) if env is not None else None
+    for out, text, colored in rendered:
+        write_output(out, text, colored=colored)
+    if summary is not None:
+        append_step_summary(*summary)
 
 
 def write_output(out: Output, text: str, colored: bool = False) -> None:
@@ -138,12 +155,16 @@ def write_output(out: Output, text: str, colored: bool = False) -> None:
         write_atomic(out.file, text)
 
 
-def append_step_summary(result: AuditResult, env: Mapping[str, str]) -> None:
+def _step_summary(result: AuditResult, env: Mapping[str, str], max_per_rule: int) -> tuple[str, str] | None:
     """Under GitHub Actions the readiness report lands in the job's summary page."""
     path = env.get("GITHUB_STEP_SUMMARY")
     if not path:
-        return
-    text = escape_lines(get_formatter("markdown")(result, RenderContext(link_base=github_blob_base(env))))
+        return None
+    ctx = RenderContext(link_base=github_blob_base(env), max_per_rule=max_per_rule)
+    return path, escape_lines(get_formatter("markdown")(result, ctx))
+
+
+def append_step_summary(path: str, text: str) -> None:
     try:
         with open(path, "a", encoding="utf-8", errors="backslashreplace") as handle:
             handle.write(text)

@@ -14,6 +14,7 @@ from checker.core.findings import SEVERITY_RANK, Finding
 from checker.core.terminal import escape
 from checker.decide.result import AuditResult
 from checker.render.context import PLAIN, RenderContext
+from checker.render.shown import shown
 
 # SGR colours (ECMA-48): red, yellow, cyan; bold for the verdict.
 _COLOURS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m", "fail": "\x1b[1;31m",
@@ -49,20 +50,19 @@ def finding_line(f: Finding, ctx: RenderContext = PLAIN) -> str:
     return text + (" [waived]" if f.waived else "")
 
 
-def truncation_lines(result: AuditResult) -> list[str]:
+def left_out_lines(left_out: dict[str, int]) -> list[str]:
     return [
         f"checker: {n} more {escape(rule)} {'finding' if n == 1 else 'findings'} not shown"
         " (--max-per-rule 0 shows all)"
-        for rule, n in result.truncated.items()
+        for rule, n in left_out.items()
     ]
 
 
 def by_rule_lines(result: AuditResult, ctx: RenderContext = PLAIN) -> list[str]:
     """`  24 warning  support.level-24x7`, most severe first; counts include findings not shown."""
-    shown = Counter(f.rule for f in result.findings)
-    waived = Counter(f.rule for f in result.findings if f.waived)
-    severity = {f.rule: f.severity for f in result.findings}
-    total = {rule: n + result.truncated.get(rule, 0) for rule, n in shown.items()}
+    total = Counter(f.rule for f in result.detected)
+    waived = Counter(f.rule for f in result.detected if f.waived)
+    severity = {f.rule: f.severity for f in result.detected}
     order = sorted(total, key=lambda r: (-SEVERITY_RANK[severity[r]], -total[r], r))
     width = max(len(str(n)) for n in total.values())
     return [
@@ -73,9 +73,10 @@ def by_rule_lines(result: AuditResult, ctx: RenderContext = PLAIN) -> list[str]:
 
 
 def render(result: AuditResult, ctx: RenderContext = PLAIN) -> str:
-    lines = [finding_line(f, ctx) for f in result.findings]
-    lines += truncation_lines(result)
-    if result.findings:
+    view = shown(result, ctx.max_per_rule)
+    lines = [finding_line(f, ctx) for f in view.findings]
+    lines += left_out_lines(view.left_out)
+    if result.detected:
         lines += ["", "findings by rule:", *by_rule_lines(result, ctx)]
     lines.append(summary_line(result, ctx))
     return "\n".join(lines) + "\n"

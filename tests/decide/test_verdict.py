@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from checker.decide.verdict import cap_per_rule, override_severity, verdict
+from checker.decide.verdict import override_severity, verdict
 from tests.helpers import finding
 
 
@@ -36,18 +36,5 @@ def test_waived_findings_do_not_fail_and_are_counted() -> None:
 
 def test_schema_findings_exit_2() -> None:
     assert verdict([finding(rule="schema.yaml", category="schema")], "error").exit_code == 2
-
-
-@pytest.mark.parametrize(("limit", "shown", "truncated"), [
-    (0, 5, {}),
-    (3, 4, {"a.x": 1}),
-    (1, 2, {"a.x": 3}),
-    (10, 5, {}),
-])
-def test_cap_per_rule_keeps_the_first_of_each_rule(limit: int, shown: int, truncated: dict[str, int]) -> None:
-    findings = [finding(rule="a.x", entity=f"rack/f/{i}") for i in range(4)] + [finding(rule="b.y")]
-    kept, cut = cap_per_rule(findings, limit)
-    assert (len(kept), cut) == (shown, truncated)
-    assert kept == [f for f in findings if f in kept]  # order kept
 
 

@@ -4,13 +4,12 @@ import json
 
 import pytest
 
-from checker.decide.verdict import cap_per_rule
 from checker.derive.facts import Fact, Header, Row
 from checker.evaluate import engine
-from checker.evaluate.engine import _pack, _projected, cells_json, evaluate, fact_json, match
+from checker.evaluate.engine import _pack, _projected, cells_json, fact_json, match
 from checker.evaluate.rulebook import CompiledRule, Rule
 from checker.source.parse import Src, parse
-from tests.helpers import compiled_rule
+from tests.helpers import compiled_rule, evaluated
 
 
 def _facts(n: int) -> list[tuple[str, dict[str, object]]]:
@@ -141,7 +140,7 @@ def test_findings_are_located_at_the_locate_field_else_the_entity() -> None:
     )
     located = compiled_rule("t.loc", "rack", "load_kw > capacity_kw", locate="feeds")
     plain = compiled_rule("t.plain", "rack", "load_kw > capacity_kw")
-    findings = evaluate([located, plain], [fact])
+    findings = evaluated([located, plain], [fact])
     # Findings come out in source order.
     assert [(f.rule, f.line, f.column) for f in findings] == [("t.plain", 1, 1), ("t.loc", 2, 1)]
     assert [f.message for f in findings] == ["t.plain on A01", "t.loc on A01"]
@@ -161,28 +160,9 @@ def test_ten_thousand_facts_render_the_same_bytes_run_after_run() -> None:
     facts = [
         Fact("rack", f"rack/f/R{i}", values, "f.yaml", src) for i, (_, values) in enumerate(_facts(10_000))
     ]
-    outputs = [json.dumps([f.__repr__() for f in evaluate([rule], facts)]) for _ in range(2)]
+    outputs = [json.dumps([f.__repr__() for f in evaluated([rule], facts)]) for _ in range(2)]
     assert outputs[0] == outputs[1]
     assert outputs[0].count("t.half on R") == 5_000
-
-
-@pytest.mark.parametrize("limit", [1, 2, 3, 7, 50])
-def test_messages_are_rendered_for_exactly_the_findings_the_cap_keeps(limit: int) -> None:
-    # Ties: facts at the same position with the same entity sort by message,
-    # so the engine must render every finding that ties with the last one kept.
-    src = parse("name: R\n")[0].src
-    facts = [
-        Fact("rack", f"rack/f/R{i % 4}", {"name": f"R{i}", "load_kw": float(i)}, f"f{i % 3}.yaml", src)
-        for i in range(20)
-    ]
-    rules = [compiled_rule("t.a", "rack", "load_kw >= 0"), compiled_rule("t.b", "rack", "load_kw > 9")]
-    everything, _ = cap_per_rule(evaluate(rules, facts), limit)
-    capped, _ = cap_per_rule(evaluate(rules, facts, messages_per_rule=limit), limit)
-    assert capped == everything and all(f.message for f in capped)
-    hidden = [f for f in evaluate(rules, facts, messages_per_rule=limit) if not f.message]
-    # Each rank of the sort holds one finding per file (f0, f1, f2 tie on line,
-    # column and entity only within a file): at most a few are rendered and cut.
-    assert (len(hidden) > 0) == (limit < 20)
 
 
 def test_facts_sent_in_batches_fire_as_one_batch(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -300,4 +280,4 @@ def test_a_nan_in_a_row_is_reported_and_other_rows_are_not() -> None:
         Fact("rack", f"rack/f1/R0{i}", Row(header, (f"R0{i}", value)), "f.yaml", src)
         for i, value in enumerate([1.0, float("nan"), None, 0.0])
     ]
-    assert [(f.rule, f.entity) for f in evaluate([], facts)] == [("schema.invalid", "rack/f1/R01")]
+    assert [(f.rule, f.entity) for f in evaluated([], facts)] == [("schema.invalid", "rack/f1/R01")]

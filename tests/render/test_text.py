@@ -3,7 +3,6 @@ from __future__ import annotations
 import datetime as dt
 import io
 from collections.abc import Callable
-from dataclasses import replace
 
 import pytest
 
@@ -53,8 +52,11 @@ def test_text_lines_and_summary() -> None:
 
 def test_summary_by_rule_puts_the_most_severe_first_and_counts_findings_not_shown() -> None:
     many = [Finding("support.level-24x7", "warning", "support", f"server/s{i}", "m", "r", "s.yaml", i, 1)
-            for i in range(1, 25)]
-    result = replace(_result([*many, FINDINGS[1]]), truncated={"support.level-24x7": 6})
+            for i in range(1, 31)]
+    result = _result([*many, FINDINGS[1]])
+    text = get_formatter("text")(result, RenderContext(max_per_rule=24))
+    assert text.count("warning support.level-24x7 m") == 24
+    assert "checker: 6 more support.level-24x7 findings not shown (--max-per-rule 0 shows all)" in text
     assert by_rule_lines(result) == [
         "   1 error   power.rack-capacity (1 waived)",
         "  30 warning support.level-24x7",

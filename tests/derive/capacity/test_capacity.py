@@ -21,10 +21,10 @@ from checker.decide.config import Config, settings
 from checker.decide.result import AuditResult
 from checker.derive.capacity import Capacity, compute
 from checker.derive.facts import Context, build_all
-from checker.evaluate.engine import evaluate
 from checker.evaluate.rulebook import Rulebook, load_rulebook
 from checker.load.build import load
 from tests.conftest import AS_OF, CliRunner, summary
+from tests.helpers import evaluated
 
 CAPACITY = ("power", "cooling", "pue", "space", "weight")
 
@@ -59,7 +59,7 @@ def audit(tmp_path: Path, rulebook: Rulebook) -> Auditor:
         inv, problems = load([tmp_path])
         assert problems == []
         cap = compute(inv)
-        return Audited(cap, evaluate(rulebook.rules, build_all(inv, cap, Context(dt.date(2027, 1, 15)))))
+        return Audited(cap, evaluated(rulebook.rules, build_all(inv, cap, Context(dt.date(2027, 1, 15)))))
 
     return run
 
