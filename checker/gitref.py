@@ -56,9 +56,13 @@ def _inside(path: Path, root: Path) -> PurePosixPath:
 
 
 def _under(path: PurePosixPath, prefix: PurePosixPath) -> bool:
-    if path.suffix.lower() not in YAML_SUFFIXES:
-        return False
-    return prefix == PurePosixPath(".") or path == prefix or prefix in path.parents
+    """`path` is the file `prefix` names, or a YAML file below the folder it names:
+    what an audit of `prefix` reads (a file named on the command line is read
+    whatever its name)."""
+    if path == prefix:
+        return True
+    below = prefix == PurePosixPath(".") or prefix in path.parents
+    return below and path.suffix.lower() in YAML_SUFFIXES
 
 
 def _wanted(name: str, prefixes: Sequence[PurePosixPath]) -> bool:

@@ -210,6 +210,20 @@ def test_the_default_path_the_base_lacks_is_empty_there(debt: Path, cli: CliRunn
     ]
 
 
+def test_a_file_named_whatever_its_name_is_read_at_the_base_too(debt: Path, cli: CliRunner) -> None:
+    # The audit reads a file named on the command line whatever its name: so does the base.
+    (debt / "inv" / "servers.yaml").rename(debt / "servers.inventory")
+    _git(debt, "add", "-A")
+    _git(debt, "commit", "-qm", "renamed")
+    run = cli("diff", "--base", "HEAD", "inv", "servers.inventory", *AS_OF)
+    assert (run.code, run.err) == (1, "")
+    assert run.lines[1:] == [
+        "resolved findings: 0",
+        "capacity changes: 0",
+        "checker diff: 0 new, 0 resolved, 0 capacity changes: fail",
+    ]
+
+
 def test_a_file_deleted_below_a_path_resolves_its_findings(debt: Path, cli: CliRunner) -> None:
     _write_hx2(debt)
     _git(debt, "add", "-A")

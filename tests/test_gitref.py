@@ -79,3 +79,13 @@ def test_a_path_with_no_inventory_at_the_ref_is_left_out_not_made_an_empty_folde
     assert materialize(repo, resolve_ref(repo, "HEAD"), paths, into) == [into / "inv"]
     assert not (into / "new").exists() and not (into / "docs").exists()
 
+
+def test_a_file_named_is_written_whatever_its_name(
+    repo: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    # As the audit reads a file named on the command line whatever its name.
+    into = tmp_path_factory.mktemp("base")
+    assert materialize(repo, resolve_ref(repo, "HEAD"), [repo / "inv" / "notes.txt"], into) == [
+        into / "inv" / "notes.txt"
+    ]
+    assert (into / "inv" / "notes.txt").read_text() == "not yaml\n"
