@@ -264,10 +264,28 @@ def _load_file(path: Path, builtin: bool) -> tuple[list[CompiledRule], list[str]
     return out, lines
 
 
-def rule_files(folder: Path) -> list[Path]:
-    """Rule files of a folder, found as inventories are; the knowledge base below
-    it is data, not rules. A folder or file that cannot be read is an error."""
-    return [p for p in discover([folder]) if "knowledge" not in p.relative_to(folder).parts]
+KNOWLEDGE_NOT_READ = (
+    "knowledge tables are not read from rule folders: the compatibility tables are built in "
+    "(rules/knowledge/); add GPU and server models as GpuModels / ServerModels documents "
+    "with the inventories"
+)
+
+
+def rule_files(folder: Path) -> tuple[list[Path], list[str]]:
+    """Rule files of a folder, found as inventories are (a folder or file that cannot
+    be read is an error), and one error line for each YAML file below a `knowledge/`
+    folder in it. The built-in rulebook's knowledge base is data, read on its own
+    (checker/derive/knowledge.py, the catalog with the inventories); in a user's rule
+    folder those files would be read by nothing, so they are refused, never skipped."""
+    builtin = folder.resolve() == rules_dir().resolve()
+    files: list[Path] = []
+    refused: list[str] = []
+    for path in discover([folder]):
+        if "knowledge" not in path.relative_to(folder).parts[:-1]:
+            files.append(path)
+        elif not builtin:
+            refused.append(at(display_path(path), 1, 1, KNOWLEDGE_NOT_READ))
+    return files, refused
 
 
 @dataclass(frozen=True)
@@ -312,7 +330,9 @@ def load_rulebook(extra: Sequence[Path] = (), *, builtin: bool = True) -> Rulebo
         if folder.resolve() in seen_folders:
             continue
         seen_folders.add(folder.resolve())
-        for path in rule_files(folder):
+        files, refused = rule_files(folder)
+        lines += refused
+        for path in files:
             got, errs = _load_file(path, is_builtin)
             rules += got
             lines += errs
