@@ -578,6 +578,24 @@ def test_a_knowledge_folder_alone_is_refused(cli: CliRunner, workdir: Writer) ->
     assert (run.code, run.out, run.err) == (2, "", f"rules/knowledge/x.yaml{KNOWLEDGE_NOT_READ}\n")
 
 
+@pytest.mark.parametrize(("text", "stderr"), [
+    pytest.param("# ours\nkind: GpuModels\nmodels: []\n",
+                 "rules/r.yaml:2:1: a GpuModels document is an inventory, not rules: "
+                 "put it with the inventories",
+                 id="catalog"),
+    pytest.param("kind: CudaReleases\nreleases: []\n",
+                 f"rules/r.yaml:1:1: a CudaReleases document is a knowledge table, not rules; "
+                 f"{KNOWLEDGE_NOT_READ.removeprefix(':1:1: ')}",
+                 id="table"),
+])
+def test_a_document_of_another_kind_in_a_rule_folder_says_where_it_belongs(
+    cli: CliRunner, workdir: Writer, text: str, stderr: str
+) -> None:
+    workdir("rules/r.yaml", text)
+    run = cli("rules", "test", "rules")
+    assert (run.code, run.out, run.err) == (2, "", stderr + "\n")
+
+
 def test_the_builtin_rule_folder_named_keeps_its_knowledge_base(cli: CliRunner) -> None:
     from checker.core.resources import rules_dir
 

@@ -25,9 +25,11 @@ from checker.core.resources import rules_dir
 from checker.core.rulemeta import RuleMeta
 from checker.core.suggest import did_you_mean
 from checker.derive.facts import REGISTRY, FactKind
+from checker.derive.knowledge import TABLE_KINDS
 from checker.evaluate.expr import CompiledWhen, ExprError, compile_when
 from checker.evaluate.message import MessageEnvironment, MessageError, MessageTemplate, render_message
 from checker.load.build import describe_error, discover, display_path
+from checker.load.models import DOCUMENT_KINDS
 from checker.source.parse import Src, YamlProblem, decode, parse, scalar_position
 
 RuleId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)+$")]
@@ -234,6 +236,17 @@ def _compile(
     return CompiledRule(rule, file, src.descend("rules", index), when, template, builtin, shown)
 
 
+def _misplaced(value: Any) -> str | None:
+    """Why a document of an inventory or knowledge-table kind is not rules, in one
+    line that says where it belongs (rather than "unknown field 'kind'")."""
+    kind = value.get("kind") if isinstance(value, dict) and "rules" not in value else None
+    if kind in DOCUMENT_KINDS:
+        return f"a {kind} document is an inventory, not rules: put it with the inventories"
+    if kind in TABLE_KINDS:
+        return f"a {kind} document is a knowledge table, not rules; {KNOWLEDGE_NOT_READ}"
+    return None
+
+
 def _load_file(path: Path, builtin: bool) -> tuple[list[CompiledRule], list[str]]:
     shown = display_path(path)
     try:
@@ -248,6 +261,11 @@ def _load_file(path: Path, builtin: bool) -> tuple[list[CompiledRule], list[str]
     lines: list[str] = []
     for doc in docs:
         errors = _Errors(shown, doc.src, text.splitlines())
+        misplaced = _misplaced(doc.value)
+        if misplaced is not None:
+            errors.add(["kind"], misplaced, key=True)
+            lines += errors.lines
+            continue
         try:
             parsed = RuleFile.model_validate(doc.value)
         except ValidationError as exc:
