@@ -49,5 +49,7 @@ def _audit_base(
         here = base_root / cwd_in_repo
         here.mkdir(parents=True, exist_ok=True)
         # Same relative paths in both trees, so findings show the same file names.
+        # No path held an inventory at the base: `audit([])` reads nothing, the
+        # base is empty (never the default inventories/ or the current folder).
         with working_directory(here):
             return audit([Path(os.path.relpath(p, here)) for p in existing])

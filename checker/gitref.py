@@ -55,11 +55,19 @@ def _inside(path: Path, root: Path) -> PurePosixPath:
         raise UserError(f"{path}: outside the git repository {root}") from None
 
 
+def _under(path: PurePosixPath, prefix: PurePosixPath) -> bool:
+    """`path` is the file `prefix` names, or a YAML file below the folder it names:
+    what an audit of `prefix` reads (a file named on the command line is read
+    whatever its name)."""
+    if path == prefix:
+        return True
+    below = prefix == PurePosixPath(".") or prefix in path.parents
+    return below and path.suffix.lower() in YAML_SUFFIXES
+
+
 def _wanted(name: str, prefixes: Sequence[PurePosixPath]) -> bool:
     path = PurePosixPath(name)
-    if path.suffix.lower() not in YAML_SUFFIXES:
-        return False
-    return any(p == PurePosixPath(".") or path == p or p in path.parents for p in prefixes)
+    return any(_under(path, p) for p in prefixes)
 
 
 def _blobs(root: Path, commit: str, prefixes: Sequence[PurePosixPath]) -> list[tuple[str, str]]:
@@ -89,17 +97,20 @@ def _cat(root: Path, oids: Sequence[str]) -> Iterator[bytes]:
 
 def materialize(root: Path, commit: str, paths: Sequence[Path], into: Path) -> list[Path]:
     """Write every YAML file below `paths` as of `commit` under `into` (mirroring the
-    repository); return the paths, within `into`, that exist at that commit."""
+    repository); return the paths, within `into`, that hold an inventory at that commit.
+
+    A path the commit lacks, or a folder with no YAML file in it there, is left
+    out: it is an empty inventory at the commit, everything in it is new. It is
+    never audited as an empty folder (an input error that would stop every rule
+    of the base audit) nor replaced by another path."""
     prefixes = [_inside(p, root) for p in paths]
     blobs = _blobs(root, commit, prefixes)
     for (_, name), content in zip(blobs, _cat(root, [oid for oid, _ in blobs]), strict=True):
         target = into / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(content)
-    for path, prefix in zip(paths, prefixes, strict=True):
-        if path.is_dir():  # a folder the base lacks is an empty inventory, not an error
-            (into / prefix).mkdir(parents=True, exist_ok=True)
-    return [into / p for p in prefixes if (into / p).exists()]
+    names = [PurePosixPath(name) for _, name in blobs]
+    return [into / p for p in prefixes if any(_under(name, p) for name in names)]
 
 
 @contextmanager

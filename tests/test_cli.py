@@ -541,6 +541,79 @@ def test_every_problem_in_a_rule_folder_is_listed(cli: CliRunner, workdir: Write
     assert [line.split(":")[0] for line in run.err.splitlines()] == ["rules/a.yaml", "rules/b.yaml"]
 
 
+KNOWLEDGE_NOT_READ = (
+    ":1:1: knowledge tables are not read from rule folders: the compatibility tables are built in "
+    "(rules/knowledge/); add GPU and server models as GpuModels / ServerModels documents with the inventories"
+)
+
+
+@pytest.mark.parametrize("command", [
+    pytest.param(("rules", "test", "rules"), id="rules-test"),
+    pytest.param(("rules", "list", "--rules", "rules"), id="rules-list"),
+    pytest.param(("explain", "acme.r1", "--rules", "rules"), id="explain"),
+    pytest.param(("audit", str(MINIMAL), "--rules", "rules", *AS_OF), id="audit"),
+    pytest.param(("audit", str(MINIMAL), "--config", "checker.yaml", *AS_OF), id="config-rules"),
+    pytest.param(("diff", "--base", "HEAD", str(MINIMAL), "--rules", "rules", *AS_OF), id="diff"),
+])
+def test_a_knowledge_folder_in_a_rule_folder_is_refused_not_skipped(
+    cli: CliRunner, workdir: Writer, command: tuple[str, ...]
+) -> None:
+    # Laid out as the built-in rules/ is: its knowledge/ tables are read by nothing but
+    # checker's own, so a user's would be ignored while `rules test` said "0 failed".
+    workdir("rules/r.yaml", rule())
+    workdir("rules/knowledge/cuda.yaml", (REPO / "rules" / "knowledge" / "cuda.yaml").read_text())
+    workdir("rules/team/knowledge/gpus.yaml", "kind: GpuModels\nmodels: []\n")
+    workdir("checker.yaml", "rules: [rules]\n")
+    run = cli(*command)
+    assert (run.code, run.out) == (2, "")
+    assert run.err.splitlines() == [
+        f"rules/knowledge/cuda.yaml{KNOWLEDGE_NOT_READ}",
+        f"rules/team/knowledge/gpus.yaml{KNOWLEDGE_NOT_READ}",
+    ]
+
+
+def test_a_knowledge_folder_alone_is_refused(cli: CliRunner, workdir: Writer) -> None:
+    workdir("rules/knowledge/x.yaml", "kind: CudaReleases\n")
+    run = cli("rules", "test", "rules")
+    assert (run.code, run.out, run.err) == (2, "", f"rules/knowledge/x.yaml{KNOWLEDGE_NOT_READ}\n")
+
+
+@pytest.mark.parametrize(("text", "stderr"), [
+    pytest.param("# ours\nkind: GpuModels\nmodels: []\n",
+                 "rules/r.yaml:2:1: a GpuModels document is an inventory, not rules: "
+                 "put it with the inventories",
+                 id="catalog"),
+    pytest.param("kind: CudaReleases\nreleases: []\n",
+                 f"rules/r.yaml:1:1: a CudaReleases document is a knowledge table, not rules; "
+                 f"{KNOWLEDGE_NOT_READ.removeprefix(':1:1: ')}",
+                 id="table"),
+])
+def test_a_document_of_another_kind_in_a_rule_folder_says_where_it_belongs(
+    cli: CliRunner, workdir: Writer, text: str, stderr: str
+) -> None:
+    workdir("rules/r.yaml", text)
+    run = cli("rules", "test", "rules")
+    assert (run.code, run.out, run.err) == (2, "", stderr + "\n")
+
+
+def test_the_builtin_rule_folder_named_keeps_its_knowledge_base(cli: CliRunner) -> None:
+    from checker.core.resources import rules_dir
+
+    run = cli("rules", "test", str(rules_dir()))
+    assert (run.code, run.err) == (0, "")
+    assert re.fullmatch(r"\d+ passed, 0 failed", run.lines[-1])
+
+
+def test_what_a_rule_folder_reads(cli: CliRunner, workdir: Writer) -> None:
+    # Nested folders are read; a README or a backup file is not YAML and is not a rule file.
+    workdir("rules/team/r.yaml", rule())
+    workdir("rules/README.md", "# our rules\n")
+    workdir("rules/team/r.yaml~", "not: read\n")
+    run = cli("rules", "test", "rules")
+    assert (run.code, run.err) == (0, "")
+    assert run.lines == ["ok   acme.r1 (1 fail, 1 pass)  rules/team/r.yaml:2", "1 passed, 0 failed"]
+
+
 def test_missing_rule_folder(cli: CliRunner, workdir: Writer) -> None:
     run = cli("audit", str(MINIMAL), "--rules", "nope", *AS_OF)
     assert (run.code, run.err) == (2, "nope: rule folder not found\n")

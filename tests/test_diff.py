@@ -122,13 +122,133 @@ def test_github_annotations_show_only_new_findings(repo: Path, cli: CliRunner) -
     assert run.lines[0].startswith("::error file=inv/facility.yaml,line=7,col=5,title=power.rack-capacity::")
 
 
-def test_a_folder_the_base_lacks_is_empty_not_an_error(repo: Path, cli: CliRunner) -> None:
-    (repo / "more").mkdir()
-    (repo / "more" / "w.yaml").write_text("kind: Workloads\nworkloads: [{name: w, task: inference, "
-                                          "params_b: 1, precision: bf16}]\n")
+# A second facility, hx2, whose rack H01 is overloaded: what a new path brings.
+HX2_FINDINGS = [
+    "more/facility.yaml:5:5: warning power.psu-side-degraded rack hx2/H01: 3 of its 3 servers keep less "
+    "than their peak draw on one side's PSUs (as little as 97.1 %): when a side fails they run at reduced "
+    "performance until it is back",
+    "more/facility.yaml:7:5: error power.rack-capacity "
+    "rack hx2/H01 draws 30.6 kW, over its 18.4 kW 2N feed capacity",
+]
+HX2_NEW = [f"  {line}" for line in HX2_FINDINGS]
+HX2_CHANGES = [
+    "capacity changes: 3",
+    "  facility hx2: +30.6 kW, headroom n/a -> 469.4 kW",
+    "  rack hx2/H01: +30.6 kW, headroom n/a -> -12.2 kW",
+    "  rack hx2/H02: +0.0 kW, headroom n/a -> 36.2 kW",
+]
+
+
+def _write_hx2(repo: Path) -> None:
+    (repo / "more").mkdir(exist_ok=True)
+    (repo / "more" / "facility.yaml").write_text(textwrap.dedent(FACILITY).replace("hx1", "hx2"))
+    servers = textwrap.dedent(SERVERS).replace("hx1", "hx2").replace("g1", "k1") + TWO_MORE % ("H01", "H01")
+    (repo / "more" / "servers.yaml").write_text(servers.replace("g2", "k2").replace("g3", "k3"))
+
+
+@pytest.fixture
+def debt(repo: Path) -> Path:
+    """The repository with a finding at HEAD (rack hx1/H01 overloaded): a wrong base
+    audit shows it resolved and hx1's racks as changed."""
+    _add_two(repo, "H01")
+    _git(repo, "commit", "-qam", "debt")
+    return repo
+
+
+@pytest.mark.parametrize(
+    "paths",
+    [
+        ("inv", "more"),  # a folder the base lacks
+        ("inv", "more/facility.yaml", "more/servers.yaml"),  # files the base lacks
+        ("more",),  # only paths the base lacks: the base is empty
+        ("more/facility.yaml", "more/servers.yaml"),
+    ],
+)
+def test_a_path_the_base_lacks_is_an_empty_inventory_there(
+    debt: Path, cli: CliRunner, paths: tuple[str, ...]
+) -> None:
+    _write_hx2(debt)
+    run = cli("diff", "--base", "HEAD", *paths, *AS_OF)
+    assert run.err == ""
+    assert run.lines[0].startswith("new findings against HEAD (") and run.lines[0].endswith("): 2")
+    assert run.lines[1:] == [
+        *HX2_NEW,
+        "resolved findings: 0",  # not an input error at the base, not hx1's debt
+        *HX2_CHANGES,  # hx1's racks did not change
+        "checker diff: 2 new, 0 resolved, 3 capacity changes: fail",
+    ]
+    assert run.code == 1
+    assert cli("diff", "--base", "HEAD", *paths, *AS_OF, "--fail-on-new").code == 1
+
+
+def test_a_folder_with_no_yaml_file_at_the_base_is_empty_there(debt: Path, cli: CliRunner) -> None:
+    (debt / "more").mkdir()
+    (debt / "more" / "README.md").write_text("hx2, soon\n")
+    _git(debt, "add", "-A")
+    _git(debt, "commit", "-qm", "placeholder")
+    _write_hx2(debt)
     run = cli("diff", "--base", "HEAD", "inv", "more", *AS_OF)
-    assert run.code == 0, run.err
-    assert "workload-fit.no-servers" in run.out
+    assert (run.code, run.err) == (1, "")
+    assert run.lines[1:] == [
+        *HX2_NEW,
+        "resolved findings: 0",
+        *HX2_CHANGES,
+        "checker diff: 2 new, 0 resolved, 3 capacity changes: fail",
+    ]
+
+
+def test_the_default_path_the_base_lacks_is_empty_there(debt: Path, cli: CliRunner) -> None:
+    _write_hx2(debt)
+    (debt / "more").rename(debt / "inventories")
+    run = cli("diff", "--base", "HEAD", *AS_OF)
+    assert (run.code, run.err) == (1, "")
+    assert run.lines[1:] == [
+        *(line.replace("more/", "inventories/") for line in HX2_NEW),
+        "resolved findings: 0",
+        *HX2_CHANGES,
+        "checker diff: 2 new, 0 resolved, 3 capacity changes: fail",
+    ]
+
+
+def test_a_file_named_whatever_its_name_is_read_at_the_base_too(debt: Path, cli: CliRunner) -> None:
+    # The audit reads a file named on the command line whatever its name: so does the base.
+    (debt / "inv" / "servers.yaml").rename(debt / "servers.inventory")
+    _git(debt, "add", "-A")
+    _git(debt, "commit", "-qm", "renamed")
+    run = cli("diff", "--base", "HEAD", "inv", "servers.inventory", *AS_OF)
+    assert (run.code, run.err) == (1, "")
+    assert run.lines[1:] == [
+        "resolved findings: 0",
+        "capacity changes: 0",
+        "checker diff: 0 new, 0 resolved, 0 capacity changes: fail",
+    ]
+
+
+def test_a_file_deleted_below_a_path_resolves_its_findings(debt: Path, cli: CliRunner) -> None:
+    _write_hx2(debt)
+    _git(debt, "add", "-A")
+    _git(debt, "commit", "-qm", "hx2")
+    (debt / "more" / "servers.yaml").unlink()
+    run = cli("diff", "--base", "HEAD", "inv", "more", *AS_OF)
+    assert (run.code, run.err) == (1, "")
+    assert run.lines[1:] == [
+        "resolved findings: 2",
+        *HX2_NEW,
+        "capacity changes: 2",
+        "  facility hx2: -30.6 kW, headroom 469.4 -> 500.0 kW",
+        "  rack hx2/H01: -30.6 kW, headroom -12.2 -> 18.4 kW",
+        "checker diff: 0 new, 2 resolved, 2 capacity changes: fail",
+    ]
+
+
+def test_a_path_deleted_at_head_is_an_error_as_in_an_audit(debt: Path, cli: CliRunner) -> None:
+    # The working tree is audited as `checker audit` would: a path it lacks is an error.
+    _write_hx2(debt)
+    _git(debt, "add", "-A")
+    _git(debt, "commit", "-qm", "hx2")
+    _git(debt, "rm", "-rq", "more")
+    run = cli("diff", "--base", "HEAD", "inv", "more", *AS_OF)
+    assert (run.code, run.out, run.err) == (2, "", "more: no such file or directory\n")
 
 
 @pytest.mark.parametrize(

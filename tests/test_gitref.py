@@ -61,3 +61,31 @@ def test_a_path_outside_the_repository_is_a_user_error(
     outside = tmp_path_factory.mktemp("elsewhere")
     with pytest.raises(UserError, match="outside the git repository"):
         materialize(repo, resolve_ref(repo, "HEAD"), [outside], tmp_path_factory.mktemp("base"))
+
+
+def test_a_path_with_no_inventory_at_the_ref_is_left_out_not_made_an_empty_folder(
+    repo: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    # An empty folder would be audited as an input error ("nothing to check"),
+    # stopping every rule of the base audit: a path the ref lacks is no inventory.
+    (repo / "new" / "deep").mkdir(parents=True)
+    (repo / "new" / "deep" / "c.yaml").write_text("c\n")
+    (repo / "docs").mkdir()
+    (repo / "docs" / "README.md").write_text("only prose\n")
+    _git(repo, "add", "docs")
+    _git(repo, "commit", "-qm", "docs")
+    into = tmp_path_factory.mktemp("base")
+    paths = [repo / "new", repo / "new" / "deep" / "c.yaml", repo / "docs", repo / "inv"]
+    assert materialize(repo, resolve_ref(repo, "HEAD"), paths, into) == [into / "inv"]
+    assert not (into / "new").exists() and not (into / "docs").exists()
+
+
+def test_a_file_named_is_written_whatever_its_name(
+    repo: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    # As the audit reads a file named on the command line whatever its name.
+    into = tmp_path_factory.mktemp("base")
+    assert materialize(repo, resolve_ref(repo, "HEAD"), [repo / "inv" / "notes.txt"], into) == [
+        into / "inv" / "notes.txt"
+    ]
+    assert (into / "inv" / "notes.txt").read_text() == "not yaml\n"

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import cache, cached_property, lru_cache
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from packaging.version import InvalidVersion, Version
 from pydantic import (
@@ -267,6 +267,13 @@ _FILES: dict[str, tuple[str, type[_SourcedTable]]] = {
     "rocm": ("rocm.yaml", RocmReleases),
     "fit": ("fit.yaml", FitModel),
 }
+
+
+# The `kind` of each table: a document of one of them outside the built-in
+# knowledge folder is refused by name (see the rulebook), never skipped.
+TABLE_KINDS: tuple[str, ...] = tuple(
+    get_args(model.model_fields["kind"].annotation)[0] for _, model in _FILES.values()
+)
 
 
 def _load_table(path: Path, model: type[_SourcedTable]) -> _SourcedTable:

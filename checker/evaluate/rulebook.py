@@ -25,9 +25,11 @@ from checker.core.resources import rules_dir
 from checker.core.rulemeta import RuleMeta
 from checker.core.suggest import did_you_mean
 from checker.derive.facts import REGISTRY, FactKind
+from checker.derive.knowledge import TABLE_KINDS
 from checker.evaluate.expr import CompiledWhen, ExprError, compile_when
 from checker.evaluate.message import MessageEnvironment, MessageError, MessageTemplate, render_message
 from checker.load.build import describe_error, discover, display_path
+from checker.load.models import DOCUMENT_KINDS
 from checker.source.parse import Src, YamlProblem, decode, parse, scalar_position
 
 RuleId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)+$")]
@@ -234,6 +236,17 @@ def _compile(
     return CompiledRule(rule, file, src.descend("rules", index), when, template, builtin, shown)
 
 
+def _misplaced(value: Any) -> str | None:
+    """Why a document of an inventory or knowledge-table kind is not rules, in one
+    line that says where it belongs (rather than "unknown field 'kind'")."""
+    kind = value.get("kind") if isinstance(value, dict) and "rules" not in value else None
+    if kind in DOCUMENT_KINDS:
+        return f"a {kind} document is an inventory, not rules: put it with the inventories"
+    if kind in TABLE_KINDS:
+        return f"a {kind} document is a knowledge table, not rules; {KNOWLEDGE_NOT_READ}"
+    return None
+
+
 def _load_file(path: Path, builtin: bool) -> tuple[list[CompiledRule], list[str]]:
     shown = display_path(path)
     try:
@@ -248,6 +261,11 @@ def _load_file(path: Path, builtin: bool) -> tuple[list[CompiledRule], list[str]
     lines: list[str] = []
     for doc in docs:
         errors = _Errors(shown, doc.src, text.splitlines())
+        misplaced = _misplaced(doc.value)
+        if misplaced is not None:
+            errors.add(["kind"], misplaced, key=True)
+            lines += errors.lines
+            continue
         try:
             parsed = RuleFile.model_validate(doc.value)
         except ValidationError as exc:
@@ -264,10 +282,28 @@ def _load_file(path: Path, builtin: bool) -> tuple[list[CompiledRule], list[str]
     return out, lines
 
 
-def rule_files(folder: Path) -> list[Path]:
-    """Rule files of a folder, found as inventories are; the knowledge base below
-    it is data, not rules. A folder or file that cannot be read is an error."""
-    return [p for p in discover([folder]) if "knowledge" not in p.relative_to(folder).parts]
+KNOWLEDGE_NOT_READ = (
+    "knowledge tables are not read from rule folders: the compatibility tables are built in "
+    "(rules/knowledge/); add GPU and server models as GpuModels / ServerModels documents "
+    "with the inventories"
+)
+
+
+def rule_files(folder: Path) -> tuple[list[Path], list[str]]:
+    """Rule files of a folder, found as inventories are (a folder or file that cannot
+    be read is an error), and one error line for each YAML file below a `knowledge/`
+    folder in it. The built-in rulebook's knowledge base is data, read on its own
+    (checker/derive/knowledge.py, the catalog with the inventories); in a user's rule
+    folder those files would be read by nothing, so they are refused, never skipped."""
+    builtin = folder.resolve() == rules_dir().resolve()
+    files: list[Path] = []
+    refused: list[str] = []
+    for path in discover([folder]):
+        if "knowledge" not in path.relative_to(folder).parts[:-1]:
+            files.append(path)
+        elif not builtin:
+            refused.append(at(display_path(path), 1, 1, KNOWLEDGE_NOT_READ))
+    return files, refused
 
 
 @dataclass(frozen=True)
@@ -312,7 +348,9 @@ def load_rulebook(extra: Sequence[Path] = (), *, builtin: bool = True) -> Rulebo
         if folder.resolve() in seen_folders:
             continue
         seen_folders.add(folder.resolve())
-        for path in rule_files(folder):
+        files, refused = rule_files(folder)
+        lines += refused
+        for path in files:
             got, errs = _load_file(path, is_builtin)
             rules += got
             lines += errs
