@@ -36,9 +36,8 @@ from checker.evaluate.ruletest import run_rule_tests
 from checker.load import cache
 from checker.load.reading import ReadOptions, default_jobs, options_used
 from checker.load.schema import inventory_schema
-from checker.render import formats_help
+from checker.render import FORMATS, capped_names, diff_formats_help, formats_help
 from checker.render.context import RenderContext
-from checker.render.diff_formats import DIFF_FORMATS
 from checker.render.output import (
     Output,
     check_writable,
@@ -167,7 +166,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
             fail_on_new=args.fail_on_new,
         )
     ctxs = [RenderContext(link_base(out.file), max_per_rule=cfg.max_per_rule) for out in outputs]
-    texts = [DIFF_FORMATS[out.format](result, ctx) for out, ctx in zip(outputs, ctxs, strict=True)]
+    texts = [FORMATS[out.format].diff(result, ctx) for out, ctx in zip(outputs, ctxs, strict=True)]
     for out, text in zip(outputs, texts, strict=True):
         write_output(out, text)
     return result.exit_code
@@ -309,8 +308,8 @@ def _add_audit_options(p: argparse.ArgumentParser) -> None:
         type=_count,
         default=None,
         metavar="N",
-        help="text, markdown and github show N findings per rule, then a count (default 100; 0 shows all);"
-        " json, sarif, junit and the verdict always have every finding",
+        help=f"{capped_names()} show N findings per rule, then a count (default 100; 0 shows all);"
+        " the other formats and the verdict have every finding",
     )
     p.add_argument("--as-of", type=_date, metavar="YYYY-MM-DD", help="evaluate dates as of this day")
     p.add_argument("--config", type=Path, metavar="FILE", help="config file (default: checker.yaml)")
@@ -389,7 +388,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         type=_format_spec,
         metavar="FMT[:FILE]",
-        help="text (default), json, markdown (a PR comment); sarif, junit, github show new findings",
+        help=f"output format, optionally to a file (repeatable). {diff_formats_help()}",
     )
 
     init_ = _sub(subs, "init", cmd_init, "scaffold an inventory repository whose audit passes")

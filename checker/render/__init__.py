@@ -1,18 +1,24 @@
-"""The formats: one explicit table, name -> formatter; formatters only read an AuditResult.
+"""The formats: one explicit table, one row per format; formatters only read an
+AuditResult (or a DiffResult).
 
-Adding a format is one module with a `render(result) -> str` and one row
-below; `--format` help and the unknown-name message are built from this table.
+Adding a format is one module with `render(result, ctx) -> str` and one row
+below. Everything else is derived from the table: `--format` help and the
+unknown-name message of `audit`, `report` and `diff`, what `diff` writes, and
+the format tables of README.md and docs/architecture.md (a test checks them
+against `formats_table()`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from checker.core.suggest import lookup
 from checker.decide.result import AuditResult
-from checker.render import github, json_format, junit, markdown, sarif, text
+from checker.render import diff_formats, github, json_format, junit, markdown, sarif, text
 from checker.render.context import RenderContext
+from checker.render.diff_formats import DiffFormatter, new_only
 
 Formatter = Callable[[AuditResult, RenderContext], str]
 
@@ -20,26 +26,112 @@ Formatter = Callable[[AuditResult, RenderContext], str]
 @dataclass(frozen=True)
 class Format:
     name: str
-    render: Formatter
-    summary: str
+    render: Formatter  # the audit
+    diff: DiffFormatter  # `checker diff`
+    what: str  # what it writes (help and the docs' table)
+    # Whether it shows at most --max-per-rule findings of each rule (the formats
+    # people read, which then say how many they left out) or every finding.
+    capped: bool
+    # What `checker diff` writes in it.
+    in_diff: str = "the head audit's new findings only"
 
 
 FORMATS: dict[str, Format] = {
     f.name: f
     for f in (
-        Format("text", text.render, "file:line:col: severity rule message, then a summary (default)"),
-        Format("json", json_format.render, "the JSON contract, byte-stable"),
-        Format("markdown", markdown.render, "the rollout readiness report"),
-        Format("sarif", sarif.render, "SARIF 2.1.0 for code scanning"),
-        Format("junit", junit.render, "JUnit XML: a test case per rule and entity checked"),
-        Format("github", github.render, "GitHub Actions workflow-command annotations"),
+        Format(
+            "text",
+            text.render,
+            diff_formats.text,
+            "`file:line:col: severity rule message` lines, the findings counted by rule, "
+            "and the verdict (the default)",
+            capped=True,
+            in_diff="new and resolved findings, capacity changes",
+        ),
+        Format(
+            "json",
+            json_format.render,
+            diff_formats.json_format,
+            "the machine contract ([docs/architecture.md](docs/architecture.md#json-output-contract))",
+            capped=False,
+            in_diff="new and resolved findings, capacity changes",
+        ),
+        Format(
+            "markdown",
+            markdown.render,
+            diff_formats.markdown,
+            "the rollout readiness report: verdict, findings grouped by rule, facilities, racks with a "
+            "utilisation chart, workloads, software matrix, support, waivers "
+            "([example](docs/example-readiness.md))",
+            capped=True,
+            in_diff="a pull-request comment: new and resolved findings, capacity changes",
+        ),
+        Format(
+            "sarif",
+            sarif.render,
+            new_only(sarif.render),
+            "SARIF 2.1.0 for code scanning: every rule that ran with its help, findings as results, "
+            "waived ones suppressed",
+            capped=False,
+        ),
+        Format(
+            "junit",
+            junit.render,
+            new_only(junit.render),
+            "a test suite per rule, a case per entity checked, a failure per finding, waived ones skipped",
+            capped=False,
+        ),
+        Format(
+            "github",
+            github.render,
+            new_only(github.render),
+            "`::error file=..,line=..::` annotations on the pull request's lines (warning, notice below)",
+            capped=True,
+        ),
     )
 }
 
 
+def get(name: str) -> Format:
+    """The format of that name; an unknown name is a usage error naming the known ones."""
+    return lookup(FORMATS, name, "format")
+
+
 def get_formatter(name: str) -> Formatter:
-    return lookup(FORMATS, name, "format").render
+    return get(name).render
+
+
+def capped_names() -> str:
+    """`text, markdown and github`: the formats --max-per-rule caps."""
+    *first, last = [f.name for f in FORMATS.values() if f.capped]
+    return f"{', '.join(first)} and {last}" if first else last
 
 
 def formats_help() -> str:
-    return "; ".join(f"{f.name}: {f.summary}" for f in FORMATS.values())
+    return "; ".join(f"{f.name}: {_plain(f.what)}" for f in FORMATS.values())
+
+
+def diff_formats_help() -> str:
+    return "; ".join(f"{f.name}: {_plain(f.in_diff)}" for f in FORMATS.values())
+
+
+def _plain(markdown: str) -> str:
+    """A table cell as --help shows it: no links, no code marks."""
+    return re.sub(r" ?\(\[[^]]*\]\([^)]*\)\)", "", markdown).replace("`", "")
+
+
+CAPPED = "the first `--max-per-rule` of each rule, then a count"
+
+
+def formats_table(docs: str = "docs/") -> str:
+    """The table README.md (`docs`: the docs folder from there) and
+    docs/architecture.md (`docs=""`) show."""
+    rows = [
+        "| format | what it writes | findings | in `checker diff` |",
+        "|---|---|---|---|",
+        *(
+            f"| `{f.name}` | {f.what} | {CAPPED if f.capped else 'every one'} | {f.in_diff} |"
+            for f in FORMATS.values()
+        ),
+    ]
+    return "\n".join(rows).replace("](docs/", f"]({docs}") + "\n"

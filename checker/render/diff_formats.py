@@ -1,5 +1,6 @@
-"""Formats of `checker diff`: its own text, JSON and Markdown (a PR comment); the
-audit's machine formats (sarif, junit, github) show the new findings only."""
+"""How `checker diff` writes a format (the `diff` column of render.FORMATS): its
+own text, JSON and Markdown (a PR comment); an audit format (sarif, junit,
+github) of the head audit narrowed to the new findings."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from checker.decide.compare import Delta, DiffResult
-from checker.render import FORMATS
+from checker.decide.result import AuditResult
 from checker.render.context import PLAIN, RenderContext
 from checker.render.json_format import dumps, finding_json
 from checker.render.templating import environment
@@ -74,14 +75,6 @@ def markdown(result: DiffResult, ctx: RenderContext = PLAIN) -> str:
     return template.render(result=result, verdict=_verdict(result), delta_line=delta_line, link=ctx.link)
 
 
-def _audit_format(name: str) -> DiffFormatter:
-    audit_render = FORMATS[name].render
-    return lambda result, ctx: audit_render(result.head_with_new_only(), ctx)
-
-
-DIFF_FORMATS: dict[str, DiffFormatter] = {
-    "text": text,
-    "json": json_format,
-    "markdown": markdown,
-    **{name: _audit_format(name) for name in ("sarif", "junit", "github")},
-}
+def new_only(render: Callable[[AuditResult, RenderContext], str]) -> DiffFormatter:
+    """An audit format written by `checker diff`: the head audit, new findings only."""
+    return lambda result, ctx: render(result.head_with_new_only(), ctx)
