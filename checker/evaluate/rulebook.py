@@ -28,8 +28,7 @@ from checker.derive.facts import REGISTRY, FactKind
 from checker.derive.knowledge import TABLE_KINDS
 from checker.evaluate.expr import CompiledWhen, ExprError, compile_when
 from checker.evaluate.message import MessageEnvironment, MessageError, MessageTemplate, render_message
-from checker.load.build import describe_error, discover, display_path
-from checker.load.models import DOCUMENT_KINDS
+from checker.load.build import KINDS, describe_error, discover, display_path
 from checker.source.parse import Src, YamlProblem, decode, parse, scalar_position
 
 RuleId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)+$")]
@@ -240,7 +239,7 @@ def _misplaced(value: Any) -> str | None:
     """Why a document of an inventory or knowledge-table kind is not rules, in one
     line that says where it belongs (rather than "unknown field 'kind'")."""
     kind = value.get("kind") if isinstance(value, dict) and "rules" not in value else None
-    if kind in DOCUMENT_KINDS:
+    if kind in KINDS:
         return f"a {kind} document is an inventory, not rules: put it with the inventories"
     if kind in TABLE_KINDS:
         return f"a {kind} document is a knowledge table, not rules; {KNOWLEDGE_NOT_READ}"

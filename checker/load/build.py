@@ -486,16 +486,16 @@ def _typed(problems: _Problems, file: str, doc: Document) -> _Doc | None:
     value = {k: v for k, v in doc.value.items() if not k.startswith("x-")}
     kind = value.get("kind")
     if kind is None:
-        message = f"missing `kind` (one of {', '.join(m.DOCUMENT_KINDS)})"
+        message = f"missing `kind` (one of {', '.join(KINDS)})"
         problems.add(SCHEMA_DOCUMENT, _at(file, doc.src), message)
         return None
     if not isinstance(kind, str):  # `kind: [Facility]` is a list, not a kind
         got = _YAML_TYPES.get(type(kind).__name__, "a mapping")
         problems.add(SCHEMA_DOCUMENT, _at(file, doc.src, ["kind"]),
-                     f"`kind` must be one of {', '.join(m.DOCUMENT_KINDS)}, not {got}")
+                     f"`kind` must be one of {', '.join(KINDS)}, not {got}")
         return None
-    if kind not in m.DOCUMENT_KINDS:
-        hint = did_you_mean(kind, m.DOCUMENT_KINDS)
+    if kind not in KINDS:
+        hint = did_you_mean(kind, KINDS)
         problems.add(SCHEMA_DOCUMENT, _at(file, doc.src, ["kind"]), f"unknown kind '{kind}'{hint}")
         return None
     return _Doc(file, value, doc.src)
@@ -533,9 +533,9 @@ class _Builder:
 
     def add(self, doc: _Doc) -> None:
         kind = doc.value["kind"]
-        validated = _validate(self.p, m.DOCUMENT_KINDS[kind], doc)
+        validated = _validate(self.p, KINDS[kind].model, doc)
         if validated is not None:
-            _ADDERS[kind](self, doc, validated)
+            KINDS[kind].add(self, doc, validated)
         else:
             self._unvalidated.update((kind, name) for name in _written_names(doc.value))
 
@@ -749,26 +749,42 @@ class _Builder:
         self.inv.waivers = valid
 
 
-# Functions, not bound methods kept on the builder: a builder holding its own
-# methods is a reference cycle, and with the cycle collector paused (as the
-# command line runs) it would keep every model alive to the end of the run.
-_ADDERS: dict[str, Callable[[_Builder, _Doc, Any], None]] = {
-    "Facility": _Builder._add_facility,
-    "Servers": _Builder._defer_servers,
-    "Workloads": _Builder._add_workloads,
-    "Waivers": _Builder._add_waivers,
-    "GpuModels": _Builder._add_gpumodels,
-    "ServerModels": _Builder._add_servermodels,
+@dataclass(frozen=True)
+class Kind:
+    """One `kind:` of inventory document: everything else about kinds (the
+    JSON Schema's union, the "one of ..." messages, the build order, the names a
+    broken document still defines) is derived from its row in KINDS."""
+
+    model: type[m.Model]
+    # Where the names it defines are written, for references to a document that
+    # failed validation (not to be reported again as dangling): a list field
+    # (`workloads:`), SELF (the document is one named entry: a Facility), or
+    # None (servers are checked one by one; waivers define no names).
+    items: str | None
+    # Built in this order, ties in file order: a kind after those its entries
+    # refer to (servers name racks, workloads and catalog models).
+    order: int
+    # A function, not a bound method kept on the builder: a builder holding its
+    # own methods is a reference cycle, and with the cycle collector paused (as
+    # the command line runs) it would keep every model alive to the end of the run.
+    add: Callable[[_Builder, _Doc, Any], None]
+
+
+SELF = "."
+KINDS: dict[str, Kind] = {
+    "Facility": Kind(m.Facility, SELF, 2, _Builder._add_facility),
+    "Servers": Kind(m.ServersDoc, None, 4, _Builder._defer_servers),
+    "Workloads": Kind(m.WorkloadsDoc, "workloads", 3, _Builder._add_workloads),
+    "Waivers": Kind(m.WaiversDoc, None, 4, _Builder._add_waivers),
+    "GpuModels": Kind(m.GpuModelsDoc, "gpus", 0, _Builder._add_gpumodels),
+    "ServerModels": Kind(m.ServerModelsDoc, "servers", 1, _Builder._add_servermodels),
 }
-
-
-_NAMED_LISTS = {"Workloads": "workloads", "GpuModels": "gpus", "ServerModels": "servers"}
 
 
 def _written_names(value: dict[str, Any]) -> list[str]:
     """The names a raw document defines, read without validating it."""
-    kind = value["kind"]
-    items = [value] if kind == "Facility" else value.get(_NAMED_LISTS.get(kind, ""), [])
+    where = KINDS[value["kind"]].items
+    items = [] if where is None else [value] if where == SELF else value.get(where, [])
     if not isinstance(items, list):
         return []
     return [i["name"] for i in items if isinstance(i, dict) and isinstance(i.get("name"), str)]
@@ -892,14 +908,10 @@ def load(
         return _load(paths, exclude, options or current_options())
 
 
-# Catalog and facilities first: servers refer to both, wherever they are written.
-_ORDER = {"GpuModels": 0, "ServerModels": 1, "Facility": 2, "Workloads": 3}
-
-
 def _add_all(builder: _Builder, docs: list[_Doc]) -> None:
     """Every document to the builder, taken off `docs` as it goes: from then on
     the builder holds a server document only until its servers are validated."""
-    docs.sort(key=lambda d: _ORDER.get(d.value["kind"], 4))
+    docs.sort(key=lambda d: KINDS[d.value["kind"]].order)
     docs.reverse()  # popped from the end: in file order within a kind
     while docs:
         builder.add(docs.pop())

@@ -362,13 +362,3 @@ class GpuModelsDoc(Model):
 class ServerModelsDoc(Model):
     kind: Literal["ServerModels"]
     servers: list[ServerModel]
-
-
-DOCUMENT_KINDS: dict[str, type[Model]] = {
-    "Facility": Facility,
-    "Servers": ServersDoc,
-    "Workloads": WorkloadsDoc,
-    "Waivers": WaiversDoc,
-    "GpuModels": GpuModelsDoc,
-    "ServerModels": ServerModelsDoc,
-}

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from pydantic import BaseModel, ValidationError
 
 from checker.load import models as m
+from checker.load.build import KINDS
 from checker.source.parse import WrittenFloat
 
 FEED = {"name": "A", "voltage": 230, "amps": 32}
@@ -16,8 +17,13 @@ GPU = {"name": "g", "vendor": "NVIDIA", "memory_gb": 80, "source": "datasheet"}
 
 
 def test_the_six_document_kinds() -> None:
-    assert list(m.DOCUMENT_KINDS) == ["Facility", "Servers", "Workloads", "Waivers", "GpuModels",
-                                      "ServerModels"]
+    assert list(KINDS) == ["Facility", "Servers", "Workloads", "Waivers", "GpuModels", "ServerModels"]
+
+
+@pytest.mark.parametrize("name", list(KINDS))
+def test_a_kind_row_names_its_own_model(name: str) -> None:
+    # The `kind:` a model accepts is the name its row is filed under.
+    assert get_args(KINDS[name].model.model_fields["kind"].annotation) == (name,)
 
 
 # (id, model, input, field -> expected value)
