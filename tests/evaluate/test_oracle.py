@@ -1,0 +1,222 @@
+"""durable-rules against an independent interpreter of the conditions it is given.
+
+tests/evaluate/oracle.py decides a compiled `when` (the durable JSON condition)
+in plain Python. Here every built-in rule's examples go through both the
+real engine (checker.evaluate.engine, the path audits and `checker rules
+test` take) and the oracle, and every (rule, fact) verdict must agree. Raw
+conditions beyond what expr.py emits check the oracle's model of durable's
+quirks against durable itself.
+
+Where the oracle says UNDEFINED (a number compared with a string, which
+durable compares as text over a length it does not define; a missing
+right-hand field, which expr.py guards) the verdict is not compared.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from checker.evaluate import engine
+from checker.evaluate.expr import CompiledWhen, fact_key
+from checker.evaluate.rulebook import CompiledRule, flatten, load_rulebook
+from tests.evaluate import oracle
+
+RULES = load_rulebook().rules
+Fact = dict[str, Any]
+
+
+def sent(values: Mapping[str, Any]) -> Fact:
+    """A fact's values as the oracle reads them: durable's keys, missing values left out."""
+    return oracle.document({fact_key(k): v for k, v in values.items()})
+
+
+def disagreements(
+    conditions: Sequence[CompiledWhen], facts: Sequence[Fact], fired: set[tuple[int, int]]
+) -> tuple[list[str], int]:
+    """Every (condition, fact) where the oracle and the engine's `fired` pairs
+    differ, described; and how many verdicts the oracle left undefined."""
+    problems: list[str] = []
+    undefined = 0
+    for (c, when), (f, fact) in itertools.product(enumerate(conditions), enumerate(facts)):
+        expected = oracle.matches(when.condition, sent(fact))
+        if expected is oracle.UNDEFINED:
+            undefined += 1
+            continue
+        if expected != ((c, f) in fired):
+            problems.append(
+                f"when: {when.source}\ncondition: {json.dumps(when.condition)}\nfact: {fact!r}\n"
+                f"oracle: {expected}, engine: {not expected}"
+            )
+    return problems, undefined
+
+
+PROPERTY = settings(
+    derandomize=True,  # the same examples on every run: CI stays deterministic
+    database=None,  # and writes nothing into the tree
+    deadline=None,
+    phases=[Phase.explicit, Phase.generate],  # a failure already names its rule and fact
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
+)
+# Every `make test` runs a quick sample; CI's slow run (`-m slow`) runs many more.
+QUICK = settings(PROPERTY, max_examples=25)
+THOROUGH = settings(PROPERTY, max_examples=300)
+
+
+# --------------------------------------------------------------------------
+# 1. The built-in rules' own examples.
+
+
+def _examples(rule: CompiledRule) -> list[tuple[str, Fact]]:
+    ex = rule.rule.examples
+    return [("fail", flatten(e)) for e in ex.fail] + [("pass", flatten(e)) for e in ex.pass_]
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.id for r in RULES])
+def test_examples_give_the_same_verdicts_through_the_oracle_and_the_engine(rule: CompiledRule) -> None:
+    cases = _examples(rule)
+    assert cases
+    # The path `checker rules test` takes (ruletest.run_rule_tests).
+    fired = set(engine.match([rule], [(rule.rule.on, values) for _, values in cases]))
+    for n, (label, values) in enumerate(cases):
+        verdict = oracle.matches(rule.when.condition, sent(values))
+        assert verdict is not oracle.UNDEFINED, values
+        assert verdict == ((0, n) in fired), f"{label} example {values}: oracle {verdict}"
+        assert verdict == (label == "fail"), f"{label} example {values}: oracle {verdict}"
+
+
+# --------------------------------------------------------------------------
+# 4. Raw conditions, beyond what expr.py emits: the oracle's model of durable's
+# quirks (unguarded right-hand fields, constant arithmetic, booleans in
+# arithmetic, mixed types, null) against durable itself, facts as json.dumps
+# writes them.
+
+
+def fire_raw(conditions: Sequence[Mapping[str, Any]], facts: Sequence[Fact]) -> set[tuple[int, int]]:
+    wrapped = [{"$and": [{"kind": "k"}, dict(c)]} for c in conditions]
+    docs = [{**fact, "kind": "k", "id": i} for i, fact in enumerate(facts)]
+    return engine.run_ruleset(wrapped, json.dumps(docs, ensure_ascii=False))
+
+
+@pytest.mark.parametrize(
+    ("condition", "fact", "expected"),
+    [
+        # A missing left field: false whatever the operator.
+        ({"$neq": {"a": 1}}, {"b": 1}, False),
+        # Arithmetic over constants only is never computed (expr.py folds it).
+        ({"$eq": {"a": {"$add": {"$l": 1, "$r": 2}}}}, {"a": 3}, False),
+        ({"$eq": {"a": {"$add": {"$l": {"$m": "a"}, "$r": {"$mul": {"$l": 1, "$r": 0}}}}}}, {"a": 3}, False),
+        # int / int truncates toward zero (expr.py sends divisors as floats).
+        ({"$eq": {"a": {"$div": {"$l": {"$m": "b"}, "$r": 2}}}}, {"a": -1, "b": -3}, True),
+        ({"$eq": {"a": {"$div": {"$l": {"$m": "b"}, "$r": 2.0}}}}, {"a": -1.5, "b": -3}, True),
+        # Booleans: 0/1 against numbers; + is AND, * is XOR, - unsupported.
+        ({"$eq": {"a": True}}, {"a": 1}, True),
+        ({"$gt": {"a": False}}, {"a": 0.5}, True),
+        ({"$eq": {"a": {"$mul": {"$l": {"$m": "b"}, "$r": True}}}}, {"a": False, "b": True}, True),
+        ({"$eq": {"a": {"$add": {"$l": {"$m": "b"}, "$r": True}}}}, {"a": True, "b": True}, True),
+        ({"$neq": {"a": {"$sub": {"$l": {"$m": "b"}, "$r": True}}}}, {"a": True, "b": True}, False),
+        # A boolean against a string: the text "true " over 4 characters.
+        ({"$eq": {"a": True}}, {"a": "true"}, True),
+        ({"$eq": {"a": "false"}}, {"a": False}, True),
+        ({"$eq": {"a": True}}, {"a": "true "}, True),
+        ({"$eq": {"a": True}}, {"a": "truex"}, False),
+        # Strings order as raw JSON text; equality is exact.
+        ({"$gt": {"a": "a b"}}, {"a": "a"}, True),
+        ({"$lt": {"a": {"$m": "b"}}}, {"a": "a b", "b": "a"}, True),
+        ({"$eq": {"a": 'x"y'}}, {"a": 'x"y'}, True),
+        # Arithmetic on a string is unsupported: false, even for !=.
+        ({"$neq": {"a": {"$add": {"$l": {"$m": "b"}, "$r": 1}}}}, {"a": 1, "b": "x"}, False),
+        # null: x vs null is only !=.
+        ({"$neq": {"a": None}}, {"a": 1}, True),
+        ({"$eq": {"a": None}}, {"a": 1}, False),
+    ],
+)
+def test_oracle_models_durable_quirks(condition: dict[str, Any], fact: Fact, expected: bool) -> None:
+    assert oracle.matches(condition, fact) is expected
+    assert bool(fire_raw([condition], [fact])) is expected
+
+
+def test_a_missing_right_hand_field_is_undefined() -> None:
+    # durable reads a result nobody wrote (expr.py guards every such field
+    # with $ex). Usually true, but the condition below did not fire on
+    # {"c": 2, "b": 1} in a ruleset of 40 generated conditions, and fires alone.
+    deeper = {"$eq": {"c": {"$sub": {"$l": {"$div": {"$l": {"$m": "a"}, "$r": -4.0}}, "$r": "false"}}}}
+    assert oracle.matches({"$lt": {"a": {"$m": "b"}}}, {"a": 1}) is oracle.UNDEFINED
+    assert oracle.matches(deeper, {"c": 2, "b": 1}) is oracle.UNDEFINED
+
+
+RAW_FIELDS = ["a", "b", "c"]
+RAW_LITERALS = [0, 1, -1, 2, 3, 0.5, 1.5, -2.5, True, False, None, "", "a", "a b", "5", "true", "false"]
+RAW_LITERALS.append('x"y')
+RAW_DIVISORS = [2, 3, -2, 0.5, 2.0, -4.0]
+
+
+def _raw_operand() -> st.SearchStrategy[Any]:
+    leaf = st.one_of(st.sampled_from(RAW_LITERALS), st.sampled_from(RAW_FIELDS).map(lambda f: {"$m": f}))
+
+    def extend(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+        return st.one_of(
+            st.builds(lambda op, left, right: {op: {"$l": left, "$r": right}},
+                      st.sampled_from(["$add", "$sub", "$mul"]), inner, inner),
+            # Divisors are non-zero literals: an integer 0 would kill the process.
+            st.builds(
+                lambda left, right: {"$div": {"$l": left, "$r": right}}, inner, st.sampled_from(RAW_DIVISORS)
+            ),
+        )
+
+    return st.recursive(leaf, extend, max_leaves=3)
+
+
+RAW_CONDITION = st.one_of(
+    st.builds(lambda op, f, v: {op: {f: v}},
+              st.sampled_from(["$lt", "$lte", "$gt", "$gte", "$eq", "$neq"]),
+              st.sampled_from(RAW_FIELDS), _raw_operand()),
+    st.builds(lambda op, f: {op: {f: 1}}, st.sampled_from(["$ex", "$nex"]), st.sampled_from(RAW_FIELDS)),
+)
+RAW_VALUES = [v for v in RAW_LITERALS if v is not None] + ["1.5", "\\", "a\tb"]
+RAW_FACTS = st.lists(
+    st.fixed_dictionaries({f: st.sampled_from(RAW_VALUES) for f in RAW_FIELDS}).flatmap(
+        lambda full: st.sets(st.sampled_from(RAW_FIELDS)).map(
+            lambda dropped: {k: v for k, v in full.items() if k not in dropped}
+        )
+    ),
+    min_size=10,
+    max_size=10,
+)
+
+
+def _check_raw(conditions: list[dict[str, Any]], facts: list[Fact]) -> None:
+    fired = fire_raw(conditions, facts)
+    problems = []
+    for (c, condition), (f, fact) in itertools.product(enumerate(conditions), enumerate(facts)):
+        expected = oracle.matches(condition, fact)
+        if expected is not oracle.UNDEFINED and expected != ((c, f) in fired):
+            problems.append(f"condition: {json.dumps(condition)}\nfact: {fact!r}\noracle: {expected}")
+    assert not problems, "\n\n".join(problems[:5])
+
+
+# At most 40 single-test conditions: a fact may match at most 64 alternatives of a ruleset.
+RAW_CONDITIONS = st.lists(RAW_CONDITION, min_size=40, max_size=40)
+
+
+@QUICK
+@given(conditions=RAW_CONDITIONS, facts=RAW_FACTS)
+def test_raw_conditions_match_the_same_facts_through_the_oracle_and_durable(
+    conditions: list[dict[str, Any]], facts: list[Fact]
+) -> None:
+    _check_raw(conditions, facts)
+
+
+@pytest.mark.slow
+@THOROUGH
+@given(conditions=RAW_CONDITIONS, facts=RAW_FACTS)
+def test_raw_conditions_match_the_same_facts_thoroughly(
+    conditions: list[dict[str, Any]], facts: list[Fact]
+) -> None:
+    _check_raw(conditions, facts)
