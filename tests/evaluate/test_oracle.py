@@ -1,11 +1,12 @@
 """durable-rules against an independent interpreter of the conditions it is given.
 
 tests/evaluate/oracle.py decides a compiled `when` (the durable JSON condition)
-in plain Python. Here every built-in rule's examples and facts generated for
-the built-in rules go through both the real engine (checker.evaluate.engine,
-the path audits and `checker rules test` take) and the oracle, and every
-(rule, fact) verdict must agree. Raw conditions beyond what expr.py emits
-check the oracle's model of durable's quirks against durable itself.
+in plain Python. Here every built-in rule's examples, facts generated for the
+built-in rules, and generated `when` expressions go through both the real
+engine (checker.evaluate.engine, the path audits and `checker rules test`
+take) and the oracle, and every (rule, fact) verdict must agree. Raw
+conditions beyond what expr.py emits check the oracle's model of durable's
+quirks against durable itself.
 
 Where the oracle says UNDEFINED (a number compared with a string, which
 durable compares as text over a length it does not define; a missing
@@ -27,7 +28,7 @@ from hypothesis import strategies as st
 
 from checker.derive.facts import REGISTRY
 from checker.evaluate import engine
-from checker.evaluate.expr import CompiledWhen, FieldType, fact_key
+from checker.evaluate.expr import CompiledWhen, ExprError, FieldType, compile_when, fact_key
 from checker.evaluate.rulebook import CompiledRule, flatten, load_rulebook
 from tests.evaluate import oracle
 
@@ -198,6 +199,135 @@ def test_rulebook_matches_the_same_facts_through_the_oracle_and_the_engine(
 @given(facts_by_kind=RULEBOOK_FACTS)
 def test_rulebook_matches_the_same_facts_thoroughly(facts_by_kind: dict[str, list[Fact]]) -> None:
     _check_rulebook(facts_by_kind)
+
+
+# --------------------------------------------------------------------------
+# 3. Generated `when` expressions over a few fields.
+
+FIELDS: dict[str, FieldType] = {
+    "a": "number",
+    "b": "number",
+    "c.d": "number",
+    "id": "number",  # durable's own key: stored as "@id" (fact_key)
+    "s": "string",
+    "t": "string",
+    "f": "boolean",
+    "g": "boolean",
+    "day": "date",
+    "until": "date",
+}
+NUMBERS = [n for n, k in FIELDS.items() if k == "number"]
+STRINGS = [n for n, k in FIELDS.items() if k == "string"]
+BOOLEANS = [n for n, k in FIELDS.items() if k == "boolean"]
+DAYS = [n for n, k in FIELDS.items() if k == "date"]
+# Thresholds that are not binary fractions: durable and the oracle must round alike.
+NUMBER_LITERALS = ["0", "1", "-1", "3", "0.1", "0.8", "-2.5", "1000000", "0.0001", "123456.789", "7"]
+DIVISORS = ["2", "3", "0.1", "-4", "7.5", "(1 + 2)"]
+STRING_LITERALS = ["", "a", "a b", "A01", "é", 'say "hi"', "back\\slash", "true", "5"]
+DATE_LITERALS = ["2024-01-01", "2024-02-29", "2027-01-15"]
+COMPARE = st.sampled_from(["<", "<=", ">", ">=", "==", "!="])
+EQUALITY = st.sampled_from(["==", "!="])
+
+
+def _number_expr() -> st.SearchStrategy[str]:
+    leaf = st.sampled_from([*NUMBERS, *NUMBER_LITERALS])
+
+    def extend(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+        return st.one_of(
+            st.tuples(inner, st.sampled_from(["+", "-", "*"]), inner).map(lambda t: "(" + " ".join(t) + ")"),
+            st.tuples(inner, st.sampled_from(DIVISORS)).map(lambda t: f"({t[0]} / {t[1]})"),
+            inner.map(lambda e: f"-{e}"),
+        )
+
+    return st.recursive(leaf, extend, max_leaves=3)
+
+
+def _compared(
+    fields: list[str], ops: st.SearchStrategy[str], other: st.SearchStrategy[str]
+) -> st.SearchStrategy[str]:
+    return st.builds(
+        lambda field, op, value, swap: f"{value} {op} {field}" if swap else f"{field} {op} {value}",
+        st.sampled_from(fields), ops, other, st.booleans(),
+    )
+
+
+def _listed(fields: list[str], items: list[str]) -> st.SearchStrategy[str]:
+    return st.builds(
+        lambda field, neg, elts: f"{field} {'not in' if neg else 'in'} [{', '.join(elts)}]",
+        st.sampled_from(fields), st.booleans(), st.lists(st.sampled_from(items), min_size=1, max_size=3),
+    )
+
+
+def _atom() -> st.SearchStrategy[str]:
+    strings = [repr(s) for s in STRING_LITERALS]
+    days = [repr(d) for d in DATE_LITERALS]
+    return st.one_of(
+        _compared(NUMBERS, COMPARE, _number_expr()),
+        _compared(NUMBERS, COMPARE, _number_expr()),
+        _compared(STRINGS, EQUALITY, st.sampled_from([*strings, *STRINGS])),
+        _compared(DAYS, COMPARE, st.sampled_from([*days, *DAYS])),
+        _compared(BOOLEANS, EQUALITY, st.sampled_from(["True", "False", *BOOLEANS])),
+        st.sampled_from(BOOLEANS),
+        _listed(NUMBERS, NUMBER_LITERALS),
+        _listed(STRINGS, strings),
+        _listed(DAYS, days),
+        st.sampled_from(list(FIELDS)).map(lambda field: f"exists({field})"),
+    )
+
+
+def _when() -> st.SearchStrategy[str]:
+    def extend(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+        return st.one_of(
+            st.tuples(inner, inner).map(lambda t: f"({t[0]} and {t[1]})"),
+            st.tuples(inner, inner).map(lambda t: f"({t[0]} or {t[1]})"),
+            inner.map(lambda c: f"not ({c})"),
+        )
+
+    return st.recursive(_atom(), extend, max_leaves=4)
+
+
+def _compiled(source: str) -> CompiledWhen | None:
+    try:
+        return compile_when(source, FIELDS)
+    except ExprError:  # e.g. 0.0001 * 0.1 folds to a number that needs an exponent
+        return None
+
+
+WHENS = st.lists(_when().map(_compiled), min_size=40, max_size=40).map(
+    lambda whens: [w for w in whens if w is not None]
+)
+_NUMBER_POOL = _numbers([float(v) for v in NUMBER_LITERALS])
+_TEXT_POOL = [*STRING_LITERALS, *DATE_LITERALS]
+EXPR_FACTS = st.lists(
+    st.fixed_dictionaries(
+        {name: _values(kind, _NUMBER_POOL, _TEXT_POOL) for name, kind in FIELDS.items()}
+    ),
+    min_size=10,
+    max_size=10,
+)
+
+
+def _check_whens(whens: list[CompiledWhen], facts: list[Fact]) -> None:
+    fired = set(engine.match_kind("rack", whens, facts))
+    problems, _ = disagreements(whens, facts, fired)
+    assert not problems, "\n\n".join(problems[:5])
+
+
+@QUICK
+@given(whens=WHENS, facts=EXPR_FACTS)
+def test_generated_whens_match_the_same_facts_through_the_oracle_and_the_engine(
+    whens: list[CompiledWhen], facts: list[Fact]
+) -> None:
+    _check_whens(whens, facts)
+
+
+@pytest.mark.slow
+@THOROUGH
+@given(whens=WHENS, facts=EXPR_FACTS)
+def test_generated_whens_match_the_same_facts_thoroughly(
+    whens: list[CompiledWhen], facts: list[Fact]
+) -> None:
+    _check_whens(whens, facts)
 
 
 # --------------------------------------------------------------------------
