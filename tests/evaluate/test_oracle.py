@@ -358,7 +358,7 @@ def fire_raw(conditions: Sequence[Mapping[str, Any]], facts: Sequence[Fact]) -> 
         ({"$eq": {"a": True}}, {"a": 1}, True),
         ({"$gt": {"a": False}}, {"a": 0.5}, True),
         ({"$eq": {"a": {"$mul": {"$l": {"$m": "b"}, "$r": True}}}}, {"a": False, "b": True}, True),
-        ({"$eq": {"a": {"$add": {"$l": {"$m": "b"}, "$r": True}}}}, {"a": True, "b": True}, True),
+        ({"$eq": {"a": {"$add": {"$l": {"$m": "b"}, "$r": True}}}}, {"a": False, "b": False}, True),
         ({"$neq": {"a": {"$sub": {"$l": {"$m": "b"}, "$r": True}}}}, {"a": True, "b": True}, False),
         # A boolean against a string: the text "true " over 4 characters.
         ({"$eq": {"a": True}}, {"a": "true"}, True),
