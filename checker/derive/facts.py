@@ -15,7 +15,7 @@ import datetime as dt
 import operator
 from collections.abc import Callable, Hashable, ItemsView, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 from pydantic import BaseModel
@@ -31,23 +31,12 @@ from checker.derive.capacity import (
     Capacity,
     Column,
 )
+from checker.derive.fields import FactField, FieldType, derived, written
 from checker.derive.knowledge import Knowledge, builtin
 from checker.load import models as m
 from checker.load.build import Inventory, Placed
 from checker.load.build import inner_models as _inner_models
 from checker.source.parse import Src
-
-FieldType = Literal["number", "string", "boolean", "date"]
-
-
-@dataclass(frozen=True, slots=True)
-class FactField:
-    name: str
-    type: FieldType
-    unit: str
-    doc: str
-    # Inventory path of the value, when it is read from the model (for `locate`).
-    path: tuple[str, ...] | None = None
 
 
 class Header:
@@ -186,16 +175,6 @@ class FactKind:
         return next((f for f in self.fields if f.name == name), None)
 
 
-def _m(name: str, type_: FieldType, unit: str, doc: str) -> FactField:
-    """A field read from the model at the inventory path spelled by its name."""
-    return FactField(name, type_, unit, doc, tuple(name.split(".")))
-
-
-def _d(name: str, type_: FieldType, unit: str, doc: str) -> FactField:
-    """A derived field (no inventory path)."""
-    return FactField(name, type_, unit, doc)
-
-
 Columns = dict[tuple[str, ...], list[Any]]
 
 
@@ -290,6 +269,7 @@ def _facts(
     Built ROWS_AT_ONCE entities at a time: a field's column is alive only while
     its rows are made, so what building costs beyond the facts themselves is
     the size of one part, not of the fleet (docs/performance.md, "Memory")."""
+    _check_declared(kind, fields, [*(columns or {}), *{name for e in entries for name in e[2]}])
     headers: dict[tuple[str, ...], Header] = {}
     facts: list[Fact] = []
     for first in range(0, len(entries), ROWS_AT_ONCE):
@@ -303,37 +283,49 @@ def _facts(
     return facts
 
 
+class UndeclaredField(Exception):
+    """A value computed for a fact under a name its kind does not declare: a
+    bug (exit 3), since the rules would never see it."""
+
+
+def _check_declared(kind: str, fields: tuple[FactField, ...], computed: Sequence[str]) -> None:
+    declared = {f.name for f in fields if f.path is None}
+    undeclared = sorted(set(computed) - declared)
+    if undeclared:
+        raise UndeclaredField(f"fact kind {kind}: computed but not declared: {', '.join(undeclared)}")
+
+
 def _columns(spec: tuple[Column, ...]) -> tuple[FactField, ...]:
     """Capacity columns as derived fields: declared once, with unit and meaning."""
-    return tuple(_d(c.name, c.type, c.unit, c.doc) for c in spec)
+    return tuple(derived(c.name, c.type, c.unit, c.doc) for c in spec)
 
 
 # ---------------------------------------------------------------- facility
 FACILITY_FIELDS = (
-    _m("name", "string", "", "facility name"),
-    _m("location", "string", "", "free-text location"),
-    _m("pue_target", "number", "", "maximum allowed PUE"),
-    _m("design_pue", "number", "", "design PUE, used when pue_model is absent"),
-    _m("pue_model.fixed_kw", "number", "kW", "fixed overhead: lighting, offices, security"),
-    _m("pue_model.cooling_kw_per_it_kw", "number", "kW/kW", "cooling power per IT kW"),
-    _m("pue_model.loss_fraction", "number", "", "UPS and distribution losses per IT kW"),
-    _m("power.it_capacity_kw", "number", "kW", "UPS / critical IT capacity"),
-    _m("power.utility_kw", "number", "kW", "utility supply"),
-    _m(
+    written("name", "string", "", "facility name"),
+    written("location", "string", "", "free-text location"),
+    written("pue_target", "number", "", "maximum allowed PUE"),
+    written("design_pue", "number", "", "design PUE, used when pue_model is absent"),
+    written("pue_model.fixed_kw", "number", "kW", "fixed overhead: lighting, offices, security"),
+    written("pue_model.cooling_kw_per_it_kw", "number", "kW/kW", "cooling power per IT kW"),
+    written("pue_model.loss_fraction", "number", "", "UPS and distribution losses per IT kW"),
+    written("power.it_capacity_kw", "number", "kW", "UPS / critical IT capacity"),
+    written("power.utility_kw", "number", "kW", "utility supply"),
+    written(
         "power.basis",
         "string",
         "",
         "max | typical: the draw UPS, utility, energy and PUE use (feeds and racks always use peak)",
     ),
-    _m("cooling.capacity_kw", "number", "kW", "heat rejection with all units running"),
-    _m("cooling.units", "number", "", "number of cooling units"),
-    _m("cooling.redundancy", "string", "", "N | N+1 | 2N"),
-    _m("cooling.inlet_c", "number", "degC", "design inlet temperature"),
-    _m("cooling.ashrae_class", "string", "", "ASHRAE TC 9.9 class A1..A4"),
-    _m("cooling.delta_t_c", "number", "degC", "air temperature rise across servers, for airflow"),
-    _m("floor_max_kg_per_m2", "number", "kg/m2", "floor loading limit"),
-    _m("energy_price_per_kwh", "number", "currency/kWh", "energy price"),
-    _m("currency", "string", "", "currency of energy_price_per_kwh"),
+    written("cooling.capacity_kw", "number", "kW", "heat rejection with all units running"),
+    written("cooling.units", "number", "", "number of cooling units"),
+    written("cooling.redundancy", "string", "", "N | N+1 | 2N"),
+    written("cooling.inlet_c", "number", "degC", "design inlet temperature"),
+    written("cooling.ashrae_class", "string", "", "ASHRAE TC 9.9 class A1..A4"),
+    written("cooling.delta_t_c", "number", "degC", "air temperature rise across servers, for airflow"),
+    written("floor_max_kg_per_m2", "number", "kg/m2", "floor loading limit"),
+    written("energy_price_per_kwh", "number", "currency/kWh", "energy price"),
+    written("currency", "string", "", "currency of energy_price_per_kwh"),
     *_columns(FACILITY_COLUMNS),
 )
 
@@ -345,15 +337,15 @@ def _facilities(inv: Inventory, cap: Capacity, ctx: Context) -> list[Fact]:
 
 # ---------------------------------------------------------------- rack
 RACK_FIELDS = (
-    _d("facility", "string", "", "facility the rack is in"),
-    _m("name", "string", "", "rack name"),
-    _m("u_height", "number", "U", "rack height"),
-    _m("weight_kg", "number", "kg", "empty rack weight"),
-    _m("max_weight_kg", "number", "kg", "rated static load"),
-    _m("footprint_m2", "number", "m2", "floor area"),
-    _m("cooling", "string", "", "air | rear-door | liquid"),
-    _m("cooling_kw", "number", "kW", "heat this position can reject"),
-    _m("redundancy", "string", "", "N | N+1 | 2N"),
+    derived("facility", "string", "", "facility the rack is in"),
+    written("name", "string", "", "rack name"),
+    written("u_height", "number", "U", "rack height"),
+    written("weight_kg", "number", "kg", "empty rack weight"),
+    written("max_weight_kg", "number", "kg", "rated static load"),
+    written("footprint_m2", "number", "m2", "floor area"),
+    written("cooling", "string", "", "air | rear-door | liquid"),
+    written("cooling_kw", "number", "kW", "heat this position can reject"),
+    written("redundancy", "string", "", "N | N+1 | 2N"),
     *_columns(RACK_COLUMNS),
 )
 
@@ -366,15 +358,15 @@ def _racks(inv: Inventory, cap: Capacity, ctx: Context) -> list[Fact]:
 
 # ---------------------------------------------------------------- feed
 FEED_FIELDS = (
-    _d("facility", "string", "", "facility of the feed's rack"),
-    _d("rack", "string", "", "rack the feed powers"),
-    _m("name", "string", "", "feed name"),
-    _m("side", "string", "", "A | B (2N racks)"),
-    _m("voltage", "number", "V", "line-to-line voltage for three-phase"),
-    _m("amps", "number", "A", "breaker rating"),
-    _m("phase", "number", "", "1 | 3"),
-    _m("max_utilization", "number", "%", "continuous-load limit (NEC 210.20(A), IEC 60364-4-43: 80)"),
-    _m("power_factor", "number", "", "power factor"),
+    derived("facility", "string", "", "facility of the feed's rack"),
+    derived("rack", "string", "", "rack the feed powers"),
+    written("name", "string", "", "feed name"),
+    written("side", "string", "", "A | B (2N racks)"),
+    written("voltage", "number", "V", "line-to-line voltage for three-phase"),
+    written("amps", "number", "A", "breaker rating"),
+    written("phase", "number", "", "1 | 3"),
+    written("max_utilization", "number", "%", "continuous-load limit (NEC 210.20(A), IEC 60364-4-43: 80)"),
+    written("power_factor", "number", "", "power factor"),
     *_columns(FEED_COLUMNS),
 )
 
@@ -390,104 +382,70 @@ def _feeds(inv: Inventory, cap: Capacity, ctx: Context) -> list[Fact]:
 
 
 # ---------------------------------------------------------------- server
-# Versions are strings as written plus `*_num` numbers rules compare
-# (checker.derive.knowledge.version_number: 535.129.03 -> 535129003000).
-SOFTWARE_FIELDS = (
-    _d("gpu.vendor", "string", "", "NVIDIA | AMD (GPU catalog)"),
-    _d("gpu.architecture", "string", "", "GPU architecture (Ampere, Hopper, ...)"),
-    _d("gpu.form_factor", "string", "", "sxm | pcie | oam | embedded"),
-    _d("gpu.forward_compatible", "boolean", "", "CUDA forward compatibility (cuda-compat) works on the GPU"),
-    _d("gpu.devices", "number", "", "GPUs as software sees them (an MI250X is two)"),
-    _d("gpu.memory_gb", "number", "GB", "memory of one GPU as software sees it (MI250X: 64)"),
-    _d("gpu.memory_total_gb", "number", "GB", "GPU memory of the server"),
-    _d("gpu.tdp_w", "number", "W", "board power of one GPU package"),
-    _d("gpu.tdp_total_w", "number", "W", "gpu.count x gpu.tdp_w"),
-    _d("gpu.tdp_unverified", "boolean", "", "the catalog marks the TDP unverified"),
-    _d("gpu.nvlink", "boolean", "", "NVLink between the GPUs: network.nvlink, else the catalog interconnect"),
-    _d("gpu.min_cuda", "string", "", "first CUDA that supports the GPU"),
-    _d("gpu.min_cuda_num", "number", "version", "gpu.min_cuda as a version number"),
-    _d("gpu.cuda_dropped", "string", "", "first CUDA without support for the GPU"),
-    _d("gpu.cuda_dropped_num", "number", "version", "gpu.cuda_dropped as a version number"),
-    _d("gpu.min_driver", "string", "", "driver the GPU needs beyond its CUDA's (HGX B200)"),
-    _d("gpu.min_driver_num", "number", "version", "gpu.min_driver as a version number"),
-    _d("gpu.last_driver_branch", "number", "", "last driver branch that supports the GPU"),
-    _d("gpu.min_rocm", "string", "", "first ROCm that supports the GPU"),
-    _d("gpu.min_rocm_num", "number", "version", "gpu.min_rocm as a version number"),
-    _d("gpu.options", "string", "", "GPU models the server model takes"),
-    _d("gpu.matches_server_model", "boolean", "", "gpu.model is one the server model takes"),
-    _d("software.declared", "boolean", "", "the server has a software section"),
-    _d("software.driver_num", "number", "version", "software.driver as a version number"),
-    _d("software.driver_branch", "number", "", "driver branch (major version: 535)"),
-    _d("software.driver_known", "boolean", "", "the driver version reads as a version number"),
-    _d("software.cuda_num", "number", "version", "software.cuda as a version number"),
-    _d("software.cuda_known", "boolean", "", "the tables know the CUDA release"),
-    _d("software.cuda_full_driver", "string", "", "full-feature minimum driver of software.cuda"),
-    _d("software.cuda_full_driver_num", "number", "version", "that driver as a version number"),
-    _d("software.cuda_driver_floor", "string", "", "minor-version-compat minimum driver of software.cuda"),
-    _d("software.cuda_driver_floor_num", "number", "version", "that driver as a version number"),
-    _d("software.rocm_num", "number", "version", "software.rocm as a version number"),
-    _d("software.rocm_known", "boolean", "", "the tables know the ROCm release"),
-)
 
 SUPPORT_FIELDS = (
-    _d("support.checked_against", "date", "", "rollout_date, or the audit date (--as-of) without one"),
-    _d("support.days_after_rollout", "number", "days", "support.until minus support.checked_against"),
-    _d("support.horizon_days", "number", "days", "warn when support ends this soon after rollout "
+    derived("support.checked_against", "date", "", "rollout_date, or the audit date (--as-of) without one"),
+    derived("support.days_after_rollout", "number", "days", "support.until minus support.checked_against"),
+    derived("support.horizon_days", "number", "days", "warn when support ends this soon after rollout "
        "(checker.yaml support_horizon_days, default 365)"),
 )
 
 SERVER_FIT_FIELDS = (
-    _d("workload_task", "string", "", "task of the server's workload"),
-    _d("workload_servers", "number", "", "servers that run the server's workload"),
-    _d("workload_params_b", "number", "billion", "parameters of the server's workload's model"),
-    _d("workload_framework", "string", "", "framework the server's workload needs"),
-    _d("workload_dataset_tb", "number", "TB", "dataset of the server's workload"),
-    _d("workload_memory_required_gb", "number", "GB", "GPU memory the server's workload needs"),
-    _d("framework_installed", "boolean", "", "the workload's framework is in software.frameworks"),
+    derived("workload_task", "string", "", "task of the server's workload"),
+    derived("workload_servers", "number", "", "servers that run the server's workload"),
+    derived("workload_params_b", "number", "billion", "parameters of the server's workload's model"),
+    derived("workload_framework", "string", "", "framework the server's workload needs"),
+    derived("workload_dataset_tb", "number", "TB", "dataset of the server's workload"),
+    derived("workload_memory_required_gb", "number", "GB", "GPU memory the server's workload needs"),
+    derived("framework_installed", "boolean", "", "the workload's framework is in software.frameworks"),
 )
 
 SERVER_FIELDS = (
-    _m("name", "string", "", "server name"),
-    _d("facility", "string", "", "facility of the server's document"),
-    _m("rack", "string", "", "rack name"),
-    _m("model", "string", "", "catalog server model"),
-    _m("position", "number", "U", "lowest U occupied (absent: not rack-mounted)"),
-    _m("u_height", "number", "U", "height"),
-    _m("weight_kg", "number", "kg", "weight"),
-    _m("power_w.max", "number", "W", "maximum wall draw"),
-    _m("power_w.typical", "number", "W", "typical wall draw"),
-    _m("power_cap_w", "number", "W", "enforced cap on wall draw; replaces power_w.max on branch circuits"),
-    _m("psu.count", "number", "", "power supplies"),
-    _m("psu.rating_w", "number", "W", "rating of one PSU"),
-    _m("psu.redundant", "number", "", "PSUs that may fail (the +N)"),
-    _m("psu.per_side", "number", "", "PSUs on the smaller side of a 2N rack (default count // 2)"),
-    _m("psu.efficiency", "string", "", "80 PLUS level"),
-    _m("cooling", "string", "", "air | liquid"),
-    _m("inlet_c.min", "number", "degC", "lowest inlet temperature the equipment is specified for"),
-    _m("inlet_c.max", "number", "degC", "highest inlet temperature the equipment is specified for"),
-    _m("gpu.model", "string", "", "catalog GPU model"),
-    _m("gpu.count", "number", "", "GPUs"),
-    _m("cpu.sockets", "number", "", "CPU sockets"),
-    _m("cpu.pcie_lanes", "number", "", "PCIe lanes"),
-    _m("memory_gb", "number", "GB", "system memory"),
-    _m("storage.nvme_tb", "number", "TB", "NVMe capacity"),
-    _m("storage.raid", "string", "", "none | 0 | 1 | 5 | 6 | 10"),
-    _m("storage.scratch", "boolean", "", "local NVMe is a scratch or cache tier (data lives elsewhere)"),
-    _m("network.fabric", "string", "", "infiniband | roce | ethernet"),
-    _m("network.gbps", "number", "Gb/s", "per-port speed"),
-    _m("network.ports", "number", "", "fabric ports"),
-    _m("network.nvlink", "boolean", "", "NVLink between the GPUs"),
-    _m("software.os", "string", "", "operating system"),
-    _m("software.driver", "string", "", "NVIDIA driver version"),
-    _m("software.cuda", "string", "", "CUDA version the software is built for"),
-    _m("software.rocm", "string", "", "ROCm version"),
-    _m("support.vendor", "string", "", "support vendor"),
-    _m("support.level", "string", "", "24x7 | 8x5 | nbd | none"),
-    _m("support.until", "date", "", "end of the support contract"),
-    _d("rollout_date", "date", "", "rollout date of the server's document"),
-    _m("workload", "string", "", "workload the server runs"),
+    written("name", "string", "", "server name"),
+    derived("facility", "string", "", "facility of the server's document"),
+    written("rack", "string", "", "rack name"),
+    written("model", "string", "", "catalog server model"),
+    written("position", "number", "U", "lowest U occupied (absent: not rack-mounted)"),
+    written("u_height", "number", "U", "height"),
+    written("weight_kg", "number", "kg", "weight"),
+    written("power_w.max", "number", "W", "maximum wall draw"),
+    written("power_w.typical", "number", "W", "typical wall draw"),
+    written(
+        "power_cap_w", "number", "W",
+        "enforced cap on wall draw; replaces power_w.max on branch circuits",
+    ),
+    written("psu.count", "number", "", "power supplies"),
+    written("psu.rating_w", "number", "W", "rating of one PSU"),
+    written("psu.redundant", "number", "", "PSUs that may fail (the +N)"),
+    written("psu.per_side", "number", "", "PSUs on the smaller side of a 2N rack (default count // 2)"),
+    written("psu.efficiency", "string", "", "80 PLUS level"),
+    written("cooling", "string", "", "air | liquid"),
+    written("inlet_c.min", "number", "degC", "lowest inlet temperature the equipment is specified for"),
+    written("inlet_c.max", "number", "degC", "highest inlet temperature the equipment is specified for"),
+    written("gpu.model", "string", "", "catalog GPU model"),
+    written("gpu.count", "number", "", "GPUs"),
+    written("cpu.sockets", "number", "", "CPU sockets"),
+    written("cpu.pcie_lanes", "number", "", "PCIe lanes"),
+    written("memory_gb", "number", "GB", "system memory"),
+    written("storage.nvme_tb", "number", "TB", "NVMe capacity"),
+    written("storage.raid", "string", "", "none | 0 | 1 | 5 | 6 | 10"),
+    written("storage.scratch", "boolean", "", "local NVMe is a scratch or cache tier (data lives elsewhere)"),
+    written("network.fabric", "string", "", "infiniband | roce | ethernet"),
+    written("network.gbps", "number", "Gb/s", "per-port speed"),
+    written("network.ports", "number", "", "fabric ports"),
+    written("network.nvlink", "boolean", "", "NVLink between the GPUs"),
+    written("software.os", "string", "", "operating system"),
+    written("software.driver", "string", "", "NVIDIA driver version"),
+    written("software.cuda", "string", "", "CUDA version the software is built for"),
+    written("software.rocm", "string", "", "ROCm version"),
+    written("support.vendor", "string", "", "support vendor"),
+    written("support.level", "string", "", "24x7 | 8x5 | nbd | none"),
+    written("support.until", "date", "", "end of the support contract"),
+    derived("rollout_date", "date", "", "rollout date of the server's document"),
+    written("workload", "string", "", "workload the server runs"),
     *_columns(SERVER_COLUMNS),
-    *SOFTWARE_FIELDS,
+    *software.GPU_FIELDS,
+    *software.SOFTWARE_FIELDS,
     *SUPPORT_FIELDS,
     *SERVER_FIT_FIELDS,
 )
@@ -586,43 +544,6 @@ def _spread(
 
 
 # ---------------------------------------------------------------- framework
-FRAMEWORK_FIELDS = (
-    _d("server", "string", "", "server the framework is installed on"),
-    _d("name", "string", "", "framework name as written (a key of software.frameworks)"),
-    _d("canonical", "string", "", "the tables' name for it (torch -> pytorch)"),
-    _d("version", "string", "", "version as written, with its build variant (2.3.1+cu121)"),
-    _d("known", "boolean", "", "the tables know the framework"),
-    _d("release", "string", "", "release line of the version (2.3.1 -> 2.3)"),
-    _d("release_num", "number", "version", "release line as a version number"),
-    _d("release_known", "boolean", "", "the tables know the release (absent for an unknown framework)"),
-    _d("stack", "string", "", "cuda | rocm | cpu | unknown: what the build runs on"),
-    _d("build_from", "string", "", "where the build's CUDA/ROCm came from: variant | software.cuda | "
-       "software.rocm | tested build"),
-    _d("build_exists", "boolean", "", "an official build of this release exists for that CUDA/ROCm"),
-    _d("builds", "string", "", "the official builds of the release, for messages"),
-    _d("cuda", "string", "", "CUDA the framework runs with (wheel variant, software.cuda or tested build)"),
-    _d("cuda_num", "number", "version", "that CUDA as a version number"),
-    _d("rocm", "string", "", "ROCm the framework runs with"),
-    _d("rocm_num", "number", "version", "that ROCm as a version number"),
-    _d("cuda_full_driver", "string", "", "full-feature minimum driver of the framework's CUDA"),
-    _d("cuda_full_driver_num", "number", "version", "that driver as a version number"),
-    _d("cuda_driver_floor", "string", "", "minor-version-compatibility minimum driver of its CUDA"),
-    _d("cuda_driver_floor_num", "number", "version", "that driver as a version number"),
-    _d("driver", "string", "", "the server's NVIDIA driver"),
-    _d("driver_num", "number", "version", "that driver as a version number"),
-    _d("gpu.model", "string", "", "the server's GPU model"),
-    _d("gpu.vendor", "string", "", "NVIDIA | AMD"),
-    _d("gpu.architecture", "string", "", "GPU architecture"),
-    _d("gpu.min_rocm", "string", "", "first ROCm that supports the GPU"),
-    _d("gpu.min_rocm_num", "number", "version", "that ROCm as a version number"),
-    _d("arch_min_cuda", "string", "", "oldest framework CUDA build that runs the GPU's architecture"),
-    _d("arch_min_cuda_num", "number", "version", "that CUDA as a version number"),
-    _d("arch_min_release", "string", "", "first framework release that runs the architecture"),
-    _d("arch_min_release_num", "number", "version", "that release as a version number"),
-    _d("arch_warn_from", "string", "", "first release whose support for the architecture is in doubt"),
-    _d("arch_warn_from_num", "number", "version", "that release as a version number"),
-    _d("arch_note", "string", "", "the table's note on the architecture"),
-)
 
 
 def _frameworks(inv: Inventory, cap: Capacity, ctx: Context) -> list[Fact]:
@@ -650,39 +571,22 @@ def _frameworks(inv: Inventory, cap: Capacity, ctx: Context) -> list[Fact]:
         return software.framework_values(fw, version, sw, gpu.value if gpu else None, ctx.knowledge)
 
     columns = {**_spread(keys, installs, values), "server": servers}
-    return _facts("framework", FRAMEWORK_FIELDS, entries, columns)
+    return _facts("framework", software.FRAMEWORK_FIELDS, entries, columns)
 
 
 # ---------------------------------------------------------------- workload
-WORKLOAD_FIT_FIELDS = (
-    _d("memory_scope", "string", "", "job: sharded over all its GPUs; server: within each server"),
-    _d("memory_allowance_pct", "number", "%", "activation / KV-cache allowance in memory_required_gb "
-       "(a planning default, unverified)"),
-    _d("memory_required_gb", "number", "GB", "GPU memory needed (rules/knowledge/fit.yaml)"),
-    _d("memory_available_gb", "number", "GB", "GPU memory of the job, or of its smallest server"),
-    _d("memory_per_gpu_gb", "number", "GB", "memory_required_gb over job_gpu_count"),
-    _d("gpu_count", "number", "", "GPUs of all its servers, as software sees them"),
-    _d("job_gpu_count", "number", "", "GPUs one job uses: all (job scope) or its smallest server's"),
-    _d("gpus_per_server_min", "number", "", "GPUs of its smallest server"),
-    _d("gpu_memory_gb_min", "number", "GB", "smallest per-GPU memory among its servers"),
-    _d("gpu_memory_gb_max", "number", "GB", "largest per-GPU memory among its servers"),
-    _d("peak_tflops", "number", "TFLOPS", "dense BF16 peak of all its GPUs (absent if one is unknown)"),
-    _d("mfu", "number", "", "model FLOPs utilisation the estimate assumes"),
-    _d("train_days", "number", "days", "6 x params x tokens / (peak x MFU), training and fine-tuning"),
-    _d("estimate_unverified", "boolean", "", "the estimate uses a peak the catalog marks unverified"),
-)
 
 WORKLOAD_FIELDS = (
-    _m("name", "string", "", "workload name"),
-    _m("task", "string", "", "training | fine-tuning | inference"),
-    _m("params_b", "number", "billion", "model parameters"),
-    _m("precision", "string", "", "fp32 | bf16 | fp16 | fp8 | int8 | int4"),
-    _m("framework", "string", "", "framework that must be installed"),
-    _m("dataset_tb", "number", "TB", "dataset size"),
-    _m("tokens_b", "number", "billion", "training tokens"),
-    _m("deadline_days", "number", "days", "deadline"),
-    _d("server_count", "number", "", "servers that run it"),
-    *WORKLOAD_FIT_FIELDS,
+    written("name", "string", "", "workload name"),
+    written("task", "string", "", "training | fine-tuning | inference"),
+    written("params_b", "number", "billion", "model parameters"),
+    written("precision", "string", "", "fp32 | bf16 | fp16 | fp8 | int8 | int4"),
+    written("framework", "string", "", "framework that must be installed"),
+    written("dataset_tb", "number", "TB", "dataset size"),
+    written("tokens_b", "number", "billion", "training tokens"),
+    written("deadline_days", "number", "days", "deadline"),
+    derived("server_count", "number", "", "servers that run it"),
+    *fit.WORKLOAD_FIT_FIELDS,
 )
 
 
@@ -734,7 +638,7 @@ REGISTRY: dict[str, FactKind] = {
         FactKind(
             "framework",
             "one framework installed on a server, with the server's GPU and driver (entity: the server)",
-            FRAMEWORK_FIELDS,
+            software.FRAMEWORK_FIELDS,
             _frameworks,
             m.Software,
         ),

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from checker.derive.fields import derived
 from checker.derive.knowledge import FitModel
 from checker.load import models as m
 
@@ -113,6 +114,26 @@ def _train_days(workload: m.Workload, peak_tflops: float, fit: FitModel) -> floa
 
 def _finite(value: float) -> float | None:
     return float(value) if np.isfinite(value) else None
+
+
+# What workload_values gives for each workload.
+WORKLOAD_FIT_FIELDS = (
+    derived("memory_scope", "string", "", "job: sharded over all its GPUs; server: within each server"),
+    derived("memory_allowance_pct", "number", "%", "activation / KV-cache allowance in memory_required_gb "
+       "(a planning default, unverified)"),
+    derived("memory_required_gb", "number", "GB", "GPU memory needed (rules/knowledge/fit.yaml)"),
+    derived("memory_available_gb", "number", "GB", "GPU memory of the job, or of its smallest server"),
+    derived("memory_per_gpu_gb", "number", "GB", "memory_required_gb over job_gpu_count"),
+    derived("gpu_count", "number", "", "GPUs of all its servers, as software sees them"),
+    derived("job_gpu_count", "number", "", "GPUs one job uses: all (job scope) or its smallest server's"),
+    derived("gpus_per_server_min", "number", "", "GPUs of its smallest server"),
+    derived("gpu_memory_gb_min", "number", "GB", "smallest per-GPU memory among its servers"),
+    derived("gpu_memory_gb_max", "number", "GB", "largest per-GPU memory among its servers"),
+    derived("peak_tflops", "number", "TFLOPS", "dense BF16 peak of all its GPUs (absent if one is unknown)"),
+    derived("mfu", "number", "", "model FLOPs utilisation the estimate assumes"),
+    derived("train_days", "number", "days", "6 x params x tokens / (peak x MFU), training and fine-tuning"),
+    derived("estimate_unverified", "boolean", "", "the estimate uses a peak the catalog marks unverified"),
+)
 
 
 def workload_values(

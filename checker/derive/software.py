@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from checker.derive.fields import derived
 from checker.derive.knowledge import (
     CudaRelease,
     Framework,
@@ -38,6 +39,39 @@ def _unverified(gpu: m.GpuModel, names: tuple[str, ...]) -> str | None:
 
 
 # ---------------------------------------------------------------- GPU
+# What gpu_values gives (catalog figures of the server's GPU).
+GPU_FIELDS = (
+    derived("gpu.vendor", "string", "", "NVIDIA | AMD (GPU catalog)"),
+    derived("gpu.architecture", "string", "", "GPU architecture (Ampere, Hopper, ...)"),
+    derived("gpu.form_factor", "string", "", "sxm | pcie | oam | embedded"),
+    derived(
+        "gpu.forward_compatible", "boolean", "",
+        "CUDA forward compatibility (cuda-compat) works on the GPU",
+    ),
+    derived("gpu.devices", "number", "", "GPUs as software sees them (an MI250X is two)"),
+    derived("gpu.memory_gb", "number", "GB", "memory of one GPU as software sees it (MI250X: 64)"),
+    derived("gpu.memory_total_gb", "number", "GB", "GPU memory of the server"),
+    derived("gpu.tdp_w", "number", "W", "board power of one GPU package"),
+    derived("gpu.tdp_total_w", "number", "W", "gpu.count x gpu.tdp_w"),
+    derived("gpu.tdp_unverified", "boolean", "", "the catalog marks the TDP unverified"),
+    derived(
+        "gpu.nvlink", "boolean", "",
+        "NVLink between the GPUs: network.nvlink, else the catalog interconnect",
+    ),
+    derived("gpu.min_cuda", "string", "", "first CUDA that supports the GPU"),
+    derived("gpu.min_cuda_num", "number", "version", "gpu.min_cuda as a version number"),
+    derived("gpu.cuda_dropped", "string", "", "first CUDA without support for the GPU"),
+    derived("gpu.cuda_dropped_num", "number", "version", "gpu.cuda_dropped as a version number"),
+    derived("gpu.min_driver", "string", "", "driver the GPU needs beyond its CUDA's (HGX B200)"),
+    derived("gpu.min_driver_num", "number", "version", "gpu.min_driver as a version number"),
+    derived("gpu.last_driver_branch", "number", "", "last driver branch that supports the GPU"),
+    derived("gpu.min_rocm", "string", "", "first ROCm that supports the GPU"),
+    derived("gpu.min_rocm_num", "number", "version", "gpu.min_rocm as a version number"),
+    derived("gpu.options", "string", "", "GPU models the server model takes"),
+    derived("gpu.matches_server_model", "boolean", "", "gpu.model is one the server model takes"),
+)
+
+
 def gpu_values(server: m.Server, gpu: m.GpuModel | None, model: m.ServerModel | None) -> Values:
     """Catalog figures of the server's GPU, per logical GPU as software sees it."""
     if server.gpu is None or gpu is None:
@@ -76,6 +110,27 @@ def _cuda_values(prefix: str, row: CudaRelease | None) -> Values:
         **_versioned(f"{prefix}cuda_full_driver", row.driver),
         **_versioned(f"{prefix}cuda_driver_floor", row.floor),
     }
+
+
+# What software_values gives. Versions are strings as written plus `*_num`
+# numbers rules compare (version_number: 535.129.03 -> 535129003000).
+SOFTWARE_FIELDS = (
+    derived("software.declared", "boolean", "", "the server has a software section"),
+    derived("software.driver_num", "number", "version", "software.driver as a version number"),
+    derived("software.driver_branch", "number", "", "driver branch (major version: 535)"),
+    derived("software.driver_known", "boolean", "", "the driver version reads as a version number"),
+    derived("software.cuda_num", "number", "version", "software.cuda as a version number"),
+    derived("software.cuda_known", "boolean", "", "the tables know the CUDA release"),
+    derived("software.cuda_full_driver", "string", "", "full-feature minimum driver of software.cuda"),
+    derived("software.cuda_full_driver_num", "number", "version", "that driver as a version number"),
+    derived(
+        "software.cuda_driver_floor", "string", "",
+        "minor-version-compat minimum driver of software.cuda",
+    ),
+    derived("software.cuda_driver_floor_num", "number", "version", "that driver as a version number"),
+    derived("software.rocm_num", "number", "version", "software.rocm as a version number"),
+    derived("software.rocm_known", "boolean", "", "the tables know the ROCm release"),
+)
 
 
 def software_values(software: m.Software | None, kb: Knowledge) -> Values:
@@ -192,6 +247,49 @@ def _arch_values(fw: Framework, gpu: m.GpuModel | None, stack: str) -> Values:
         values.update(_versioned("arch_warn_from", arch.warn_from))
         values["arch_note"] = arch.notes
     return values
+
+
+# What framework_values gives: the fields of a `framework` fact.
+FRAMEWORK_FIELDS = (
+    derived("server", "string", "", "server the framework is installed on"),
+    derived("name", "string", "", "framework name as written (a key of software.frameworks)"),
+    derived("canonical", "string", "", "the tables' name for it (torch -> pytorch)"),
+    derived("version", "string", "", "version as written, with its build variant (2.3.1+cu121)"),
+    derived("known", "boolean", "", "the tables know the framework"),
+    derived("release", "string", "", "release line of the version (2.3.1 -> 2.3)"),
+    derived("release_num", "number", "version", "release line as a version number"),
+    derived("release_known", "boolean", "", "the tables know the release (absent for an unknown framework)"),
+    derived("stack", "string", "", "cuda | rocm | cpu | unknown: what the build runs on"),
+    derived("build_from", "string", "", "where the build's CUDA/ROCm came from: variant | software.cuda | "
+       "software.rocm | tested build"),
+    derived("build_exists", "boolean", "", "an official build of this release exists for that CUDA/ROCm"),
+    derived("builds", "string", "", "the official builds of the release, for messages"),
+    derived(
+        "cuda", "string", "",
+        "CUDA the framework runs with (wheel variant, software.cuda or tested build)",
+    ),
+    derived("cuda_num", "number", "version", "that CUDA as a version number"),
+    derived("rocm", "string", "", "ROCm the framework runs with"),
+    derived("rocm_num", "number", "version", "that ROCm as a version number"),
+    derived("cuda_full_driver", "string", "", "full-feature minimum driver of the framework's CUDA"),
+    derived("cuda_full_driver_num", "number", "version", "that driver as a version number"),
+    derived("cuda_driver_floor", "string", "", "minor-version-compatibility minimum driver of its CUDA"),
+    derived("cuda_driver_floor_num", "number", "version", "that driver as a version number"),
+    derived("driver", "string", "", "the server's NVIDIA driver"),
+    derived("driver_num", "number", "version", "that driver as a version number"),
+    derived("gpu.model", "string", "", "the server's GPU model"),
+    derived("gpu.vendor", "string", "", "NVIDIA | AMD"),
+    derived("gpu.architecture", "string", "", "GPU architecture"),
+    derived("gpu.min_rocm", "string", "", "first ROCm that supports the GPU"),
+    derived("gpu.min_rocm_num", "number", "version", "that ROCm as a version number"),
+    derived("arch_min_cuda", "string", "", "oldest framework CUDA build that runs the GPU's architecture"),
+    derived("arch_min_cuda_num", "number", "version", "that CUDA as a version number"),
+    derived("arch_min_release", "string", "", "first framework release that runs the architecture"),
+    derived("arch_min_release_num", "number", "version", "that release as a version number"),
+    derived("arch_warn_from", "string", "", "first release whose support for the architecture is in doubt"),
+    derived("arch_warn_from_num", "number", "version", "that release as a version number"),
+    derived("arch_note", "string", "", "the table's note on the architecture"),
+)
 
 
 def framework_values(
