@@ -103,6 +103,21 @@ def test_no_import_cycle() -> None:
     assert cycles == []
 
 
+def test_only_the_source_package_reads_yaml() -> None:
+    """One reader: every YAML file (inventories, checker.yaml, knowledge tables,
+    rule files) is parsed in checker/source, whose errors are located there."""
+    readers = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.parent.name == "source":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            module = node.module if isinstance(node, ast.ImportFrom) else None
+            if "yaml" in names or (module or "").split(".")[0] == "yaml":
+                readers.append(_module(path))
+    assert readers == []
+
+
 @pytest.mark.parametrize(
     ("source", "expected"),
     [

@@ -13,14 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from checker.core.errors import UserError, at
 from checker.core.findings import Severity
 from checker.core.suggest import did_you_mean
-from checker.load.build import describe_error, display_path, not_a_file
-from checker.source.parse import Src, YamlProblem
-from checker.source.reader import read
+from checker.source.parse import Src
+from checker.source.reader import display_path, not_a_file, read_file, validate
 
 CONFIG_NAME = "checker.yaml"
 
@@ -101,28 +100,15 @@ def load_config(path: Path | None) -> tuple[Config, Path | None]:
     if not stat.S_ISREG(mode):  # a FIFO would block the run forever
         what = "a folder" if stat.S_ISDIR(mode) else not_a_file(mode).split(",")[0].removeprefix("is ")
         raise UserError(f"{shown}: is {what}, not a config file")
-    try:
-        docs = read(path)
-    except YamlProblem as exc:
-        raise UserError(at(shown, exc.line, exc.column, exc.message)) from None
-    except OSError as exc:
-        raise UserError(f"{shown}: cannot read: {exc.strerror}") from None
+    docs = read_file(path).documents
     if not docs:
         return Config(), path
     if len(docs) > 1:
         second = docs[1].src
         raise UserError(at(shown, second.line, second.column, "a config file holds one YAML document"))
-    try:
-        config = Config.model_validate(docs[0].value)
-        config._where = (shown, docs[0].src)
-        return config, path
-    except ValidationError as exc:
-        lines = []
-        for error in exc.errors():
-            _, message, key = describe_error(error, Config)
-            loc = [s for s in error["loc"] if isinstance(s, (str, int))]
-            lines.append(at(shown, *docs[0].src.locate(loc, key=key), message))
-        raise UserError(lines) from None
+    config = validate(Config, docs[0], shown)
+    config._where = (shown, docs[0].src)
+    return config, path
 
 
 def settings(

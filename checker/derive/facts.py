@@ -35,8 +35,8 @@ from checker.derive.fields import FactField, FieldType, derived, written
 from checker.derive.knowledge import Knowledge, builtin
 from checker.load import models as m
 from checker.load.build import Inventory, Placed
-from checker.load.build import inner_models as _inner_models
 from checker.source.parse import Src
+from checker.source.reader import inner_models as _inner_models
 
 
 class Header:

@@ -26,15 +26,12 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
-    ValidationError,
     model_validator,
 )
 
-from checker.core.errors import UserError, at
+from checker.core.errors import UserError
 from checker.core.resources import knowledge_dir
-from checker.load.build import describe_error, display_path
-from checker.source.parse import YamlProblem
-from checker.source.reader import read
+from checker.source.reader import read_file, validate
 
 # version_number() packs release components in base 1000; four fit a C long
 # (durable-rules' integers) with room to spare.
@@ -277,24 +274,10 @@ TABLE_KINDS: tuple[str, ...] = tuple(
 
 
 def _load_table(path: Path, model: type[_SourcedTable]) -> _SourcedTable:
-    shown = display_path(path)
-    try:
-        docs = read(path)
-    except YamlProblem as exc:
-        raise UserError(at(shown, exc.line, exc.column, exc.message)) from None
-    except OSError as exc:
-        raise UserError(f"{shown}: cannot read the knowledge table: {exc.strerror}") from None
-    if len(docs) != 1:
-        raise UserError(f"{shown}: a knowledge table is one YAML document")
-    try:
-        return model.model_validate(docs[0].value)
-    except ValidationError as exc:
-        lines = []
-        for error in exc.errors():
-            _, message, key = describe_error(error, model)
-            loc = [s for s in error["loc"] if isinstance(s, (str, int))]
-            lines.append(at(shown, *docs[0].src.locate(loc, key=key), message))
-        raise UserError(lines) from None
+    table = read_file(path, "the knowledge table")
+    if len(table.documents) != 1:
+        raise UserError(f"{table.shown}: a knowledge table is one YAML document")
+    return validate(model, table.documents[0], table.shown)
 
 
 def load_knowledge(folder: Path) -> Knowledge:

@@ -28,8 +28,9 @@ from checker.derive.facts import REGISTRY, FactKind
 from checker.derive.knowledge import TABLE_KINDS
 from checker.evaluate.expr import CompiledWhen, ExprError, compile_when
 from checker.evaluate.message import MessageEnvironment, MessageError, MessageTemplate, render_message
-from checker.load.build import KINDS, describe_error, discover, display_path
-from checker.source.parse import Src, YamlProblem, decode, parse, scalar_position
+from checker.load.build import KINDS, discover
+from checker.source.parse import Src, scalar_position
+from checker.source.reader import display_path, problems, read_file
 
 RuleId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)+$")]
 
@@ -247,19 +248,15 @@ def _misplaced(value: Any) -> str | None:
 
 
 def _load_file(path: Path, builtin: bool) -> tuple[list[CompiledRule], list[str]]:
-    shown = display_path(path)
     try:
-        data = path.read_bytes()
-        text = decode(data)
-        docs = parse(text)
-    except YamlProblem as exc:
-        return [], [at(shown, exc.line, exc.column, exc.message)]
-    except OSError as exc:
-        return [], [f"{shown}: cannot read: {exc.strerror}"]
+        file = read_file(path)
+    except UserError as exc:
+        return [], list(exc.lines)
+    shown, text = file.shown, file.text.splitlines()
     out: list[CompiledRule] = []
     lines: list[str] = []
-    for doc in docs:
-        errors = _Errors(shown, doc.src, text.splitlines())
+    for doc in file.documents:
+        errors = _Errors(shown, doc.src, text)
         misplaced = _misplaced(doc.value)
         if misplaced is not None:
             errors.add(["kind"], misplaced, key=True)
@@ -268,10 +265,7 @@ def _load_file(path: Path, builtin: bool) -> tuple[list[CompiledRule], list[str]
         try:
             parsed = RuleFile.model_validate(doc.value)
         except ValidationError as exc:
-            for error in exc.errors():
-                _, message, key = describe_error(error, RuleFile)
-                errors.add([s for s in error["loc"] if isinstance(s, (str, int))], message, key=key)
-            lines += errors.lines
+            lines += [at(shown, *where, message) for _, where, message in problems(exc, RuleFile, doc.src)]
             continue
         for i, rule in enumerate(parsed.rules):
             compiled = _compile(rule, i, shown, doc.src, builtin, errors)

@@ -9,9 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import errno
 import fnmatch
-import math
 import os
-import re
 import stat
 import types
 import typing
@@ -20,9 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
-from yaml.nodes import ScalarNode
 
 from checker.core import progress
 from checker.core.builtin import (
@@ -30,10 +26,8 @@ from checker.core.builtin import (
     SCHEMA_DUPLICATE_NAME,
     SCHEMA_FEED_SIDES,
     SCHEMA_FILE,
-    SCHEMA_INVALID,
     SCHEMA_MISSING_FIELD,
     SCHEMA_REFERENCE,
-    SCHEMA_UNKNOWN_FIELD,
 )
 from checker.core.entity import entity_id
 from checker.core.errors import UserError
@@ -44,6 +38,8 @@ from checker.core.suggest import did_you_mean
 from checker.load import models as m
 from checker.load.reading import ReadOptions, current_options, read_all
 from checker.source.parse import Document, LazySrc, Src, YamlProblem
+from checker.source.reader import describe_error, display_path, inner_models, not_a_file
+from checker.source.reader import problems as validation_problems
 
 M = TypeVar("M")
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -58,6 +54,9 @@ def _part_models(model: type[BaseModel]) -> tuple[tuple[str, type[BaseModel]], .
         if len(inner) == 1 and typing.get_origin(info.annotation) in (None, typing.Union, types.UnionType):
             parts.append((name, inner[0]))
     return tuple(parts)
+
+
+_SERVER_PARTS = _part_models(m.Server)
 
 
 class _SharedParts:
@@ -212,25 +211,11 @@ class _Problems:
         return sorted(self._seen.values(), key=Finding.sort_key)
 
 
-def display_path(path: Path) -> str:
-    """Paths are shown relative to the current directory (the JSON contract), when below it."""
-    rel = os.path.relpath(path)
-    return path.as_posix() if rel.startswith("..") else Path(rel).as_posix()
-
-
 def is_yaml(name: str) -> bool:
     return name.lower().endswith(YAML_SUFFIXES)
 
 
-def not_a_file(mode: int) -> str:
-    kinds = (
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    )
-    what = next((name for test, name in kinds if test(mode)), "not a regular file")
-    return f"is {what}, not a file: not read"
+
 
 
 _LOOP = "symbolic link loop: leads back to a folder it is in; not followed"
@@ -346,83 +331,6 @@ def find_files(paths: Sequence[Path], exclude: Path | None = None) -> tuple[list
     return sorted(walk.files.values()), sorted(walk.problems)
 
 
-# ---------------------------------------------------------------- pydantic errors
-def inner_models(annotation: Any) -> Iterator[type[BaseModel]]:
-    """The models an annotation may hold (through Optional, list, dict, Annotated)."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        yield annotation
-        return
-    origin = typing.get_origin(annotation)
-    if origin is typing.Annotated:
-        yield from inner_models(typing.get_args(annotation)[0])
-    elif origin in (list, dict, typing.Union, types.UnionType):
-        for arg in typing.get_args(annotation):
-            yield from inner_models(arg)
-
-
-_SERVER_PARTS = _part_models(m.Server)
-
-
-def _fields_at(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
-    """Valid field names of the model that sits at `loc` (for suggestions)."""
-    current: type[BaseModel] | None = model
-    for step in loc:
-        if current is None:
-            return []
-        if isinstance(step, int):
-            continue
-        info = current.model_fields.get(step)
-        current = next(inner_models(info.annotation), None) if info else None
-    return list(current.model_fields) if current else []
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
-_RESOLVER: Any = yaml.resolver.Resolver()
-_EXPONENT = re.compile(r"^([-+]?[0-9_]*)(\.[0-9_]*)?[eE]([-+]?)([0-9]+)$")
-
-
-def _number_hint(text: str) -> str:
-    """Why a number reads as text. Unquoted, YAML 1.1 takes `2.3e2` and `1e5` for
-    strings (an exponent needs a dot and a sign), so "quotes" would mislead."""
-    if _RESOLVER.resolve(ScalarNode, text, (True, False)) != "tag:yaml.org,2002:str":
-        return ": write the number without quotes"  # it reads as a number when unquoted
-    if not math.isfinite(float(text)):
-        return ": YAML reads it as text, and a quantity must be a finite number"
-    match = _EXPONENT.match(text.strip())
-    if match is None:
-        return ": YAML reads it as text; write it as a plain number"
-    whole, fraction, sign, digits = match.groups()
-    spelled = f"{whole or '0'}{fraction if fraction and len(fraction) > 1 else '.0'}e{sign or '+'}{digits}"
-    return f": YAML 1.1 reads this exponent form as text; write {spelled} or the plain number"
-
-
-def describe_error(error: Any, model: type[BaseModel]) -> tuple[str, str, bool]:
-    """(rule, message, point-at-key) for one pydantic error."""
-    loc = [s for s in error["loc"] if isinstance(s, (str, int))]
-    where = ".".join(str(s) for s in loc)
-    kind = error["type"]
-    if kind == "extra_forbidden":
-        name = str(loc[-1])
-        hint = did_you_mean(name, _fields_at(model, loc[:-1]))
-        return SCHEMA_UNKNOWN_FIELD, f"unknown field '{where}'{hint}", True
-    if kind == "missing":
-        return SCHEMA_MISSING_FIELD, f"missing required field '{where}'", True
-    got = error.get("input")
-    shown = "" if isinstance(got, (dict, list)) else f" (got {got!r})"
-    message = str(error["msg"]).removeprefix("Value error, ")
-    if kind in ("float_type", "int_type") and isinstance(got, str) and _is_number(got):
-        whole = kind == "int_type" and not float(got).is_integer()
-        shown += ": a whole number is needed" if whole else _number_hint(got)
-    return SCHEMA_INVALID, f"{where or 'document'}: {message}{shown}", False
-
-
 def _report_validation(
     problems: _Problems,
     exc: ValidationError,
@@ -431,11 +339,8 @@ def _report_validation(
     src: Src,
     prefix: Sequence[str | int] = (),
 ) -> None:
-    for error in exc.errors():
-        rule, message, key = describe_error(error, model)
-        loc = [s for s in error["loc"] if isinstance(s, (str, int))]
-        position = src.locate([*prefix, *loc], key=key)
-        problems.add(rule, Location(file, *position), message)
+    for rule, where, message in validation_problems(exc, model, src, prefix):
+        problems.add(rule, Location(file, *where), message)
 
 
 B = TypeVar("B", bound=BaseModel)

@@ -38,8 +38,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from checker import __version__
 from checker.core.resources import knowledge_dir
 from checker.source import fastpath, reader
@@ -279,7 +277,7 @@ def salt() -> bytes:
         f"rapidyaml {fastpath.RAPIDYAML_VERSION}",  # the fast path's values depend on it
         # The event parser's values and errors: PyYAML's constructors and, where
         # it is built with it, libyaml's scanner.
-        f"pyyaml {yaml.__version__}",
+        f"pyyaml {source.PYYAML_VERSION}",
         f"libyaml {source.LIBYAML_VERSION}",
     )
     for part in parts:

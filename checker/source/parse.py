@@ -40,6 +40,7 @@ def _libyaml_version() -> str:
 
 
 LIBYAML_VERSION = _libyaml_version()
+PYYAML_VERSION: str = yaml.__version__
 
 _MAP = "tag:yaml.org,2002:map"
 _SEQ = "tag:yaml.org,2002:seq"

@@ -1,17 +1,183 @@
-"""Reading a YAML file: by the fast path where it provably gives the event
-parser's values, else by the event parser."""
+"""The one reader of YAML files: inventories, `checker.yaml`, knowledge tables
+and rule files are read here (by the fast path where it provably gives the
+event parser's values, else by the event parser), and validation errors are
+described and placed here, each at the file, line and column it is about.
+
+A located problem is spelled `file:line:column: message` (core.errors.at):
+inventories report them as schema findings and go on; a config file, a
+knowledge table or a rule file that fails is a UserError (exit 2).
+"""
 
 from __future__ import annotations
 
+import math
+import os
+import re
+import stat
+import types
+import typing
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
+import yaml
+from pydantic import BaseModel, ValidationError
+from yaml.nodes import ScalarNode
+
+from checker.core.builtin import SCHEMA_INVALID, SCHEMA_MISSING_FIELD, SCHEMA_UNKNOWN_FIELD
+from checker.core.errors import UserError, at
+from checker.core.suggest import did_you_mean
 from checker.source import fastpath
-from checker.source.parse import Document, decode, parse
+from checker.source.parse import Document, Src, YamlProblem, decode, parse
 
 
+# ---------------------------------------------------------------- files
 def read(path: Path, data: bytes | None = None) -> list[Document]:
     """A file's documents (`data`: its bytes, when already read): by the fast
     path when it can show it gives exactly what `parse` gives, else by `parse`."""
     text = decode(path.read_bytes() if data is None else data)
     fast = fastpath.load(text)
     return fast if fast is not None else parse(text)
+
+
+def parse_text(text: str) -> list[Document]:
+    fast = fastpath.load(text)
+    return fast if fast is not None else parse(text)
+
+
+def display_path(path: Path) -> str:
+    """Paths are shown relative to the current directory (the JSON contract), when below it."""
+    rel = os.path.relpath(path)
+    return path.as_posix() if rel.startswith("..") else Path(rel).as_posix()
+
+
+def not_a_file(mode: int) -> str:
+    kinds = (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    what = next((name for test, name in kinds if test(mode)), "not a regular file")
+    return f"is {what}, not a file: not read"
+
+
+@dataclass(frozen=True)
+class YamlFile:
+    shown: str  # the path as messages show it
+    text: str
+    documents: list[Document]
+
+
+def read_file(path: Path, what: str = "") -> YamlFile:
+    """A file the user named (a config file, a knowledge table, a rule file):
+    unreadable or malformed, it is a located UserError (`what` names it in the
+    message of a file that cannot be read)."""
+    shown = display_path(path)
+    try:
+        text = decode(path.read_bytes())
+        return YamlFile(shown, text, parse_text(text))
+    except YamlProblem as exc:
+        raise UserError(at(shown, exc.line, exc.column, exc.message)) from None
+    except OSError as exc:
+        raise UserError(f"{shown}: cannot read{' ' if what else ''}{what}: {exc.strerror}") from None
+
+
+# ---------------------------------------------------------------- validation errors
+def inner_models(annotation: Any) -> Iterator[type[BaseModel]]:
+    """The models an annotation may hold (through Optional, list, dict, Annotated)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        yield annotation
+        return
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        yield from inner_models(typing.get_args(annotation)[0])
+    elif origin in (list, dict, typing.Union, types.UnionType):
+        for arg in typing.get_args(annotation):
+            yield from inner_models(arg)
+
+
+
+def _fields_at(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
+    """Valid field names of the model that sits at `loc` (for suggestions)."""
+    current: type[BaseModel] | None = model
+    for step in loc:
+        if current is None:
+            return []
+        if isinstance(step, int):
+            continue
+        info = current.model_fields.get(step)
+        current = next(inner_models(info.annotation), None) if info else None
+    return list(current.model_fields) if current else []
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+_RESOLVER: Any = yaml.resolver.Resolver()
+_EXPONENT = re.compile(r"^([-+]?[0-9_]*)(\.[0-9_]*)?[eE]([-+]?)([0-9]+)$")
+
+
+def _number_hint(text: str) -> str:
+    """Why a number reads as text. Unquoted, YAML 1.1 takes `2.3e2` and `1e5` for
+    strings (an exponent needs a dot and a sign), so "quotes" would mislead."""
+    if _RESOLVER.resolve(ScalarNode, text, (True, False)) != "tag:yaml.org,2002:str":
+        return ": write the number without quotes"  # it reads as a number when unquoted
+    if not math.isfinite(float(text)):
+        return ": YAML reads it as text, and a quantity must be a finite number"
+    match = _EXPONENT.match(text.strip())
+    if match is None:
+        return ": YAML reads it as text; write it as a plain number"
+    whole, fraction, sign, digits = match.groups()
+    spelled = f"{whole or '0'}{fraction if fraction and len(fraction) > 1 else '.0'}e{sign or '+'}{digits}"
+    return f": YAML 1.1 reads this exponent form as text; write {spelled} or the plain number"
+
+
+def describe_error(error: Any, model: type[BaseModel]) -> tuple[str, str, bool]:
+    """(rule, message, point-at-key) for one pydantic error."""
+    loc = [s for s in error["loc"] if isinstance(s, (str, int))]
+    where = ".".join(str(s) for s in loc)
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        name = str(loc[-1])
+        hint = did_you_mean(name, _fields_at(model, loc[:-1]))
+        return SCHEMA_UNKNOWN_FIELD, f"unknown field '{where}'{hint}", True
+    if kind == "missing":
+        return SCHEMA_MISSING_FIELD, f"missing required field '{where}'", True
+    got = error.get("input")
+    shown = "" if isinstance(got, (dict, list)) else f" (got {got!r})"
+    message = str(error["msg"]).removeprefix("Value error, ")
+    if kind in ("float_type", "int_type") and isinstance(got, str) and _is_number(got):
+        whole = kind == "int_type" and not float(got).is_integer()
+        shown += ": a whole number is needed" if whole else _number_hint(got)
+    return SCHEMA_INVALID, f"{where or 'document'}: {message}{shown}", False
+
+
+def problems(
+    exc: ValidationError, model: type[BaseModel], src: Src, prefix: Sequence[str | int] = ()
+) -> Iterator[tuple[str, tuple[int, int], str]]:
+    """Each error of a validation as (check id, (line, column), message): at the
+    value, or at the key of an unknown or missing field. `src` is the source map
+    of what was validated, `prefix` its path within it."""
+    for error in exc.errors():
+        rule, message, key = describe_error(error, model)
+        loc = [s for s in error["loc"] if isinstance(s, (str, int))]
+        yield rule, src.locate([*prefix, *loc], key=key), message
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def validate(model: type[M], doc: Document, shown: str) -> M:
+    """A document of a file the user named as `model`; every error a located line (UserError)."""
+    try:
+        return model.model_validate(doc.value)
+    except ValidationError as exc:
+        lines = [at(shown, *where, message) for _, where, message in problems(exc, model, doc.src)]
+        raise UserError(lines) from None
