@@ -155,13 +155,39 @@ _EXAMPLE_SCALARS = (str, int, float, bool, type(None))
 
 
 def _check_example_values(
-    example: Mapping[str, Any], errors: _Errors, path: list[str | int], what: str
+    kind: FactKind, example: Mapping[str, Any], errors: _Errors, path: list[str | int], what: str
 ) -> None:
+    """Each value a scalar of its field's type: the engine compares a quoted
+    number as text ("10" < "4"), so a mistyped example would pass or fail its
+    `checker rules test` for the wrong reason."""
+    types = kind.field_types()
     for name, value in flatten(example).items():
         if not isinstance(value, _EXAMPLE_SCALARS):
             got = "a list" if isinstance(value, list) else type(value).__name__
             message = f"{what}: {name} is {got}; a fact field is a number, string, boolean or date"
             errors.add([*path, *name.split(".")], message)
+        elif name in types and value is not None and not _of_type(value, types[name]):
+            shown = "true" if value is True else "false" if value is False else repr(value)
+            message = f"{what}: {name} is {shown}, but {kind.name} facts hold a {types[name]} there"
+            errors.add([*path, *name.split(".")], message)
+
+
+def _of_type(value: Any, field_type: str) -> bool:
+    if field_type == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if field_type == "boolean":
+        return isinstance(value, bool)
+    if field_type == "date":  # facts hold dates as ISO text (flatten writes a date so)
+        return isinstance(value, str) and _is_iso_date(value)
+    return isinstance(value, str)
+
+
+def _is_iso_date(text: str) -> bool:
+    try:
+        dt.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
 
 
 class _Errors:
@@ -231,7 +257,7 @@ def _compile(
         for i, example in enumerate(examples):
             at_example: list[str | int] = [*base, "examples", label, i]
             _check_fields(kind, flatten(example), errors, at_example, f"rule {rule.id} example")
-            _check_example_values(example, errors, at_example, f"rule {rule.id} example")
+            _check_example_values(kind, example, errors, at_example, f"rule {rule.id} example")
     shown = tuple(f.name for f in kind.fields if f.name.split(".")[0] in used)
     return CompiledRule(rule, file, src.descend("rules", index), when, template, builtin, shown)
 

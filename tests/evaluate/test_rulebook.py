@@ -71,6 +71,35 @@ def test_invalid_rules_name_file_and_line(tmp_path: Path, old: str, new: str, ex
     assert "r.yaml:" in text and expected in text
 
 
+@pytest.mark.parametrize(
+    ("example", "where", "says"),
+    [
+        # A quoted number compares as text in the engine: "31" > 30 would not hold.
+        ("{name: A, load_kw: '31'}", "11:33", "load_kw is '31', but rack facts hold a number there"),
+        ("{name: A, load_kw: true}", "11:33", "load_kw is true, but rack facts hold a number there"),
+        ("{name: 7, load_kw: 31}", "11:21", "name is 7, but rack facts hold a string there"),
+        # YAML 1.1 reads an unquoted yes as true.
+        ("{name: A, load_kw: 31, cooling: yes}", "11:46", "cooling is true, but rack facts hold a string"
+         " there"),
+    ],
+)
+def test_example_values_have_their_fields_types(tmp_path: Path, example: str, where: str, says: str) -> None:
+    text = VALID.replace("fail: [{name: A, load_kw: 31}]", f"fail: [{example}]")
+    with pytest.raises(UserError) as exc:
+        load_rulebook([_write(tmp_path, text)], builtin=False)
+    file = (tmp_path / "r.yaml").as_posix()
+    assert list(exc.value.lines) == [f"{file}:{where}: rule acme.big-rack example: {says}"]
+
+
+def test_an_example_may_leave_a_field_empty_and_write_a_date(tmp_path: Path) -> None:
+    server = VALID.replace("on: rack", "on: server").replace("when: load_kw > 30", "when: power_w.max > 30")
+    server = server.replace('"rack {{ name }} draws {{ load_kw }} kW"', '"{{ name }}"')
+    fail = "fail: [{name: A, power_w: {max: 31}, support: {until: 2027-01-01}}]"
+    server = server.replace("fail: [{name: A, load_kw: 31}]", fail)
+    server = server.replace("pass: [{name: A, load_kw: 30}]", "pass: [{name: A, power_w: {max: null}}]")
+    assert [r.id for r in load_rulebook([_write(tmp_path, server)], builtin=False).rules] == ["acme.big-rack"]
+
+
 def test_expression_error_points_into_the_when_line(tmp_path: Path) -> None:
     with pytest.raises(UserError) as exc:
         load_rulebook(
