@@ -271,3 +271,31 @@ def test_outside_a_repository_exits_2(
     (tmp_path / "inv").mkdir()
     run = cli("diff", "--base", "HEAD", "inv", *AS_OF)
     assert run.code == 2 and "not inside a git repository" in run.err
+
+
+def _frameworks(repo: Path, frameworks: str) -> None:
+    servers = textwrap.dedent(SERVERS).replace(
+        "rack: H01, position: 1}", f"rack: H01, position: 1, software: {{frameworks: {frameworks}}}}}"
+    )
+    (repo / "inv" / "servers.yaml").write_text(servers)
+
+
+def test_a_second_finding_of_one_rule_on_one_entity_is_new(repo: Path, cli: CliRunner) -> None:
+    # Two frameworks of one server are two facts with the server's entity id:
+    # a second unknown framework must not hide behind the first.
+    _frameworks(repo, "{foo: '1.0'}")
+    _git(repo, "commit", "-qam", "one unknown framework")
+    _frameworks(repo, "{foo: '1.0', bar: '2.0'}")
+    run = cli("diff", "--base", "HEAD", "inv", "--fail-on-new", "--fail-on", "warning", *AS_OF)
+    assert run.code == 1, run.out
+    new = [line for line in run.lines if "compatibility.framework-unknown" in line]
+    assert len(new) == 1 and "framework bar 2.0" in new[0], run.out
+    assert run.lines[-1] == "checker diff: 1 new, 0 resolved, 0 capacity changes: fail"
+
+
+def test_a_changed_value_of_a_finding_is_neither_new_nor_resolved(repo: Path, cli: CliRunner) -> None:
+    _frameworks(repo, "{foo: '1.0', bar: '2.0'}")
+    _git(repo, "commit", "-qam", "two unknown frameworks")
+    _frameworks(repo, "{foo: '1.1', bar: '2.0'}")
+    run = cli("diff", "--base", "HEAD", "inv", "--fail-on-new", *AS_OF)
+    assert run.lines[-1] == "checker diff: 0 new, 0 resolved, 0 capacity changes: pass", run.out

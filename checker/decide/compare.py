@@ -3,7 +3,7 @@ entity (lines move); capacity by entity id."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -51,11 +51,55 @@ def key(f: Finding) -> FindingKey:
 
 def changed(base: AuditResult, head: AuditResult) -> tuple[tuple[Finding, ...], tuple[Finding, ...]]:
     """The findings only the head has (new) and only the base has (resolved),
-    matched over every finding, each with its message."""
-    base_keys, head_keys = {key(f) for f in base.detected}, {key(f) for f in head.detected}
-    new = head.with_messages(f for f in head.detected if key(f) not in base_keys)
-    resolved = base.with_messages(f for f in base.detected if key(f) not in head_keys)
-    return new, resolved
+    matched over every finding, each with its message, in output order.
+
+    Findings that share a key (one rule on the several frameworks of one
+    server, equal input errors in one file) are matched one to one, those with
+    equal messages first: a second failing framework on a server is new, not
+    hidden behind the first."""
+    before, after = _indices(base.detected), _indices(head.detected)
+    new: set[int] = set()
+    resolved: set[int] = set()
+    for k in after.keys() | before.keys():
+        b, h = before.get(k, []), after.get(k, [])
+        if len(b) == len(h) == 1:
+            continue
+        left_b, left_h = _unmatched(base, b, head, h)
+        resolved.update(left_b)
+        new.update(left_h)
+    return (
+        head.with_messages(f for i, f in enumerate(head.detected) if i in new),
+        base.with_messages(f for i, f in enumerate(base.detected) if i in resolved),
+    )
+
+
+def _indices(findings: Sequence[Finding]) -> dict[FindingKey, list[int]]:
+    out: dict[FindingKey, list[int]] = {}
+    for i, f in enumerate(findings):
+        out.setdefault(key(f), []).append(i)
+    return out
+
+
+def _unmatched(
+    base: AuditResult, b: list[int], head: AuditResult, h: list[int]
+) -> tuple[list[int], list[int]]:
+    """Of findings under one key, those of each side left after pairing equal
+    messages, then the rest in order: the surplus of each side."""
+    if not b or not h:
+        return b, h
+    messages_b = [f.message for f in base.with_messages(base.detected[i] for i in b)]
+    messages_h = [f.message for f in head.with_messages(head.detected[i] for i in h)]
+    free_b = dict(zip(b, messages_b, strict=True))
+    rest_h = []
+    for i, message in zip(h, messages_h, strict=True):
+        match = next((j for j, m in free_b.items() if m == message), None)
+        if match is None:
+            rest_h.append(i)
+        else:
+            del free_b[match]
+    rest_b = list(free_b)
+    paired = min(len(rest_b), len(rest_h))
+    return rest_b[paired:], rest_h[paired:]
 
 
 def _rows(result: AuditResult) -> dict[str, Mapping[str, Any]]:
