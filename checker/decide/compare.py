@@ -89,15 +89,17 @@ def _unmatched(
         return b, h
     messages_b = [f.message for f in base.with_messages(base.detected[i] for i in b)]
     messages_h = [f.message for f in head.with_messages(head.detected[i] for i in h)]
-    free_b = dict(zip(b, messages_b, strict=True))
+    free_b: dict[str, list[int]] = {}
+    for i, message in zip(b, messages_b, strict=True):
+        free_b.setdefault(message, []).append(i)
     rest_h = []
     for i, message in zip(h, messages_h, strict=True):
-        match = next((j for j, m in free_b.items() if m == message), None)
-        if match is None:
-            rest_h.append(i)
+        same = free_b.get(message)
+        if same:
+            same.pop(0)
         else:
-            del free_b[match]
-    rest_b = list(free_b)
+            rest_h.append(i)
+    rest_b = sorted(i for left in free_b.values() for i in left)
     paired = min(len(rest_b), len(rest_h))
     return rest_b[paired:], rest_h[paired:]
 
