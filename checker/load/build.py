@@ -42,7 +42,7 @@ from checker.core.perf import gc_paused
 from checker.core.resources import knowledge_dir
 from checker.core.suggest import did_you_mean
 from checker.load import models as m
-from checker.load.reading import ReadOptions, current_options, read_all
+from checker.load.reading import ReadOptions, read_all
 from checker.source.parse import Document, LazySrc, Src, YamlProblem
 
 M = TypeVar("M")
@@ -887,9 +887,9 @@ def load(
     paths: Sequence[Path], exclude: Path | None = None, options: ReadOptions | None = None
 ) -> tuple[Inventory, list[Finding]]:
     """Read every YAML file below `paths` (but `exclude`) plus the built-in catalog.
-    `options` (cache, processes) default to those the command line set."""
+    `options`: cache and processes (default: no cache, this process only)."""
     with gc_paused():
-        return _load(paths, exclude, options or current_options())
+        return _load(paths, exclude, options or ReadOptions())
 
 
 # Catalog and facilities first: servers refer to both, wherever they are written.

@@ -12,15 +12,13 @@ parsing; docs/architecture.md, "Reading in parallel", has the figures.
 
 from __future__ import annotations
 
-import contextlib
 import multiprocessing
 import os
 import sys
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from contextvars import ContextVar
 from dataclasses import dataclass
 from multiprocessing.context import BaseContext
 from pathlib import Path
@@ -55,27 +53,12 @@ def default_jobs() -> int:
 
 @dataclass(frozen=True)
 class ReadOptions:
-    """How files are read: `jobs` processes at most, entries cached in `cache_dir` (None: no cache)."""
+    """How files are read: `jobs` processes at most, entries cached in `cache_dir` (None: no cache).
+    Passed explicitly (checker.audit.run_audit -> checker.load.build.load -> read_all),
+    never set for a whole process or context: two audits in one process may read differently."""
 
     jobs: int = 1
     cache_dir: Path | None = None
-
-
-_OPTIONS: ContextVar[ReadOptions | None] = ContextVar("checker_read_options", default=None)
-
-
-@contextlib.contextmanager
-def options_used(options: ReadOptions) -> Iterator[None]:
-    """Every load inside reads files this way (the command line sets it around a command)."""
-    token = _OPTIONS.set(options)
-    try:
-        yield
-    finally:
-        _OPTIONS.reset(token)
-
-
-def current_options() -> ReadOptions:
-    return _OPTIONS.get() or ReadOptions()
 
 
 def parse_file(path: Path, data: bytes | None = None) -> Outcome:
