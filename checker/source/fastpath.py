@@ -14,7 +14,8 @@ in place, so that each scalar of its tree points into the text's bytes, and
 the position of the node asked for, its keys' and its scalars' are worked out
 from those offsets as libyaml marks them (_Tree); nodes that do not show their
 mark exactly (an empty collection in a flow sequence, say) leave that
-document's positions to the event parser. Only the last two trees are kept.
+document's positions to the event parser. A run keeps only its last two
+trees (Trees, one per run, passed down to every file it reads).
 
 Why the values match, in short:
 - Syntax the route does not reproduce is refused from a scan of the text:
@@ -121,13 +122,15 @@ class Refused(Exception):
     """The fast path cannot show it gives the event parser's values for this text."""
 
 
-def load(text: str) -> list[Document] | None:
+def load(text: str, trees: Trees | None = None) -> list[Document] | None:
     """The documents of `text` as the event parser builds them, with lazy source
-    maps, or None when the fast path cannot show that (the caller parses then)."""
+    maps, or None when the fast path cannot show that (the caller parses then).
+    `trees`: the run's holder of the trees positions are worked out from, shared
+    by every file the run reads (default: one for this text alone)."""
     if ryml is None or _needs_events(text):
         return None
     try:
-        return _Reader(text).documents()
+        return _Reader(text, trees).documents()
     except Exception:  # Refused, the JSON reader's errors, deep nesting: the event parser decides
         return None
 
@@ -237,8 +240,9 @@ class _Memo(dict[str, Any]):
 
 
 class _Reader:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, trees: Trees | None) -> None:
         self.text = text
+        self.trees = trees
         self.strings = _Memo(self._string)
         self.numbers = _Memo(self._number)
         self.keys: set[str] = set()
@@ -257,7 +261,7 @@ class _Reader:
             parse_constant=_refuse,
         )
         values = top["stream"] if "stream" in top else [top["document"]]
-        positions = _Positions(self.text)
+        positions = _Positions(self.text, self.trees)
         docs: list[Document] = []
         for value in values:
             if value is None:
@@ -365,9 +369,10 @@ class _Inexact(Exception):
     """A position rapidyaml's tree does not give exactly: the event parser's map decides."""
 
 
-# Trees kept at once: a finding or error asks for positions file after file, and a
-# tree with its copies of the text costs about 14 times the text (3 MB for a
-# 200 KB servers file, measured); another file's tree is parsed again (fast).
+# Trees a run keeps at once: a finding or error asks for positions file after
+# file, and a tree with its copies of the text costs about 14 times the text
+# (3 MB for a 200 KB servers file, measured); another file's tree is parsed
+# again (fast).
 _KEPT_TREES = 2
 # A file whose tree was parsed this many times is asked for positions in turn
 # with other files: the next time its tree is needed, its documents' maps are
@@ -377,7 +382,39 @@ _KEPT_TREES = 2
 _BUILDS_BEFORE_WHOLE = 16
 # Lines looked back over for an item's `-` (comments between it and the item).
 _LINES_BACK = 64
-_RECENT: list[_Positions] = []
+
+
+class Trees:
+    """The rapidyaml trees one run keeps to work positions out from: the last
+    _KEPT_TREES files' trees, whichever files they are. One run (a load:
+    checker.load.reading makes one for all the files it reads) owns one, so two
+    runs in a process share none, and a run's trees are freed with its source
+    maps. It holds trees only, never the files' position maps: no reference
+    cycle, so it is freed with the collector paused too."""
+
+    __slots__ = ("_files", "_kept")
+
+    def __init__(self) -> None:
+        self._kept: dict[int, _Tree] = {}  # by file number, oldest first
+        self._files = 0
+
+    def file(self) -> int:
+        """A number for a file of this run, to keep its tree under."""
+        self._files += 1
+        return self._files
+
+    def get(self, file: int) -> _Tree | None:
+        return self._kept.get(file)
+
+    def keep(self, file: int, tree: _Tree) -> None:
+        """Keep `tree` for `file`, letting the oldest kept tree go past the limit
+        (the positions worked out from it stay)."""
+        self._kept[file] = tree
+        while len(self._kept) > _KEPT_TREES:
+            del self._kept[next(iter(self._kept))]
+
+    def __len__(self) -> int:
+        return len(self._kept)
 
 
 class _Positions:
@@ -386,9 +423,10 @@ class _Positions:
     the event parser's map of a document where the tree does not give a
     position exactly (_Inexact)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, trees: Trees | None = None) -> None:
         self.text = text
-        self._tree: _Tree | None = None
+        self._trees = Trees() if trees is None else trees
+        self._file = self._trees.file()
         self._builds = 0
         self._whole: dict[int, Src] = {}
         self._eager: list[Document] | None = None
@@ -405,7 +443,7 @@ class _Positions:
     def node(self, index: int, path: tuple[str | int, ...], node: int) -> Src:
         """The position of `node` (at `path` in document `index`), its keys' and its children's."""
         if index not in self._inexact and not self._whole:
-            if self._tree is None and self._builds >= _BUILDS_BEFORE_WHOLE:
+            if self._trees.get(self._file) is None and self._builds >= _BUILDS_BEFORE_WHOLE:
                 self._work_out_whole()
             else:
                 try:
@@ -440,13 +478,11 @@ class _Positions:
         return root
 
     def tree(self) -> _Tree:
-        tree = self._tree
+        tree = self._trees.get(self._file)
         if tree is None:
             self._builds += 1
-            tree = self._tree = _Tree(self.text)
-            _RECENT.append(self)
-            if len(_RECENT) > _KEPT_TREES:
-                _RECENT.pop(0)._tree = None  # its positions worked out so far stay
+            tree = _Tree(self.text)
+            self._trees.keep(self._file, tree)
         return tree
 
     def _event_map(self, index: int) -> Src:
@@ -455,7 +491,7 @@ class _Positions:
         return self._eager[index].src
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_Positions, (self.text,))
+        return (_Positions, (self.text,))  # a copy keeps its tree in a holder of its own
 
 
 def _numpy_address(view: Any) -> int:
@@ -886,7 +922,8 @@ def deferred_index(src: Src) -> int | None:
     return src._index if isinstance(src, _FileSrc) else None
 
 
-def deferred_sources(text: str) -> Callable[[int], Src]:
-    """Source maps of the documents of `text`, worked out on first use, all from one parse."""
-    positions = _Positions(text)
+def deferred_sources(text: str, trees: Trees | None = None) -> Callable[[int], Src]:
+    """Source maps of the documents of `text`, worked out on first use, all from
+    one parse; `trees` as for load()."""
+    positions = _Positions(text, trees)
     return lambda index: _FileSrc(positions, index)

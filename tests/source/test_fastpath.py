@@ -276,14 +276,16 @@ def test_positions_the_tree_does_not_give_come_from_the_event_parser(text: str) 
 
 
 def test_trees_are_parsed_again_when_another_file_was_asked_for_since() -> None:
-    """Only the last few trees are kept: positions asked again of an older file are the same."""
+    """A run keeps only its last few trees: positions asked again of an older file are the same."""
     texts = [f"a{i}: {{b: {i}}}\nc: [x, {{d: {i}}}]\n" for i in range(fastpath._KEPT_TREES + 2)]
-    loaded = [fastpath.load(text) or [] for text in texts]
+    trees = fastpath.Trees()
+    loaded = [fastpath.load(text, trees) or [] for text in texts]
     for docs in loaded + loaded[::-1]:
         assert docs[0].src.locate(["c", 1, "d"]) == (2, 9)
+        assert len(trees) <= fastpath._KEPT_TREES
     for i, docs in enumerate(loaded):
         assert docs[0].src.locate([f"a{i}", "b"], key=False) == (1, 9)
-    assert len(fastpath._RECENT) <= fastpath._KEPT_TREES
+    assert len(trees) == fastpath._KEPT_TREES
 
 
 def test_files_asked_in_turn_get_their_maps_worked_out_whole(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -292,7 +294,8 @@ def test_files_asked_in_turn_get_their_maps_worked_out_whole(monkeypatch: pytest
     monkeypatch.setattr(fastpath, "_BUILDS_BEFORE_WHOLE", 2)
     monkeypatch.setattr(fastpath, "parse", lambda text: pytest.fail("the event parser ran"))
     texts = [SERVERS.replace("gpu-000001", f"gpu-{i}") + "---\nkind: Workloads\n" for i in range(4)]
-    loaded = [fastpath.load(text) or [] for text in texts]
+    trees = fastpath.Trees()  # one run's
+    loaded = [fastpath.load(text, trees) or [] for text in texts]
     servers = [docs[0].src.descend("servers", 0) for docs in loaded]
     eager = parse(SERVERS)[0].src.descend("servers", 0)
     for path in (["rack"], ["power_w", "max"], ["storage", "raid"], ["tags", 2]):
