@@ -47,7 +47,6 @@ from __future__ import annotations
 import bisect
 import contextlib
 import ctypes
-import functools
 import json
 import os
 import re
@@ -202,9 +201,9 @@ def _json(text: str) -> str:
     return f'{{"{key}": {out}}}' if out else ""
 
 
-@functools.lru_cache(maxsize=4096)
 def _plain_gives_string(value: str) -> bool:
-    """Whether rapidyaml writes `value`, written plain, as that JSON string."""
+    """Whether rapidyaml writes `value`, written plain, as that JSON string (asked
+    at most once per distinct string of a file: _Reader.strings remembers it)."""
     try:
         out = json.loads(_json(f"- {value}\n"))
     except (Refused, ValueError):
