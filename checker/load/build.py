@@ -513,6 +513,9 @@ class _Builder:
         self.inv = Inventory()
         self._server_docs: list[tuple[_Doc, m.ServersDoc]] = []
         self._shared_parts = _SharedParts()
+        # Servers mostly share their keys: one tuple for each set this load
+        # reads, not one a server (_merge_values).
+        self._key_tuples: KeyTuples = {}
         # Names written in documents that failed validation: a reference to one
         # is not reported again as dangling; that document's own error says why.
         self._unvalidated: set[tuple[str, str]] = set()
@@ -672,7 +675,7 @@ class _Builder:
         raw: dict[str, Any],
         src: Src,
     ) -> tuple[dict[str, Any], Src]:
-        value, vsrc = _deep_merge((defaults, defaults_src), (raw, src))
+        value, vsrc = _deep_merge((defaults, defaults_src), (raw, src), self._key_tuples)
         model = value.get("model")
         if not isinstance(model, str):
             return value, vsrc
@@ -688,7 +691,7 @@ class _Builder:
             )
             return value, vsrc
         # Catalog values are blamed on the server's `model:` line, where they came in.
-        return _deep_merge((fields, _CatalogSrc(fields, vsrc)), (value, vsrc))
+        return _deep_merge((fields, _CatalogSrc(fields, vsrc)), (value, vsrc), self._key_tuples)
 
     def _place_server(self, shell: m.ServersDoc, server: m.Server, place: Placed[m.Server]) -> None:
         if not self.unique(self.inv.servers, server.name, "server", place):
@@ -803,13 +806,13 @@ class _CatalogSrc(LazySrc):
 
 
 def _deep_merge(
-    base: tuple[dict[str, Any], Src], over: tuple[dict[str, Any], Src]
+    base: tuple[dict[str, Any], Src], over: tuple[dict[str, Any], Src], interned: KeyTuples | None = None
 ) -> tuple[dict[str, Any], Src]:
     """`over` wins; nested mappings merge key by key, and so do their source maps
     (when first asked for: merging every server's map up front costs more than
-    the few positions a run needs)."""
+    the few positions a run needs). `interned`: the load's key tuples."""
     (bval, bsrc), (oval, osrc) = base, over
-    values, shape = _merge_values(bval, oval)
+    values, shape = _merge_values(bval, oval, {} if interned is None else interned)
     return values, _MergedSrc(shape, bsrc, osrc)
 
 
@@ -817,13 +820,15 @@ def _deep_merge(
 # order, and the shape of each key whose value merged two mappings. Kept
 # instead of the values, which can then be freed (about 4 kB a server).
 Shape = tuple[tuple[str, ...], "dict[str, Shape] | None"]
-# Servers mostly share their keys: one tuple for each set, not one a server.
-_KEY_TUPLES: dict[tuple[str, ...], tuple[str, ...]] = {}
+# Each distinct key tuple once, per load (a _Builder's), never module-wide.
+KeyTuples = dict[tuple[str, ...], tuple[str, ...]]
 
 
-def _merge_values(base: dict[str, Any], over: dict[str, Any]) -> tuple[dict[str, Any], Shape]:
+def _merge_values(
+    base: dict[str, Any], over: dict[str, Any], interned: KeyTuples
+) -> tuple[dict[str, Any], Shape]:
     keys = tuple(over)
-    keys = _KEY_TUPLES.setdefault(keys, keys)
+    keys = interned.setdefault(keys, keys)
     if not base:  # no defaults: the usual case, one copy in C
         return dict(over), (keys, None)
     values = dict(base)
@@ -831,7 +836,7 @@ def _merge_values(base: dict[str, Any], over: dict[str, Any]) -> tuple[dict[str,
     for k, v in over.items():
         old = values.get(k)
         if isinstance(v, dict) and isinstance(old, dict):
-            values[k], nested[k] = _merge_values(old, v)
+            values[k], nested[k] = _merge_values(old, v, interned)
         else:
             values[k] = v
     return values, (keys, nested or None)
