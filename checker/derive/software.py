@@ -32,11 +32,6 @@ def _versioned(name: str, text: str | None) -> Values:
     return {name: text, f"{name}_num": version_number(text)}
 
 
-def _unverified(gpu: m.GpuModel, names: tuple[str, ...]) -> str | None:
-    used = [n for n in gpu.unverified if n in names]
-    return ", ".join(used) or None
-
-
 # ---------------------------------------------------------------- GPU
 def gpu_values(server: m.Server, gpu: m.GpuModel | None, model: m.ServerModel | None) -> Values:
     """Catalog figures of the server's GPU, per logical GPU as software sees it."""
