@@ -127,10 +127,13 @@ def load(text: str, trees: Trees | None = None) -> list[Document] | None:
     by every file the run reads (default: one for this text alone)."""
     if ryml is None or _needs_events(text):
         return None
+    reader = _Reader(text, trees)
     try:
-        return _Reader(text, trees).documents()
+        return reader.documents()
     except Exception:  # Refused, the JSON reader's errors, deep nesting: the event parser decides
         return None
+    finally:
+        reader.release()
 
 
 # Bytes without which a text never holds what _needs_events looks for
@@ -246,6 +249,12 @@ class _Reader:
         self.keys: set[str] = set()
         self._quoted: set[str] | None = None
         self.searches = 0
+
+    def release(self) -> None:
+        """Drop the memos: they call this reader's own methods, a reference cycle
+        that would keep the reader (and the run's trees) while the cycle
+        collector is paused, as it is during a run."""
+        del self.strings, self.numbers
 
     def documents(self) -> list[Document]:
         js = _json(self.text)
@@ -390,8 +399,6 @@ class Trees:
     maps. It holds trees only, never the files' position maps: no reference
     cycle, so it is freed with the collector paused too."""
 
-    __slots__ = ("_files", "_kept")
-
     def __init__(self) -> None:
         self._kept: dict[int, _Tree] = {}  # by file number, oldest first
         self._files = 0
@@ -471,7 +478,7 @@ class _Positions:
             children = pending.pop().children
             for child in children.values() if isinstance(children, dict) else children or ():
                 if isinstance(child, _NodeSrc) and child._node is None:
-                    object.__setattr__(child, "_node", tree.resolve(self, index, child._path, child._id))
+                    child.settle(tree.resolve(self, index, child._path, child._id))
                     pending.append(child)
         return root
 
@@ -846,7 +853,7 @@ class _NodeSrc(LazySrc):
     asked for; its collections' maps are worked out when they are asked for."""
 
     __slots__ = ("_id", "_index", "_path", "_positions")
-    _positions: _Positions
+    _positions: _Positions | None  # None once worked out
     _index: int
     _path: tuple[str | int, ...]
     _id: int
@@ -859,10 +866,26 @@ class _NodeSrc(LazySrc):
         object.__setattr__(self, "_id", node)
 
     def _compute(self) -> Src:
-        return self._positions.node(self._index, self._path, self._id)
+        assert self._positions is not None  # kept until the node is worked out
+        node = self._positions.node(self._index, self._path, self._id)
+        object.__setattr__(self, "_positions", None)
+        return node
+
+    def settle(self, node: Src) -> None:
+        """The node worked out: the file's positions are no longer needed here. (A
+        file's maps worked out whole are kept by its _Positions: a reference back
+        from them would be a cycle, never freed while the collector is paused.)"""
+        object.__setattr__(self, "_node", node)
+        object.__setattr__(self, "_positions", None)
 
     def __reduce__(self) -> tuple[Any, ...]:
+        if self._node is not None:
+            return (_worked_out, (self._node,))
         return (_NodeSrc, (self._positions, self._index, self._path, self._id))
+
+
+def _worked_out(src: Src) -> Src:
+    return src
 
 
 class _FileSrc(LazySrc):
