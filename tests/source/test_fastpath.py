@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -54,7 +55,10 @@ def paths(value: Any, prefix: tuple[str | int, ...] = ()) -> list[tuple[str | in
 
 
 def from_tree(docs: list[Document]) -> bool:
-    """Whether every position asked of these fast-parsed documents came from rapidyaml's tree."""
+    """Whether every position asked of these fast-parsed documents came from rapidyaml's tree
+    (vacuously, for a text of empty documents only: `#: yes\n---\n`)."""
+    if not docs:
+        return True
     positions = {doc.src._positions for doc in docs if isinstance(doc.src, fastpath._FileSrc)}
     return len(positions) == 1 and not positions.pop()._inexact
 
@@ -393,6 +397,21 @@ def streams(draw: st.DrawFn) -> str:
     return "\n---\n".join(docs) + draw(st.sampled_from(["", "\n", "\n---\n", "\n...\n"]))
 
 
+def _pair_in_flow_sequence(text: str) -> bool:
+    """Whether the text holds a one-pair mapping in a flow sequence (`[yes, 0: ]`),
+    which a generated scalar ending in `:` writes by accident: its positions are
+    the event parser's by design (docs/architecture.md, "Source maps")."""
+    flow_sequences: list[bool] = []
+    for event in yaml.parse(text):
+        if isinstance(event, yaml.MappingStartEvent) and flow_sequences and flow_sequences[-1]:
+            return True
+        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            flow_sequences.append(isinstance(event, yaml.SequenceStartEvent) and bool(event.flow_style))
+        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            flow_sequences.pop()
+    return False
+
+
 @PROPERTY
 @given(streams())
 def test_generated_yaml_is_read_exactly_or_refused(text: str) -> None:
@@ -402,7 +421,8 @@ def test_generated_yaml_is_read_exactly_or_refused(text: str) -> None:
         assert fastpath.load(text) is None
         return
     docs = assert_equivalent(text)
-    assert docs is None or from_tree(docs)  # the tree gave every position asked for
+    # The tree gave every position asked for.
+    assert docs is None or from_tree(docs) or _pair_in_flow_sequence(text)
 
 
 @pytest.mark.slow
