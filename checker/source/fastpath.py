@@ -512,7 +512,8 @@ def _address(view: Any) -> int:
     a buffer without copying it (tests/source/test_fastpath.py checks it
     against numpy.frombuffer, which never copies); no ctypes, no CPython
     internals."""
-    return int(_asarray(view).__array_interface__["data"][0])
+    address: int = _asarray(view).__array_interface__["data"][0]  # an int: numpy's (address, read-only)
+    return address
 
 
 _MAP, _SEQ, _KEY = (int(ryml.MAP), int(ryml.SEQ), int(ryml.KEY)) if ryml else (0, 0, 0)
