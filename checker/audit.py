@@ -19,16 +19,23 @@ from checker.derive.facts import Context, Fact, build_all
 from checker.evaluate.engine import Messages, evaluate
 from checker.evaluate.rulebook import Rulebook, load_rulebook, matches
 from checker.load.build import load
+from checker.load.reading import ReadOptions
 
 
 def run_audit(
-    paths: Sequence[Path], cfg: Settings, as_of: dt.date, rulebook: Rulebook | None = None
+    paths: Sequence[Path],
+    cfg: Settings,
+    as_of: dt.date,
+    rulebook: Rulebook | None = None,
+    options: ReadOptions | None = None,
 ) -> AuditResult:
+    """One audit. `options`: how files are read (cache, processes); default: no
+    cache, this process only. Nothing of one audit is kept for the next."""
     book = rulebook or load_rulebook(cfg.rule_dirs)
     metas = book.metadata()
     known = [m.id for m in metas]
     check_selection(cfg, known)
-    inv, schema = load(paths, exclude=cfg.config_file)
+    inv, schema = load(paths, exclude=cfg.config_file, options=options)
     active = book.selected(cfg.select, cfg.ignore)
     capacity: Capacity | None = None
     messages = Messages()

@@ -7,14 +7,13 @@ Exit codes (docs/architecture.md): 0 pass; 1 findings at or above the threshold;
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime as dt
 import io
 import json
 import os
 import sys
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
 
@@ -34,7 +33,7 @@ from checker.diff import diff
 from checker.evaluate.rulebook import load_rulebook
 from checker.evaluate.ruletest import run_rule_tests
 from checker.load import cache
-from checker.load.reading import ReadOptions, default_jobs, options_used
+from checker.load.reading import ReadOptions, default_jobs
 from checker.load.schema import inventory_schema
 from checker.render import FORMATS, capped_names, diff_formats_help, formats_help
 from checker.render.context import RenderContext
@@ -117,19 +116,13 @@ def _read_options(args: argparse.Namespace) -> ReadOptions:
     return ReadOptions(jobs=args.jobs or default_jobs(), cache_dir=cache_dir)
 
 
-@contextlib.contextmanager
-def _reading(args: argparse.Namespace) -> Iterator[None]:
-    """How inventories are read, and a progress line while they are audited (on a terminal)."""
-    with options_used(_read_options(args)), progress.shown(sys.stderr):
-        yield
-
-
 def _audit(args: argparse.Namespace, outputs: Sequence[Output]) -> tuple[AuditResult, Settings]:
     paths = args.paths or [DEFAULT_PATH]
     check_writable(outputs, paths)
     cfg = _settings(args, paths)
-    with _reading(args):
-        return run_audit(paths, cfg, args.as_of or dt.date.today()), cfg
+    options = _read_options(args)
+    with progress.shown(sys.stderr):  # a progress line while it runs (on a terminal)
+        return run_audit(paths, cfg, args.as_of or dt.date.today(), options=options), cfg
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
@@ -157,11 +150,12 @@ def cmd_diff(args: argparse.Namespace) -> int:
     cfg = _settings(args, paths)
     book = load_rulebook(cfg.rule_dirs)
     as_of = args.as_of or dt.date.today()
-    with _reading(args):
+    options = _read_options(args)
+    with progress.shown(sys.stderr):
         result = diff(
             args.base,
             paths,
-            lambda p: run_audit(p, cfg, as_of, book),
+            lambda p: run_audit(p, cfg, as_of, book, options),
             fail_on=cfg.fail_on,
             fail_on_new=args.fail_on_new,
         )

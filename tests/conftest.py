@@ -113,13 +113,14 @@ def golden_run(cli: CliRunner, in_fixtures: Path) -> Callable[[str], Run]:
 def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The names of the files parsed in this process (not read from the cache)."""
     from checker.load import reading
+    from checker.source.fastpath import Trees
     from checker.source.reader import read
 
     names: list[str] = []
 
-    def counting(path: Path, data: bytes | None = None) -> object:
+    def counting(path: Path, data: bytes | None = None, trees: Trees | None = None) -> object:
         names.append(path.name)
-        return read(path, data)
+        return read(path, data, trees)
 
     monkeypatch.setattr(reading, "read", counting)
     return names

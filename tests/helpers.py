@@ -33,7 +33,7 @@ def compiled_rule(
     )
     when_ = compile_when(when, REGISTRY[on].field_types())
     template = _JINJA.compile_message(rule.message)
-    return CompiledRule(rule, "rules/t.yaml", Src(1, 1), when_, template, False, ("name",))
+    return CompiledRule(rule, "rules/t.yaml", Src(1, 1), when_, template, ("name",))
 
 
 GOLDEN = Path(__file__).parent / "golden"

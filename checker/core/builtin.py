@@ -135,7 +135,3 @@ BUILTIN_CHECKS: tuple[RuleMeta, ...] = (
         "Plan the fix or renew the waiver.",
     ),
 )
-
-
-def builtin_check(check_id: str) -> RuleMeta | None:
-    return next((c for c in BUILTIN_CHECKS if c.id == check_id), None)

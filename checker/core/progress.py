@@ -106,6 +106,12 @@ class Progress:
             self.out.write_status("")  # the report starts on a clean line
 
 
+# The line being shown, if any. A context variable, not a parameter of every
+# stage, on purpose: it is set only by `shown` around one command and reset
+# when that ends, it changes no result (only what stderr shows while a person
+# watches), and a stage reports to it without knowing whether anyone listens;
+# library callers never set it, so their runs report to nothing. Options that
+# change what a run reads or finds are passed explicitly (ReadOptions, Settings).
 _CURRENT: ContextVar[Progress | None] = ContextVar("checker_progress", default=None)
 
 

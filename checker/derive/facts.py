@@ -15,6 +15,7 @@ import datetime as dt
 import operator
 from collections.abc import Callable, Hashable, ItemsView, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, TypeVar
 
 import numpy as np
@@ -140,14 +141,26 @@ class Context:
     as_of: dt.date
     support_horizon_days: int = 365
     knowledge: Knowledge = field(default_factory=builtin)
-    # Workload fit figures, computed once per inventory: server and workload
-    # facts both read them (checker.derive.fit).
-    _fit: dict[int, tuple[Inventory, dict[str, dict[str, Any]]]] = field(
-        default_factory=dict, compare=False, repr=False
-    )
 
 
-Builder = Callable[[Inventory, Capacity, Context], list[Fact]]
+class Derivation:
+    """One inventory's facts being built: the inventory, its capacity, the
+    context, and what several kinds read, worked out once: the workload fit
+    figures (server and workload facts both read them, checker.derive.fit).
+    build_all makes one per call, so nothing derived outlives the call."""
+
+    def __init__(self, inv: Inventory, cap: Capacity, ctx: Context) -> None:
+        self.inv = inv
+        self.cap = cap
+        self.ctx = ctx
+
+    @cached_property
+    def workloads(self) -> dict[str, dict[str, Any]]:
+        """Fit figures of every workload, with its model and server count."""
+        return _workload_values(self.inv, self.ctx)
+
+
+Builder = Callable[[Derivation], list[Fact]]
 
 
 @dataclass(frozen=True)
@@ -330,7 +343,8 @@ FACILITY_FIELDS = (
 )
 
 
-def _facilities(inv: Inventory, cap: Capacity, ctx: Context) -> list[Fact]:
+def _facilities(run: Derivation) -> list[Fact]:
+    inv, cap = run.inv, run.cap
     entries: list[Entry] = [(entity_id("facility", n), place, {}) for n, place in inv.facilities.items()]
     return _facts("facility", FACILITY_FIELDS, entries, cap.facilities.cells_for(list(inv.facilities)))
 
@@ -350,7 +364,8 @@ RACK_FIELDS = (
 )
 
 
-def _racks(inv: Inventory, cap: Capacity, ctx: Context) -> list[Fact]:
+def _racks(run: Derivation) -> list[Fact]:
+    inv, cap = run.inv, run.cap
     entries: list[Entry] = [(entity_id("rack", key), place, {}) for key, place in inv.racks.items()]
     columns = {**cap.racks.cells_for(list(inv.racks)), "facility": [key[0] for key in inv.racks]}
     return _facts("rack", RACK_FIELDS, entries, columns)
@@ -371,7 +386,8 @@ FEED_FIELDS = (
 )
 
 
-def _feeds(inv: Inventory, cap: Capacity, ctx: Context) -> list[Fact]:
+def _feeds(run: Derivation) -> list[Fact]:
+    inv, cap = run.inv, run.cap
     entries: list[Entry] = [(entity_id("feed", key), place, {}) for key, place in inv.feeds.items()]
     columns = {
         **cap.feeds.cells_for(list(inv.feeds)),
@@ -487,22 +503,24 @@ def _gpu_values(inv: Inventory, server: m.Server) -> dict[str, Any]:
 _NO_VALUES: Mapping[str, Any] = {}
 
 
-def _servers(inv: Inventory, cap: Capacity, ctx: Context) -> list[Fact]:
+def _servers(run: Derivation) -> list[Fact]:
+    inv, cap, ctx = run.inv, run.cap, run.ctx
     entries: list[Entry] = [(entity_id("server", n), e.place, _NO_VALUES) for n, e in inv.servers.items()]
     rollout = _normal([e.rollout_date for e in inv.servers.values()], "date")
     facility = [entry.facility for entry in inv.servers.values()]
     capacity = cap.servers.cells_for(list(inv.servers))
-    columns = {**capacity, **_derived(inv, ctx), "facility": facility, "rollout_date": rollout}
+    columns = {**capacity, **_derived(inv, ctx, run.workloads), "facility": facility, "rollout_date": rollout}
     return _facts("server", SERVER_FIELDS, entries, columns)
 
 
-def _derived(inv: Inventory, ctx: Context) -> dict[str, list[Any]]:
+def _derived(
+    inv: Inventory, ctx: Context, workloads: Mapping[str, dict[str, Any]]
+) -> dict[str, list[Any]]:
     """Catalog, software, support and workload values of every server, as columns.
 
     A fleet repeats a few configurations many times: each value is computed
     once per distinct input (GPU set-up, software stack, support dates,
     workload) and shared by every server that has it."""
-    workloads = _workload_values(inv, ctx)
     gpu_keys: list[Hashable] = []
     sw_keys: list[Hashable] = []
     support_keys: list[tuple[dt.date, dt.date | None]] = []
@@ -546,7 +564,8 @@ def _spread(
 # ---------------------------------------------------------------- framework
 
 
-def _frameworks(inv: Inventory, cap: Capacity, ctx: Context) -> list[Fact]:
+def _frameworks(run: Derivation) -> list[Fact]:
+    inv, ctx = run.inv, run.ctx
     entries: list[Entry] = []
     keys: list[Hashable] = []
     installs: list[tuple[str, str, m.Software, str | None]] = []
@@ -592,13 +611,6 @@ WORKLOAD_FIELDS = (
 
 def _workload_values(inv: Inventory, ctx: Context) -> dict[str, dict[str, Any]]:
     """Fit figures of every workload (checker.derive.fit), with its model and server count."""
-    cached = ctx._fit.get(id(inv))
-    if cached is None or cached[0] is not inv:
-        cached = ctx._fit[id(inv)] = (inv, _compute_workload_values(inv, ctx))
-    return cached[1]
-
-
-def _compute_workload_values(inv: Inventory, ctx: Context) -> dict[str, dict[str, Any]]:
     names = list(inv.workloads)
     servers = [e.server for e in inv.servers.values()]
     gpus = {k: p.value for k, p in inv.gpu_models.items()}
@@ -613,10 +625,11 @@ def _compute_workload_values(inv: Inventory, ctx: Context) -> dict[str, dict[str
     }
 
 
-def _workloads(inv: Inventory, cap: Capacity, ctx: Context) -> list[Fact]:
+def _workloads(run: Derivation) -> list[Fact]:
+    inv = run.inv
     entries = [
         (entity_id("workload", name), inv.workloads[name], {k: v for k, v in values.items() if k != "model"})
-        for name, values in _workload_values(inv, ctx).items()
+        for name, values in run.workloads.items()
     ]
     return _facts("workload", WORKLOAD_FIELDS, entries)
 
@@ -652,4 +665,5 @@ def fact_kind(name: str) -> FactKind:
 
 
 def build_all(inv: Inventory, cap: Capacity, ctx: Context) -> list[Fact]:
-    return [fact for kind in REGISTRY.values() for fact in kind.build(inv, cap, ctx)]
+    run = Derivation(inv, cap, ctx)
+    return [fact for kind in REGISTRY.values() for fact in kind.build(run)]

@@ -33,11 +33,6 @@ def _versioned(name: str, text: str | None) -> Values:
     return {name: text, f"{name}_num": version_number(text)}
 
 
-def _unverified(gpu: m.GpuModel, names: tuple[str, ...]) -> str | None:
-    used = [n for n in gpu.unverified if n in names]
-    return ", ".join(used) or None
-
-
 # ---------------------------------------------------------------- GPU
 # What gpu_values gives (catalog figures of the server's GPU).
 GPU_FIELDS = (

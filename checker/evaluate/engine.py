@@ -34,6 +34,9 @@ from checker.derive.facts import Fact, Row
 from checker.evaluate.expr import MAX_ALTERNATIVES, CompiledWhen, alternatives, fact_key
 from checker.evaluate.rulebook import CompiledRule
 
+# Ruleset names, unique in the process: durable's C engine is one per process
+# and every ruleset is deleted once run (run_ruleset). A counter, not a cache:
+# it holds no run's data, and two audits in one process never share a name.
 _names = itertools.count()
 FACT_BATCH = 5_000
 # durable reads integers as a C long; beyond about 1e15 a float's digits are

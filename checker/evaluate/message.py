@@ -53,6 +53,12 @@ class MessageError(Exception):
     """A message template that breaks a limit or fails when rendered."""
 
 
+# Loop steps of the rendering under way. `_loop` is called from the template's
+# generated code (see _Bounding), whose only inputs are the environment's
+# globals and the fact's values: a counter passed in would have to sit among
+# the fact's fields. So it is a context variable, set by render_message for
+# exactly one call and reset when that call ends: nothing in it outlives a
+# rendering, and renderings in other threads count apart.
 _steps: contextvars.ContextVar[list[int]] = contextvars.ContextVar("_steps")
 
 

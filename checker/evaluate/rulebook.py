@@ -56,6 +56,9 @@ class Rule(_Strict):
     rationale: str | None = None
     locate: str | None = None
     references: list[str] = []
+    # Read by nothing, but part of the rule file format since the first rulebook
+    # (rule files are strict: an unknown key is an error). Dropping it would fail
+    # every user rule file that has `tags:`; the format is only ever extended.
     tags: list[str] = []
     examples: Examples = Examples()
 
@@ -86,7 +89,6 @@ class CompiledRule:
     src: Src
     when: CompiledWhen
     template: MessageTemplate
-    builtin: bool
     # The fact fields the message reads (all below the names it uses), in
     # field order: only these are nested for rendering.
     message_fields: tuple[str, ...]
@@ -219,9 +221,7 @@ def _check_fields(
             )
 
 
-def _compile(
-    rule: Rule, index: int, file: str, src: Src, builtin: bool, errors: _Errors
-) -> CompiledRule | None:
+def _compile(rule: Rule, index: int, file: str, src: Src, errors: _Errors) -> CompiledRule | None:
     base: list[str | int] = ["rules", index]
     if rule.category == "schema":  # it would make the exit code 2 and bypass --ignore
         errors.add([*base, "category"], f"rule {rule.id}: category schema is for the built-in input checks")
@@ -259,7 +259,7 @@ def _compile(
             _check_fields(kind, flatten(example), errors, at_example, f"rule {rule.id} example")
             _check_example_values(kind, example, errors, at_example, f"rule {rule.id} example")
     shown = tuple(f.name for f in kind.fields if f.name.split(".")[0] in used)
-    return CompiledRule(rule, file, src.descend("rules", index), when, template, builtin, shown)
+    return CompiledRule(rule, file, src.descend("rules", index), when, template, shown)
 
 
 def _misplaced(value: Any) -> str | None:
@@ -273,7 +273,7 @@ def _misplaced(value: Any) -> str | None:
     return None
 
 
-def _load_file(path: Path, builtin: bool) -> tuple[list[CompiledRule], list[str]]:
+def _load_file(path: Path) -> tuple[list[CompiledRule], list[str]]:
     try:
         file = read_file(path)
     except UserError as exc:
@@ -294,7 +294,7 @@ def _load_file(path: Path, builtin: bool) -> tuple[list[CompiledRule], list[str]
             lines += [at(shown, *where, message) for _, where, message in problems(exc, RuleFile, doc.src)]
             continue
         for i, rule in enumerate(parsed.rules):
-            compiled = _compile(rule, i, shown, doc.src, builtin, errors)
+            compiled = _compile(rule, i, shown, doc.src, errors)
             if compiled is not None:
                 out.append(compiled)
         lines += errors.lines
@@ -355,11 +355,11 @@ _RESERVED = frozenset(c.split(".")[0] for c in _BUILTIN_IDS)
 
 def load_rulebook(extra: Sequence[Path] = (), *, builtin: bool = True) -> Rulebook:
     """The built-in rules plus every folder in `extra`; any problem -> UserError."""
-    folders = ([(rules_dir(), True)] if builtin else []) + [(Path(p), False) for p in extra]
+    folders = ([rules_dir()] if builtin else []) + [Path(p) for p in extra]
     rules: list[CompiledRule] = []
     lines: list[str] = []
     seen_folders: set[Path] = set()
-    for folder, is_builtin in folders:
+    for folder in folders:
         if not folder.is_dir():
             what = "is not a folder" if folder.exists() else "rule folder not found"
             raise UserError(f"{display_path(folder)}: {what}")
@@ -370,7 +370,7 @@ def load_rulebook(extra: Sequence[Path] = (), *, builtin: bool = True) -> Rulebo
         files, refused = rule_files(folder)
         lines += refused
         for path in files:
-            got, errs = _load_file(path, is_builtin)
+            got, errs = _load_file(path)
             rules += got
             lines += errs
     seen: dict[str, CompiledRule] = {}

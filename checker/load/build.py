@@ -36,7 +36,7 @@ from checker.core.perf import gc_paused
 from checker.core.resources import knowledge_dir
 from checker.core.suggest import did_you_mean
 from checker.load import models as m
-from checker.load.reading import ReadOptions, current_options, read_all
+from checker.load.reading import ReadOptions, read_all
 from checker.source.parse import Document, LazySrc, Src, YamlProblem
 from checker.source.reader import describe_error, display_path, inner_models, not_a_file
 from checker.source.reader import problems as validation_problems
@@ -418,6 +418,9 @@ class _Builder:
         self.inv = Inventory()
         self._server_docs: list[tuple[_Doc, m.ServersDoc]] = []
         self._shared_parts = _SharedParts()
+        # Servers mostly share their keys: one tuple for each set this load
+        # reads, not one a server (_merge_values).
+        self._key_tuples: KeyTuples = {}
         # Names written in documents that failed validation: a reference to one
         # is not reported again as dangling; that document's own error says why.
         self._unvalidated: set[tuple[str, str]] = set()
@@ -577,7 +580,7 @@ class _Builder:
         raw: dict[str, Any],
         src: Src,
     ) -> tuple[dict[str, Any], Src]:
-        value, vsrc = _deep_merge((defaults, defaults_src), (raw, src))
+        value, vsrc = _deep_merge((defaults, defaults_src), (raw, src), self._key_tuples)
         model = value.get("model")
         if not isinstance(model, str):
             return value, vsrc
@@ -593,7 +596,7 @@ class _Builder:
             )
             return value, vsrc
         # Catalog values are blamed on the server's `model:` line, where they came in.
-        return _deep_merge((fields, _CatalogSrc(fields, vsrc)), (value, vsrc))
+        return _deep_merge((fields, _CatalogSrc(fields, vsrc)), (value, vsrc), self._key_tuples)
 
     def _place_server(self, shell: m.ServersDoc, server: m.Server, place: Placed[m.Server]) -> None:
         if not self.unique(self.inv.servers, server.name, "server", place):
@@ -724,13 +727,13 @@ class _CatalogSrc(LazySrc):
 
 
 def _deep_merge(
-    base: tuple[dict[str, Any], Src], over: tuple[dict[str, Any], Src]
+    base: tuple[dict[str, Any], Src], over: tuple[dict[str, Any], Src], interned: KeyTuples | None = None
 ) -> tuple[dict[str, Any], Src]:
     """`over` wins; nested mappings merge key by key, and so do their source maps
     (when first asked for: merging every server's map up front costs more than
-    the few positions a run needs)."""
+    the few positions a run needs). `interned`: the load's key tuples."""
     (bval, bsrc), (oval, osrc) = base, over
-    values, shape = _merge_values(bval, oval)
+    values, shape = _merge_values(bval, oval, {} if interned is None else interned)
     return values, _MergedSrc(shape, bsrc, osrc)
 
 
@@ -738,13 +741,15 @@ def _deep_merge(
 # order, and the shape of each key whose value merged two mappings. Kept
 # instead of the values, which can then be freed (about 4 kB a server).
 Shape = tuple[tuple[str, ...], "dict[str, Shape] | None"]
-# Servers mostly share their keys: one tuple for each set, not one a server.
-_KEY_TUPLES: dict[tuple[str, ...], tuple[str, ...]] = {}
+# Each distinct key tuple once, per load (a _Builder's), never module-wide.
+KeyTuples = dict[tuple[str, ...], tuple[str, ...]]
 
 
-def _merge_values(base: dict[str, Any], over: dict[str, Any]) -> tuple[dict[str, Any], Shape]:
+def _merge_values(
+    base: dict[str, Any], over: dict[str, Any], interned: KeyTuples
+) -> tuple[dict[str, Any], Shape]:
     keys = tuple(over)
-    keys = _KEY_TUPLES.setdefault(keys, keys)
+    keys = interned.setdefault(keys, keys)
     if not base:  # no defaults: the usual case, one copy in C
         return dict(over), (keys, None)
     values = dict(base)
@@ -752,7 +757,7 @@ def _merge_values(base: dict[str, Any], over: dict[str, Any]) -> tuple[dict[str,
     for k, v in over.items():
         old = values.get(k)
         if isinstance(v, dict) and isinstance(old, dict):
-            values[k], nested[k] = _merge_values(old, v)
+            values[k], nested[k] = _merge_values(old, v, interned)
         else:
             values[k] = v
     return values, (keys, nested or None)
@@ -808,9 +813,9 @@ def load(
     paths: Sequence[Path], exclude: Path | None = None, options: ReadOptions | None = None
 ) -> tuple[Inventory, list[Finding]]:
     """Read every YAML file below `paths` (but `exclude`) plus the built-in catalog.
-    `options` (cache, processes) default to those the command line set."""
+    `options`: cache and processes (default: no cache, this process only)."""
     with gc_paused():
-        return _load(paths, exclude, options or current_options())
+        return _load(paths, exclude, options or ReadOptions())
 
 
 def _add_all(builder: _Builder, docs: list[_Doc]) -> None:

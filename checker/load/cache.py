@@ -87,11 +87,14 @@ def encode(parsed: Parsed) -> bytes:
         raise Unencodable(str(exc)) from None
 
 
-def decode(payload: bytes, text: Callable[[], str] | None = None) -> Parsed:
+def decode(
+    payload: bytes, text: Callable[[], str] | None = None, trees: fastpath.Trees | None = None
+) -> Parsed:
     """The inverse of encode(); raises BadEntry on anything encode() does not write.
 
     A fast-parsed document's source map is not stored: it is worked out from
-    the file's `text` if a position is ever asked for (checker.source.fastpath)."""
+    the file's `text` if a position is ever asked for, from a tree kept in the
+    run's `trees` (checker.source.fastpath)."""
     try:
         body = marshal.loads(payload)
     except (EOFError, ValueError, TypeError) as exc:
@@ -113,7 +116,7 @@ def decode(payload: bytes, text: Callable[[], str] | None = None) -> Parsed:
         if type(item[1]) is int:
             if text is None:
                 raise BadEntry("a deferred source map, and no text to work it out from")
-            deferred = deferred or fastpath.deferred_sources(text())
+            deferred = deferred or fastpath.deferred_sources(text(), trees)
             src = deferred(item[1])
         else:
             src = _src_in(item[1], memo)
@@ -311,9 +314,10 @@ class Cache:
         # The key is signed too: a valid entry renamed to another key is refused.
         return hmac.new(self.secret, key.encode() + b"\x00" + payload, hashlib.sha256).digest()
 
-    def get(self, key: str, text: Callable[[], str]) -> Parsed | None:
+    def get(self, key: str, text: Callable[[], str], trees: fastpath.Trees | None = None) -> Parsed | None:
         """The entry for `key`, or None when it is missing or anything is wrong with it;
-        `text` gives the file's text, should a source map have to be worked out."""
+        `text` gives the file's text, should a source map have to be worked out
+        (from a tree kept in the run's `trees`)."""
         path = self.entries / key
         try:
             data = path.read_bytes()
@@ -324,7 +328,7 @@ class Cache:
         if head != _MAGIC or not hmac.compare_digest(mac, self._mac(key, payload)):
             return None
         try:
-            parsed = decode(payload, text)
+            parsed = decode(payload, text, trees)
         except Exception:  # BadEntry, too deep: whatever it is, a miss
             return None
         _touch(path)

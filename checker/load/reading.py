@@ -12,15 +12,13 @@ parsing; docs/architecture.md, "Reading in parallel", has the figures.
 
 from __future__ import annotations
 
-import contextlib
 import multiprocessing
 import os
 import sys
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from contextvars import ContextVar
 from dataclasses import dataclass
 from multiprocessing.context import BaseContext
 from pathlib import Path
@@ -55,33 +53,19 @@ def default_jobs() -> int:
 
 @dataclass(frozen=True)
 class ReadOptions:
-    """How files are read: `jobs` processes at most, entries cached in `cache_dir` (None: no cache)."""
+    """How files are read: `jobs` processes at most, entries cached in `cache_dir` (None: no cache).
+    Passed explicitly (checker.audit.run_audit -> checker.load.build.load -> read_all),
+    never set for a whole process or context: two audits in one process may read differently."""
 
     jobs: int = 1
     cache_dir: Path | None = None
 
 
-_OPTIONS: ContextVar[ReadOptions | None] = ContextVar("checker_read_options", default=None)
-
-
-@contextlib.contextmanager
-def options_used(options: ReadOptions) -> Iterator[None]:
-    """Every load inside reads files this way (the command line sets it around a command)."""
-    token = _OPTIONS.set(options)
+def parse_file(path: Path, data: bytes | None = None, trees: fastpath.Trees | None = None) -> Outcome:
+    """The file's outcome; `data`, its bytes when already read (and hashed);
+    `trees`, the run's holder of the trees positions are worked out from."""
     try:
-        yield
-    finally:
-        _OPTIONS.reset(token)
-
-
-def current_options() -> ReadOptions:
-    return _OPTIONS.get() or ReadOptions()
-
-
-def parse_file(path: Path, data: bytes | None = None) -> Outcome:
-    """The file's outcome; `data`, its bytes when already read (and hashed)."""
-    try:
-        return read(path, data)
+        return read(path, data, trees)
     except YamlProblem as problem:
         return problem
     except OSError as exc:
@@ -141,6 +125,8 @@ class _Reader:
         self.cache: Cache | None = open_cache(options.cache_dir) if options.cache_dir else None
         self.outcomes: list[Outcome | None] = [None] * len(paths)
         self.done = 0
+        # This run's trees for positions, shared by its files and by nothing else.
+        self.trees = fastpath.Trees()
 
     def run(self) -> list[Outcome]:
         todo = [job for i, path in enumerate(self.paths) if (job := self._lookup(i, path))]
@@ -151,11 +137,11 @@ class _Reader:
         if count > 1:
             for job in todo:
                 if not job.events:
-                    self._finish(job, parse_file(job.path, job.data))
+                    self._finish(job, parse_file(job.path, job.data, self.trees))
             self._in_pool(slow, count)
         else:
             for job in todo:
-                self._finish(job, parse_file(job.path, job.data))
+                self._finish(job, parse_file(job.path, job.data, self.trees))
         assert all(o is not None for o in self.outcomes)
         return [o for o in self.outcomes if o is not None]
 
@@ -169,7 +155,7 @@ class _Reader:
             self._settle(index, exc)
             return None
         key = content_key(data) if self.cache else None
-        hit = self.cache.get(key, lambda: decode_text(data)) if self.cache and key else None
+        hit = self.cache.get(key, lambda: decode_text(data), self.trees) if self.cache and key else None
         if hit is None:
             return _Job(index, path, len(data), key, self.jobs > 1 and not fastpath.may_take(data), data)
         self._settle(index, hit)
@@ -198,7 +184,7 @@ class _Reader:
                     feed()
                     if queue:
                         job = queue.pop()
-                        self._finish(job, parse_file(job.path, job.data))
+                        self._finish(job, parse_file(job.path, job.data, self.trees))
                     elif running:
                         wait(running, return_when=FIRST_COMPLETED)
             except BaseException:  # Ctrl-C, or a bug: do not wait for the files still queued
@@ -211,11 +197,11 @@ class _Reader:
         except BrokenProcessPool:  # a worker died (killed, out of memory): parse it here
             kind, data = "unencodable", None
         if kind == "payload":
-            self._finish(job, decode(data, lambda: decode_text(job.path.read_bytes())), data)
+            self._finish(job, decode(data, lambda: decode_text(job.path.read_bytes()), self.trees), data)
         elif kind == "oserror":
             self._finish(job, data)
         else:
-            self._finish(job, parse_file(job.path, job.data))
+            self._finish(job, parse_file(job.path, job.data, self.trees))
 
     def _finish(self, job: _Job, outcome: Outcome, sent: bytes | None = None) -> None:
         """Settle a file parsed here from the bytes hashed to its key, or by a

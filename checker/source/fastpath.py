@@ -14,7 +14,8 @@ in place, so that each scalar of its tree points into the text's bytes, and
 the position of the node asked for, its keys' and its scalars' are worked out
 from those offsets as libyaml marks them (_Tree); nodes that do not show their
 mark exactly (an empty collection in a flow sequence, say) leave that
-document's positions to the event parser. Only the last two trees are kept.
+document's positions to the event parser. A run keeps only its last two
+trees (Trees, one per run, passed down to every file it reads).
 
 Why the values match, in short:
 - Syntax the route does not reproduce is refused from a scan of the text:
@@ -45,8 +46,6 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import ctypes
-import functools
 import json
 import os
 import re
@@ -121,15 +120,20 @@ class Refused(Exception):
     """The fast path cannot show it gives the event parser's values for this text."""
 
 
-def load(text: str) -> list[Document] | None:
+def load(text: str, trees: Trees | None = None) -> list[Document] | None:
     """The documents of `text` as the event parser builds them, with lazy source
-    maps, or None when the fast path cannot show that (the caller parses then)."""
+    maps, or None when the fast path cannot show that (the caller parses then).
+    `trees`: the run's holder of the trees positions are worked out from, shared
+    by every file the run reads (default: one for this text alone)."""
     if ryml is None or _needs_events(text):
         return None
+    reader = _Reader(text, trees)
     try:
-        return _Reader(text).documents()
+        return reader.documents()
     except Exception:  # Refused, the JSON reader's errors, deep nesting: the event parser decides
         return None
+    finally:
+        reader.release()
 
 
 # Bytes without which a text never holds what _needs_events looks for
@@ -199,9 +203,9 @@ def _json(text: str) -> str:
     return f'{{"{key}": {out}}}' if out else ""
 
 
-@functools.lru_cache(maxsize=4096)
 def _plain_gives_string(value: str) -> bool:
-    """Whether rapidyaml writes `value`, written plain, as that JSON string."""
+    """Whether rapidyaml writes `value`, written plain, as that JSON string (asked
+    at most once per distinct string of a file: _Reader.strings remembers it)."""
     try:
         out = json.loads(_json(f"- {value}\n"))
     except (Refused, ValueError):
@@ -237,13 +241,20 @@ class _Memo(dict[str, Any]):
 
 
 class _Reader:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, trees: Trees | None) -> None:
         self.text = text
+        self.trees = trees
         self.strings = _Memo(self._string)
         self.numbers = _Memo(self._number)
         self.keys: set[str] = set()
         self._quoted: set[str] | None = None
         self.searches = 0
+
+    def release(self) -> None:
+        """Drop the memos: they call this reader's own methods, a reference cycle
+        that would keep the reader (and the run's trees) while the cycle
+        collector is paused, as it is during a run."""
+        del self.strings, self.numbers
 
     def documents(self) -> list[Document]:
         js = _json(self.text)
@@ -257,7 +268,7 @@ class _Reader:
             parse_constant=_refuse,
         )
         values = top["stream"] if "stream" in top else [top["document"]]
-        positions = _Positions(self.text)
+        positions = _Positions(self.text, self.trees)
         docs: list[Document] = []
         for value in values:
             if value is None:
@@ -365,9 +376,10 @@ class _Inexact(Exception):
     """A position rapidyaml's tree does not give exactly: the event parser's map decides."""
 
 
-# Trees kept at once: a finding or error asks for positions file after file, and a
-# tree with its copies of the text costs about 14 times the text (3 MB for a
-# 200 KB servers file, measured); another file's tree is parsed again (fast).
+# Trees a run keeps at once: a finding or error asks for positions file after
+# file, and a tree with its copies of the text costs about 14 times the text
+# (3 MB for a 200 KB servers file, measured); another file's tree is parsed
+# again (fast).
 _KEPT_TREES = 2
 # A file whose tree was parsed this many times is asked for positions in turn
 # with other files: the next time its tree is needed, its documents' maps are
@@ -377,7 +389,37 @@ _KEPT_TREES = 2
 _BUILDS_BEFORE_WHOLE = 16
 # Lines looked back over for an item's `-` (comments between it and the item).
 _LINES_BACK = 64
-_RECENT: list[_Positions] = []
+
+
+class Trees:
+    """The rapidyaml trees one run keeps to work positions out from: the last
+    _KEPT_TREES files' trees, whichever files they are. One run (a load:
+    checker.load.reading makes one for all the files it reads) owns one, so two
+    runs in a process share none, and a run's trees are freed with its source
+    maps. It holds trees only, never the files' position maps: no reference
+    cycle, so it is freed with the collector paused too."""
+
+    def __init__(self) -> None:
+        self._kept: dict[int, _Tree] = {}  # by file number, oldest first
+        self._files = 0
+
+    def file(self) -> int:
+        """A number for a file of this run, to keep its tree under."""
+        self._files += 1
+        return self._files
+
+    def get(self, file: int) -> _Tree | None:
+        return self._kept.get(file)
+
+    def keep(self, file: int, tree: _Tree) -> None:
+        """Keep `tree` for `file`, letting the oldest kept tree go past the limit
+        (the positions worked out from it stay)."""
+        self._kept[file] = tree
+        while len(self._kept) > _KEPT_TREES:
+            del self._kept[next(iter(self._kept))]
+
+    def __len__(self) -> int:
+        return len(self._kept)
 
 
 class _Positions:
@@ -386,9 +428,10 @@ class _Positions:
     the event parser's map of a document where the tree does not give a
     position exactly (_Inexact)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, trees: Trees | None = None) -> None:
         self.text = text
-        self._tree: _Tree | None = None
+        self._trees = Trees() if trees is None else trees
+        self._file = self._trees.file()
         self._builds = 0
         self._whole: dict[int, Src] = {}
         self._eager: list[Document] | None = None
@@ -405,7 +448,7 @@ class _Positions:
     def node(self, index: int, path: tuple[str | int, ...], node: int) -> Src:
         """The position of `node` (at `path` in document `index`), its keys' and its children's."""
         if index not in self._inexact and not self._whole:
-            if self._tree is None and self._builds >= _BUILDS_BEFORE_WHOLE:
+            if self._trees.get(self._file) is None and self._builds >= _BUILDS_BEFORE_WHOLE:
                 self._work_out_whole()
             else:
                 try:
@@ -435,18 +478,16 @@ class _Positions:
             children = pending.pop().children
             for child in children.values() if isinstance(children, dict) else children or ():
                 if isinstance(child, _NodeSrc) and child._node is None:
-                    object.__setattr__(child, "_node", tree.resolve(self, index, child._path, child._id))
+                    child.settle(tree.resolve(self, index, child._path, child._id))
                     pending.append(child)
         return root
 
     def tree(self) -> _Tree:
-        tree = self._tree
+        tree = self._trees.get(self._file)
         if tree is None:
             self._builds += 1
-            tree = self._tree = _Tree(self.text)
-            _RECENT.append(self)
-            if len(_RECENT) > _KEPT_TREES:
-                _RECENT.pop(0)._tree = None  # its positions worked out so far stay
+            tree = _Tree(self.text)
+            self._trees.keep(self._file, tree)
         return tree
 
     def _event_map(self, index: int) -> Src:
@@ -455,54 +496,25 @@ class _Positions:
         return self._eager[index].src
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_Positions, (self.text,))
+        return (_Positions, (self.text,))  # a copy keeps its tree in a holder of its own
 
 
-def _numpy_address(view: Any) -> int:
-    """The address of a buffer's first byte (rapidyaml's views are read-only, so
-    ctypes' from_buffer cannot give it)."""
-    return int(numpy.frombuffer(view, dtype=numpy.uint8).__array_interface__["data"][0])
+_asarray = numpy.asarray
 
 
-class _PyBuffer(ctypes.Structure):
-    """Py_buffer, as the buffer protocol fills it (part of the stable ABI since 3.11,
-    its layout unchanged since 3.3): https://docs.python.org/3/c-api/buffer.html"""
+def _address(view: Any) -> int:
+    """The address of a buffer's first byte, from numpy's documented array
+    interface (https://numpy.org/doc/stable/reference/arrays.interface.html).
 
-    _fields_ = [
-        ("buf", ctypes.c_void_p),
-        ("obj", ctypes.c_void_p),  # never read here: PyBuffer_Release lets it go
-        ("len", ctypes.c_ssize_t),
-        ("itemsize", ctypes.c_ssize_t),
-        ("readonly", ctypes.c_int),
-        ("ndim", ctypes.c_int),
-        ("format", ctypes.c_char_p),
-        ("shape", ctypes.c_void_p),
-        ("strides", ctypes.c_void_p),
-        ("suboffsets", ctypes.c_void_p),
-        ("internal", ctypes.c_void_p),
-    ]
-
-
-def _buffer_address(view: Any) -> int:
-    """The address of a buffer's first byte, by the buffer protocol itself
-    (PyObject_GetBuffer): about 1.3 us, against 2.2 us through numpy."""
-    buffer = _PyBuffer()
-    ref = ctypes.byref(buffer)
-    _get_buffer(view, ref, 0)  # PyBUF_SIMPLE
-    address = buffer.buf or 0
-    _release_buffer(ref)
+    rapidyaml's Python API gives a scalar of a tree parsed in place as a
+    memoryview into the text's bytes, and no offset or location of its own,
+    so a scalar's offset is its address less the text's. numpy.asarray views
+    a buffer without copying it (tests/source/test_fastpath.py checks it
+    against numpy.frombuffer, which never copies); no ctypes, no CPython
+    internals."""
+    address: int = _asarray(view).__array_interface__["data"][0]  # an int: numpy's (address, read-only)
     return address
 
-
-_pythonapi = getattr(ctypes, "pythonapi", None)  # CPython's own C API; absent elsewhere
-if _pythonapi is not None:
-    _get_buffer = _pythonapi.PyObject_GetBuffer
-    _get_buffer.argtypes = [ctypes.py_object, ctypes.POINTER(_PyBuffer), ctypes.c_int]
-    _get_buffer.restype = ctypes.c_int
-    _release_buffer = _pythonapi.PyBuffer_Release
-    _release_buffer.argtypes = [ctypes.POINTER(_PyBuffer)]
-    _release_buffer.restype = None
-_address = _buffer_address if _pythonapi is not None else _numpy_address
 
 _MAP, _SEQ, _KEY = (int(ryml.MAP), int(ryml.SEQ), int(ryml.KEY)) if ryml else (0, 0, 0)
 _CONTAINER = _MAP | _SEQ
@@ -525,7 +537,7 @@ class _Tree:
         self.buf = bytearray(self.data)
         with _quiet_stderr():
             self.tree = ryml.parse_in_place(self.buf)
-        self.base = _numpy_address(memoryview(self.buf))
+        self.base = _address(memoryview(self.buf))
         newlines = numpy.flatnonzero(numpy.frombuffer(self.data, dtype=numpy.uint8) == 0x0A)
         self.starts: list[int] = [0, *(newlines + 1).tolist()]
         self.ascii = self.data.isascii()
@@ -842,7 +854,7 @@ class _NodeSrc(LazySrc):
     asked for; its collections' maps are worked out when they are asked for."""
 
     __slots__ = ("_id", "_index", "_path", "_positions")
-    _positions: _Positions
+    _positions: _Positions | None  # None once worked out
     _index: int
     _path: tuple[str | int, ...]
     _id: int
@@ -855,10 +867,26 @@ class _NodeSrc(LazySrc):
         object.__setattr__(self, "_id", node)
 
     def _compute(self) -> Src:
-        return self._positions.node(self._index, self._path, self._id)
+        assert self._positions is not None  # kept until the node is worked out
+        node = self._positions.node(self._index, self._path, self._id)
+        object.__setattr__(self, "_positions", None)
+        return node
+
+    def settle(self, node: Src) -> None:
+        """The node worked out: the file's positions are no longer needed here. (A
+        file's maps worked out whole are kept by its _Positions: a reference back
+        from them would be a cycle, never freed while the collector is paused.)"""
+        object.__setattr__(self, "_node", node)
+        object.__setattr__(self, "_positions", None)
 
     def __reduce__(self) -> tuple[Any, ...]:
+        if self._node is not None:
+            return (_worked_out, (self._node,))
         return (_NodeSrc, (self._positions, self._index, self._path, self._id))
+
+
+def _worked_out(src: Src) -> Src:
+    return src
 
 
 class _FileSrc(LazySrc):
@@ -886,7 +914,8 @@ def deferred_index(src: Src) -> int | None:
     return src._index if isinstance(src, _FileSrc) else None
 
 
-def deferred_sources(text: str) -> Callable[[int], Src]:
-    """Source maps of the documents of `text`, worked out on first use, all from one parse."""
-    positions = _Positions(text)
+def deferred_sources(text: str, trees: Trees | None = None) -> Callable[[int], Src]:
+    """Source maps of the documents of `text`, worked out on first use, all from
+    one parse; `trees` as for load()."""
+    positions = _Positions(text, trees)
     return lambda index: _FileSrc(positions, index)

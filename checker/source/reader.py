@@ -33,16 +33,16 @@ from checker.source.parse import Document, Src, YamlProblem, decode, parse
 
 
 # ---------------------------------------------------------------- files
-def read(path: Path, data: bytes | None = None) -> list[Document]:
+def read(path: Path, data: bytes | None = None, trees: fastpath.Trees | None = None) -> list[Document]:
     """A file's documents (`data`: its bytes, when already read): by the fast
-    path when it can show it gives exactly what `parse` gives, else by `parse`."""
-    text = decode(path.read_bytes() if data is None else data)
-    fast = fastpath.load(text)
-    return fast if fast is not None else parse(text)
+    path when it can show it gives exactly what `parse` gives, else by `parse`.
+    `trees`: the run's holder of rapidyaml trees for positions (fastpath.Trees),
+    one for all the files a run reads; default: one for this file alone."""
+    return parse_text(decode(path.read_bytes() if data is None else data), trees)
 
 
-def parse_text(text: str) -> list[Document]:
-    fast = fastpath.load(text)
+def parse_text(text: str, trees: fastpath.Trees | None = None) -> list[Document]:
+    fast = fastpath.load(text, trees)
     return fast if fast is not None else parse(text)
 
 

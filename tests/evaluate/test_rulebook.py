@@ -38,7 +38,7 @@ def test_builtin_rulebook_loads_sorted_with_unique_ids() -> None:
 def test_custom_folder_adds_rules(tmp_path: Path) -> None:
     book = load_rulebook([_write(tmp_path, VALID)])
     rule = book.get("acme.big-rack")
-    assert rule is not None and not rule.builtin and rule.src.line == 2
+    assert rule is not None and not rule.meta.builtin and rule.src.line == 2
     assert rule.render({"name": "A", "load_kw": 31}) == "rack A draws 31 kW"
 
 
@@ -143,6 +143,14 @@ def test_nest_and_flatten_round_trip() -> None:
     flat = {"name": "s", "support.level": "nbd", "power_w.max": 10}
     assert flatten(nest(flat)) == flat
     assert nest(flat)["support"] == {"level": "nbd"}
+
+
+def test_a_rule_file_with_tags_still_loads(tmp_path: Path) -> None:
+    """`tags` is read by nothing, but rule files have been allowed to carry it
+    since the first rulebook: removing the field would fail them (docs/architecture.md)."""
+    text = VALID.replace("remediation: Split it.\n", "remediation: Split it.\n    tags: [power, q3]\n")
+    assert "tags:" in text
+    assert load_rulebook([_write(tmp_path, text)], builtin=False).ids() == ["acme.big-rack"]
 
 
 def test_missing_message_field_renders_unknown(tmp_path: Path) -> None:

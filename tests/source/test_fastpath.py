@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -54,7 +55,10 @@ def paths(value: Any, prefix: tuple[str | int, ...] = ()) -> list[tuple[str | in
 
 
 def from_tree(docs: list[Document]) -> bool:
-    """Whether every position asked of these fast-parsed documents came from rapidyaml's tree."""
+    """Whether every position asked of these fast-parsed documents came from rapidyaml's tree
+    (vacuously, for a text of empty documents only: `#: yes\n---\n`)."""
+    if not docs:
+        return True
     positions = {doc.src._positions for doc in docs if isinstance(doc.src, fastpath._FileSrc)}
     return len(positions) == 1 and not positions.pop()._inexact
 
@@ -276,14 +280,16 @@ def test_positions_the_tree_does_not_give_come_from_the_event_parser(text: str) 
 
 
 def test_trees_are_parsed_again_when_another_file_was_asked_for_since() -> None:
-    """Only the last few trees are kept: positions asked again of an older file are the same."""
+    """A run keeps only its last few trees: positions asked again of an older file are the same."""
     texts = [f"a{i}: {{b: {i}}}\nc: [x, {{d: {i}}}]\n" for i in range(fastpath._KEPT_TREES + 2)]
-    loaded = [fastpath.load(text) or [] for text in texts]
+    trees = fastpath.Trees()
+    loaded = [fastpath.load(text, trees) or [] for text in texts]
     for docs in loaded + loaded[::-1]:
         assert docs[0].src.locate(["c", 1, "d"]) == (2, 9)
+        assert len(trees) <= fastpath._KEPT_TREES
     for i, docs in enumerate(loaded):
         assert docs[0].src.locate([f"a{i}", "b"], key=False) == (1, 9)
-    assert len(fastpath._RECENT) <= fastpath._KEPT_TREES
+    assert len(trees) == fastpath._KEPT_TREES
 
 
 def test_files_asked_in_turn_get_their_maps_worked_out_whole(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -292,7 +298,8 @@ def test_files_asked_in_turn_get_their_maps_worked_out_whole(monkeypatch: pytest
     monkeypatch.setattr(fastpath, "_BUILDS_BEFORE_WHOLE", 2)
     monkeypatch.setattr(fastpath, "parse", lambda text: pytest.fail("the event parser ran"))
     texts = [SERVERS.replace("gpu-000001", f"gpu-{i}") + "---\nkind: Workloads\n" for i in range(4)]
-    loaded = [fastpath.load(text) or [] for text in texts]
+    trees = fastpath.Trees()  # one run's
+    loaded = [fastpath.load(text, trees) or [] for text in texts]
     servers = [docs[0].src.descend("servers", 0) for docs in loaded]
     eager = parse(SERVERS)[0].src.descend("servers", 0)
     for path in (["rack"], ["power_w", "max"], ["storage", "raid"], ["tags", 2]):
@@ -390,6 +397,21 @@ def streams(draw: st.DrawFn) -> str:
     return "\n---\n".join(docs) + draw(st.sampled_from(["", "\n", "\n---\n", "\n...\n"]))
 
 
+def _pair_in_flow_sequence(text: str) -> bool:
+    """Whether the text holds a one-pair mapping in a flow sequence (`[yes, 0: ]`),
+    which a generated scalar ending in `:` writes by accident: its positions are
+    the event parser's by design (docs/architecture.md, "Source maps")."""
+    flow_sequences: list[bool] = []
+    for event in yaml.parse(text):
+        if isinstance(event, yaml.MappingStartEvent) and flow_sequences and flow_sequences[-1]:
+            return True
+        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            flow_sequences.append(isinstance(event, yaml.SequenceStartEvent) and bool(event.flow_style))
+        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            flow_sequences.pop()
+    return False
+
+
 @PROPERTY
 @given(streams())
 def test_generated_yaml_is_read_exactly_or_refused(text: str) -> None:
@@ -399,7 +421,8 @@ def test_generated_yaml_is_read_exactly_or_refused(text: str) -> None:
         assert fastpath.load(text) is None
         return
     docs = assert_equivalent(text)
-    assert docs is None or from_tree(docs)  # the tree gave every position asked for
+    # The tree gave every position asked for.
+    assert docs is None or from_tree(docs) or _pair_in_flow_sequence(text)
 
 
 @pytest.mark.slow
@@ -482,13 +505,16 @@ def test_where_a_file_is_parsed_is_decided_by_the_marks_the_fast_path_leaves(tex
         assert fastpath.load(text) is None  # the event parser reads it, so a worker may
 
 
-def test_a_scalars_address_by_the_buffer_protocol_is_numpys() -> None:
+def test_a_scalars_offset_comes_from_its_address_in_the_text_without_a_copy() -> None:
+    import numpy
     import ryml
 
-    buffer = bytearray("a: héllo\nb: [1, 'x']\n".encode())
+    buffer = bytearray("a: héllo\nb: [1, 'x']\nc: ''\n".encode())
     tree = ryml.parse_in_place(buffer)
     views = [tree.val(n) for n in range(tree.size()) if tree.has_val(n) and tree.val(n) is not None]
-    assert len(views) == 3
-    assert [fastpath._address(v) for v in views] == [fastpath._numpy_address(v) for v in views]
-    base = fastpath._numpy_address(memoryview(buffer))
-    assert [fastpath._address(v) - base for v in views] == [3, 14, 18]
+    assert len(views) == 4
+    # numpy.frombuffer never copies: the address numpy.asarray gives is the buffer's own.
+    framed = [numpy.frombuffer(v, dtype=numpy.uint8).__array_interface__["data"][0] for v in views]
+    assert [fastpath._address(v) for v in views] == framed
+    base = fastpath._address(memoryview(buffer))
+    assert [fastpath._address(v) - base for v in views] == [3, 14, 18, 26]
