@@ -32,7 +32,7 @@ field is missing (a fact leaves out None-valued fields):
   (which orders ISO dates correctly).
 
 durable-rules 2.0.28 behaviours this module works around (measured; see
-tests/test_expr.py for the experiments that pin them down):
+tests/evaluate/test_expr.py for the experiments that pin them down):
 
 * ``$div`` by an integer 0 kills the process with SIGFPE, and int-by-int
   ``$div`` is C integer division (``1 / 3 == 0``). Hence only non-zero literal

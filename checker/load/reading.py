@@ -93,7 +93,7 @@ def _parse_in_worker(path: Path) -> tuple[str, Any]:
 
 def _encoded(parsed: Parsed) -> bytes | None:
     """The payload, or None when this file cannot be cached. A cache never fails
-    an audit: whatever goes wrong here only costs a parse (tests/test_cache.py
+    an audit: whatever goes wrong here only costs a parse (tests/load/test_cache.py
     pins the format, so a broken encoder shows there, not in audits)."""
     try:
         return encode(parsed)
