@@ -15,6 +15,8 @@ import pytest
 
 from checker import __version__
 from checker.cli import BUG_HINT
+from checker.derive.facts import REGISTRY
+from checker.load.build import KINDS
 from tests.conftest import AS_OF, FIXTURES, MINIMAL, CliRunner, Writer, summary
 
 REPO = Path(__file__).resolve().parent.parent
@@ -365,7 +367,7 @@ def test_facts_lists_every_kind(cli: CliRunner) -> None:
 def test_facts_unknown_kind(cli: CliRunner, kind: str, hint: str) -> None:
     run = cli("facts", kind)
     assert (run.code, run.out) == (2, "")
-    known = "facility, rack, feed, server, workload, framework"
+    known = ", ".join(REGISTRY)
     assert run.err == f"unknown fact kind '{kind}'{hint}; known: {known}\n"
 
 
@@ -375,9 +377,8 @@ def test_schema(cli: CliRunner) -> None:
     schema = json.loads(run.out)
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert schema["discriminator"]["propertyName"] == "kind"
-    assert set(schema["discriminator"]["mapping"]) == {
-        "Facility", "Servers", "Workloads", "Waivers", "GpuModels", "ServerModels"}
-    assert len(schema["oneOf"]) == 6
+    assert set(schema["discriminator"]["mapping"]) == set(KINDS)
+    assert len(schema["oneOf"]) == len(KINDS)
     feed = schema["$defs"]["Feed"]
     assert feed["additionalProperties"] is False
     assert {"voltage", "amps", "side", "phase", "max_utilization"} <= set(feed["properties"])
@@ -484,7 +485,7 @@ BAD_RULES: list[tuple[str, str, str]] = [
      "rules/r.yaml:7:28: rule acme.r1: unknown field 'laod_kw' (did you mean 'load_kw'?)"),
     ("unknown-on", rule(on="rak"),
      "rules/r.yaml:6:9: rule acme.r1: unknown fact kind 'rak' (did you mean 'rack'?); "
-     "known: facility, rack, feed, server, workload, framework"),
+     f"known: {', '.join(REGISTRY)}"),
     ("bad-jinja", rule(message="rack {{ name "),
      "rules/r.yaml:8:14: rule acme.r1: bad message template: unexpected end of template, "
      "expected 'end of print statement'."),

@@ -29,6 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from checker.cli import EXIT_BROKEN_PIPE, main
+from checker.load.build import KINDS
 from tests.conftest import AS_OF, MINIMAL
 from tests.helpers import evaluated, write_file
 
@@ -827,8 +828,7 @@ USER_MISTAKES = [
     Case(
         "kind-is-a-number",
         2,
-        "inv/x.yaml:1:7: error schema.document `kind` must be one of Facility, "
-        "Servers, Workloads, Waivers, GpuModels, ServerModels, not a number",
+        f"inv/x.yaml:1:7: error schema.document `kind` must be one of {', '.join(KINDS)}, not a number",
         {"inv/x.yaml": "kind: 3\n"},
     ),
     Case(

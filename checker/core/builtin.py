@@ -74,7 +74,7 @@ BUILTIN_CHECKS: tuple[RuleMeta, ...] = (
         SCHEMA_DOCUMENT,
         "Documents are mappings of a known kind",
         "Each document needs a top-level `kind` so it is validated as what it is.",
-        "Add `kind:` (Facility, Servers, Workloads, Waivers, GpuModels, ServerModels).",
+        "Add a top-level `kind:`, one of those the message names (`checker schema` describes each).",
     ),
     _schema(
         SCHEMA_UNKNOWN_FIELD,

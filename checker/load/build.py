@@ -156,17 +156,33 @@ class Inventory:
         """Every entity id (docs/architecture.md "Entity ids") and where it is written;
         a location is worked out only when looked up (most never are)."""
         ids: dict[str, Placed[Any]] = {}
-        for name, fac in self.facilities.items():
-            ids[entity_id("facility", name)] = fac
-        for rack_key, rack_place in self.racks.items():
-            ids[entity_id("rack", rack_key)] = rack_place
-        for feed_key, feed_place in self.feeds.items():
-            ids[entity_id("feed", feed_key)] = feed_place
-        for name, entry in self.servers.items():
-            ids[entity_id("server", name)] = entry.place
-        for name, wl in self.workloads.items():
-            ids[entity_id("workload", name)] = wl
+        for kind, entity in ENTITIES.items():
+            for key, value in getattr(self, entity.table).items():
+                ids[entity_id(kind, key)] = value.place if isinstance(value, ServerEntry) else value
         return _Entities(ids)
+
+
+@dataclass(frozen=True)
+class Entity:
+    """A kind of entity: findings name it and waivers point at it by its id,
+    `kind/<key>/...` (`rack/sh1/A07`)."""
+
+    table: str  # the Inventory table whose keys spell the ids
+    key: tuple[str, ...]  # what each part of the key is, for the docs
+
+
+ENTITIES: dict[str, Entity] = {
+    "facility": Entity("facilities", ("facility",)),
+    "rack": Entity("racks", ("facility", "rack")),
+    "feed": Entity("feeds", ("facility", "rack", "feed")),
+    "server": Entity("servers", ("server",)),
+    "workload": Entity("workloads", ("workload",)),
+}
+
+
+def entity_forms() -> str:
+    """`facility/<facility>`, `rack/<facility>/<rack>`, ...: the contract's list."""
+    return ", ".join(f"`{kind}/{'/'.join(f'<{k}>' for k in e.key)}`" for kind, e in ENTITIES.items())
 
 
 class _Entities(Mapping[str, Location]):

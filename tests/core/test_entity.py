@@ -1,8 +1,14 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from checker.core.entity import ENTITY_KINDS, entity_id
+from checker.core.entity import entity_id
+from checker.derive.facts import REGISTRY
+from checker.load.build import ENTITIES, entity_forms, load
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize(
@@ -19,16 +25,24 @@ def test_entity_ids_follow_the_contract(kind: str, key: str | tuple[str, ...], e
     assert entity_id(kind, key) == expected
 
 
-@pytest.mark.parametrize(
-    ("kind", "key"), [("rack", "A07"), ("feed", ("sh1", "A07")), ("racks", ("sh1", "A07"))]
-)
-def test_a_key_of_the_wrong_shape_is_a_bug(kind: str, key: str | tuple[str, ...]) -> None:
-    with pytest.raises(ValueError, match="cannot be made of"):
-        entity_id(kind, key)
+def test_a_key_of_nothing_is_a_bug() -> None:
+    with pytest.raises(ValueError, match="needs a key"):
+        entity_id("rack", ())
+
+
+def test_every_entity_of_the_example_has_an_id_of_its_kinds_shape() -> None:
+    inv, problems = load([ROOT / "inventories"])
+    assert problems == []
+    kinds = [(i.split("/")[0], len(i.split("/")) - 1) for i in inv.entities()]
+    assert {kind for kind, _ in kinds} == set(ENTITIES)
+    assert all(parts == len(ENTITIES[kind].key) for kind, parts in kinds)
 
 
 def test_every_fact_kind_has_an_entity_kind() -> None:
-    from checker.derive.facts import REGISTRY
-
     # A framework fact is about its server: its findings name the server.
-    assert set(REGISTRY) - {"framework"} == set(ENTITY_KINDS)
+    assert set(REGISTRY) - {"framework"} == set(ENTITIES)
+
+
+def test_the_contract_lists_every_entity_kind() -> None:
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    assert entity_forms() in doc

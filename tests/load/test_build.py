@@ -16,7 +16,7 @@ import pytest
 from checker.core.perf import gc_paused
 from checker.core.resources import knowledge_dir
 from checker.load import build as loader
-from checker.load.build import load
+from checker.load.build import KINDS, load
 from checker.source import parse as source
 from tests.conftest import AS_OF, FIXTURES, CliRunner, Writer, summary
 
@@ -159,7 +159,7 @@ SCHEMA_CASES: list[tuple[str, tuple[str, ...], str | bytes, list[str]]] = [
         racks: []
         """,
         ["bad.yaml:1:1: error schema.document missing `kind` "
-         "(one of Facility, Servers, Workloads, Waivers, GpuModels, ServerModels)"],
+         f"(one of {', '.join(KINDS)})"],
     ),
     (  # 1:7 is the kind's value
         "unknown-kind", (),

@@ -8,7 +8,7 @@ import jsonschema
 import pytest
 import yaml
 
-from checker.load.build import CATALOG_FILES
+from checker.load.build import CATALOG_FILES, KINDS
 from checker.load.schema import inventory_schema
 
 
@@ -20,7 +20,7 @@ def test_schema_covers_every_kind_and_lets_servers_lean_on_defaults() -> None:
         for d in schema["$defs"].values()
         if "kind" in d.get("properties", {})
     }
-    assert kinds == {"Facility", "Servers", "Workloads", "Waivers", "GpuModels", "ServerModels"}
+    assert kinds == set(KINDS)
     servers = schema["$defs"]["ServersDoc"]["properties"]["servers"]["items"]
     assert servers["required"] == ["name"] and servers["additionalProperties"] is False
 
