@@ -13,6 +13,7 @@ import pytest
 from checker.load import cache
 from checker.load.cache import BadEntry, Cache, Unencodable, content_key, decode, encode, open_cache
 from checker.source import fastpath
+from checker.source import parse as source
 from checker.source.parse import Document, Src, WrittenFloat, YamlProblem, parse
 
 TEXT = """\
@@ -169,9 +170,23 @@ def test_an_entry_moved_to_another_key_is_a_miss(store: Cache) -> None:
     assert store.get(other, lambda: TEXT) is None
 
 
-def test_keys_change_with_the_checker_version(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("module", "name", "value"),
+    [
+        (cache, "__version__", "99.0.0"),
+        # The event parser's values and errors depend on PyYAML and on the
+        # libyaml it was built with; the fast path's on rapidyaml.
+        (source, "PYYAML_VERSION", "99.0"),
+        (source, "LIBYAML_VERSION", "none"),
+        (fastpath, "RAPIDYAML_VERSION", "99.0.0"),
+    ],
+)
+def test_keys_change_with_the_checker_and_parser_versions(
+    monkeypatch: pytest.MonkeyPatch, module: object, name: str, value: str
+) -> None:
     before = content_key(b"kind: Facility\n")
-    monkeypatch.setattr(cache, "__version__", "99.0.0")
+    assert getattr(module, name) != value
+    monkeypatch.setattr(module, name, value)
     cache.salt.cache_clear()
     try:
         assert content_key(b"kind: Facility\n") != before
