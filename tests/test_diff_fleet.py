@@ -7,6 +7,8 @@ over its 2N feeds: 250 `power.rack-capacity` errors before any change.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 import subprocess
@@ -16,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import fleet
+from checker.cli import main
 from tests.conftest import AS_OF, CliRunner
 
 SERVERS = 1_000
@@ -38,6 +41,20 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+@pytest.fixture(scope="module")
+def audits(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The unchanged fleet audited once in each machine format."""
+    folder = tmp_path_factory.mktemp("fleet") / "fleet"
+    fleet.write(SERVERS, folder)
+    out = {}
+    for fmt in ("json", "junit", "sarif"):
+        buffer = io.StringIO()
+        with contextlib.redirect_stdout(buffer):
+            main(["audit", str(folder), "--format", fmt, *AS_OF])
+        out[fmt] = buffer.getvalue()
+    return out
+
+
 def _add_overloaded_rack(repo: Path) -> None:
     facility = repo / "fleet" / "facility.yaml"
     rack = f"  - name: R{RACKS:05d}\n    redundancy: 2N\n    feeds: *feeds\n"
@@ -47,9 +64,8 @@ def _add_overloaded_rack(repo: Path) -> None:
     pod.write_text(pod.read_text() + body)
 
 
-def test_the_fleet_has_more_findings_of_one_rule_than_the_cap_shows(repo: Path, cli: CliRunner) -> None:
-    run = cli("audit", "fleet", "--format", "json", *AS_OF)
-    report = json.loads(run.out)
+def test_the_fleet_has_more_findings_of_one_rule_than_the_cap_shows(audits: dict[str, str]) -> None:
+    report = json.loads(audits["json"])
     assert [f["rule"] for f in report["findings"]].count("power.rack-capacity") == RACKS > 100
 
 
@@ -82,9 +98,9 @@ def test_fixing_one_rack_adds_no_new_finding(repo: Path, cli: CliRunner) -> None
     assert {d["entity"] for d in doc["capacity_changes"]} == {"facility/bench", "rack/bench/R00007"}
 
 
-def test_junit_has_no_passed_case_for_an_entity_with_a_finding(repo: Path, cli: CliRunner) -> None:
-    junit = ET.fromstring(cli("audit", "fleet", "--format", "junit", *AS_OF).out)
-    report = json.loads(cli("audit", "fleet", "--format", "json", *AS_OF).out)
+def test_junit_has_no_passed_case_for_an_entity_with_a_finding(audits: dict[str, str]) -> None:
+    junit = ET.fromstring(audits["junit"])
+    report = json.loads(audits["json"])
     found = {(f["rule"], f["entity"]) for f in report["findings"] if not f["waived"]}
     cases = {(c.get("classname"), c.get("name")): c for c in junit.iter("testcase")}
     passed = {key for key, case in cases.items() if not len(case)}
@@ -94,7 +110,7 @@ def test_junit_has_no_passed_case_for_an_entity_with_a_finding(repo: Path, cli: 
     assert racks <= cases.keys() and not racks & passed
 
 
-def test_sarif_has_every_finding(repo: Path, cli: CliRunner) -> None:
-    sarif = json.loads(cli("audit", "fleet", "--format", "sarif", *AS_OF).out)
-    report = json.loads(cli("audit", "fleet", "--format", "json", *AS_OF).out)
+def test_sarif_has_every_finding(audits: dict[str, str]) -> None:
+    sarif = json.loads(audits["sarif"])
+    report = json.loads(audits["json"])
     assert len(sarif["runs"][0]["results"]) == len(report["findings"]) == sum(report["summary"].values())
