@@ -62,9 +62,10 @@ def facts_of(inv: Any, cap: Any) -> Any:
 
 def rules_on(book: Any, facts: Any) -> Any:
     try:
-        return evaluate(book.rules, facts, CAP)  # messages only for what the cap shows, as audits run
-    except TypeError:  # before the engine knew the cap
-        return evaluate(book.rules, facts)
+        found = evaluate(book.rules, facts, CAP)  # messages only for what the cap shows, as audits ran
+    except TypeError:  # the engine renders no message (engine.Messages, when shown), or knew no cap
+        found = evaluate(book.rules, facts)
+    return found[0] if isinstance(found, tuple) else found
 
 
 def main(folder: Path) -> None:

@@ -21,7 +21,7 @@ import math
 import operator
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import durable_rules_engine
@@ -320,7 +320,12 @@ class Messages:
         if f.message or f.fact < 0:
             return f
         fact = self.facts[f.fact]
-        return replace(f, message=self.rules[f.rule].render(fact.values, fact.entity))
+        message = self.rules[f.rule].render(fact.values, fact.entity)
+        # The constructor, not dataclasses.replace: a third of the cost of a message.
+        return Finding(
+            f.rule, f.severity, f.category, f.entity, message, f.remediation,
+            f.file, f.line, f.column, f.waived, f.fact,
+        )
 
 
 def evaluate(rules: Sequence[CompiledRule], facts: Sequence[Fact]) -> tuple[list[Finding], Messages]:

@@ -118,8 +118,9 @@ class CompiledRule:
     def render(self, values: Mapping[str, Any], entity: str = "") -> str:
         """The message for one fact; a template that fails is this rule's error (exit 2)."""
         try:
-            shown = {k: values[k] for k in self.message_fields if k in values}
-            return render_message(self.template, nest(shown))
+            # One lookup a field (get, not `in` then [], on a fact's row).
+            got = ((k, values.get(k)) for k in self.message_fields)
+            return render_message(self.template, nest({k: v for k, v in got if v is not None}))
         except MessageError as exc:
             where = f" for {entity}" if entity else ""
             line, column = self.src.locate(["message"], key=False)
