@@ -643,6 +643,21 @@ class _Builder:
                     f"server {server.name}: no `{name}` (give it or a catalog `model` that has it)",
                 )
         self._check_gpu_ref(server.gpu, place.file, place.src)
+        self._check_psu_feeds(shell.facility, server, place)
+
+    def _check_psu_feeds(self, facility: str, server: m.Server, place: Placed[m.Server]) -> None:
+        """`psu.feeds` names feeds of the server's own rack."""
+        rack = self.inv.racks.get((facility, server.rack))
+        if server.psu is None or server.psu.feeds is None or rack is None:
+            return
+        feeds = [f.name for f in rack.value.feeds]
+        for name in server.psu.feeds:
+            if name not in feeds:
+                self.p.add(
+                    SCHEMA_REFERENCE,
+                    place.at(["psu", "feeds", name], key=True),
+                    f"rack {server.rack} has no feed '{name}'{did_you_mean(name, feeds)}",
+                )
 
     def _check_gpu_ref(self, gpu: m.GpuRef | None, file: str, src: Src) -> None:
         if gpu is not None and self.missing("GpuModels", gpu.model, self.inv.gpu_models):

@@ -169,6 +169,10 @@ class Psu(Model):
     # PSUs cabled to each side of a 2N rack (the smaller side if uneven);
     # default: split evenly, count // 2.
     per_side: PosInt | None = None
+    # PSUs cabled to each feed of the rack, by feed name (they add up to
+    # count); without it a side's PSUs (every PSU, in a rack without sides)
+    # are spread as evenly as whole PSUs allow, the odd ones on the weakest feeds.
+    feeds: dict[Name, PosInt] | None = None
 
     @model_validator(mode="after")
     def _redundant_below_count(self) -> Psu:
@@ -176,6 +180,8 @@ class Psu(Model):
             raise ValueError("redundant PSUs must be fewer than the PSU count")
         if self.per_side is not None and 2 * self.per_side > self.count:
             raise ValueError("per_side counts the smaller side: at most half the PSU count")
+        if self.feeds is not None and sum(self.feeds.values()) != self.count:
+            raise ValueError(f"feeds cable {sum(self.feeds.values())} PSUs, but count is {self.count}")
         return self
 
 

@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from checker.core.entity import entity_id
+from checker.derive.capacity import feeds, servers
 from checker.derive.capacity.facilities import FACILITY_COLUMNS, facility_inputs, facility_table
-from checker.derive.capacity.racks import FEED_COLUMNS, RACK_COLUMNS, feed_kw, rack_inputs, rack_table
-from checker.derive.capacity.servers import SERVER_COLUMNS, server_table
+from checker.derive.capacity.feeds import FEED_COLUMNS, feed_arrays, feed_kw, feed_loads, feed_table
+from checker.derive.capacity.racks import RACK_COLUMNS, rack_inputs, rack_table
+from checker.derive.capacity.servers import server_table
 from checker.derive.capacity.table import Column, Table
 from checker.load.build import Inventory
 
@@ -30,6 +32,10 @@ __all__ = [
     "compute",
     "feed_kw",
 ]
+
+
+# A server's own figures, then what it keeps when a feed fails (feeds.py).
+SERVER_COLUMNS = servers.SERVER_COLUMNS + feeds.SERVER_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -79,6 +85,10 @@ def compute(inv: Inventory) -> Capacity:
     rack_index = {k: i for i, k in enumerate(inv.racks)}
     racks = rack_inputs(inv)
     facilities = facility_inputs(inv)
-    servers, arrays = server_table(inv, rack_index, racks, facilities)
-    rack_t, feed_t = rack_table(inv, rack_index, racks, facilities, arrays)
-    return Capacity(facility_table(inv, racks["facility"], arrays), rack_t, feed_t, servers)
+    own, arrays = server_table(inv, rack_index, racks, facilities)
+    f = feed_arrays(inv, rack_index)
+    feed_columns, failover = feed_loads(inv, f, racks["redundancy"], arrays)
+    server_t = Table(own.keys, SERVER_COLUMNS, {**own.columns, **failover})
+    rack_t = rack_table(inv, racks, facilities, f, arrays)
+    feed_t = feed_table(inv, f, feed_columns, rack_t.column("utilization_pct"))
+    return Capacity(facility_table(inv, racks["facility"], arrays), rack_t, feed_t, server_t)

@@ -1,11 +1,10 @@
-"""Feeds and racks: failover capacity, load, heat and airflow, U and weight.
+"""Racks: failover capacity, load, heat and airflow, U and weight.
 
-Feed capacity is NetBox's formula (netbox/dcim/models/power.py, PowerFeed.save):
-kW = V x A x max_utilization/100 x (sqrt(3) for three-phase) / 1000, refined
-by the power factor. NetBox adds every feed together; a rack must survive the
-failure it was designed for: N = sum of feeds; N+1 = sum minus the largest
-feed; 2N = min(side A, side B), because either side carries the whole rack
-when the other fails.
+A rack's capacity pools its feeds (each feed's capacity and own load:
+feeds.py). NetBox adds every feed together; a rack must survive the failure it
+was designed for: N = sum of feeds; N+1 = sum minus the largest feed; 2N =
+min(side A, side B), because either side carries the whole rack when the
+other fails.
 """
 
 from __future__ import annotations
@@ -15,7 +14,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from checker.derive.capacity.servers import F64, IDX, NAN, ServerArrays
+from checker.derive.capacity.feeds import FeedArrays
+from checker.derive.capacity.servers import F64, NAN, ServerArrays
 from checker.derive.capacity.table import Column, Table
 from checker.load.build import Inventory
 
@@ -23,10 +23,6 @@ from checker.load.build import Inventory
 # i.e. CFM = 3.16 x W / dT(F).
 BTU_H_PER_W = 3.412
 CFM_W_PER_F = 3.16
-
-FEED_COLUMNS = (
-    Column("capacity_kw", "kW", "V x A x max_utilization/100 x (sqrt 3 if three-phase) x PF / 1000"),
-)
 
 RACK_COLUMNS = (
     Column("feed_count", "", "power feeds"),
@@ -73,12 +69,6 @@ RACK_COLUMNS = (
 )
 
 
-def feed_kw(voltage: F64, amps: F64, utilization: F64, phase: F64, power_factor: F64) -> F64:
-    three_phase = np.where(phase == 3, np.sqrt(3.0), 1.0)
-    kw: F64 = voltage * amps * (utilization / 100.0) * three_phase * power_factor / 1000.0
-    return kw
-
-
 def rack_inputs(inv: Inventory) -> dict[str, npt.NDArray[Any]]:
     """Declared rack attributes as arrays, for server lookups and rack figures."""
     racks = [p.value for p in inv.racks.values()]
@@ -96,27 +86,9 @@ def rack_inputs(inv: Inventory) -> dict[str, npt.NDArray[Any]]:
     }
 
 
-def _feeds(inv: Inventory, rack_index: dict[tuple[str, str], int]) -> tuple[F64, IDX, npt.NDArray[Any]]:
-    feeds = [p.value for p in inv.feeds.values()]
-
-    def col(name: str) -> F64:
-        return np.asarray([getattr(f, name) for f in feeds], dtype=np.float64)
-
-    kw = feed_kw(col("voltage"), col("amps"), col("max_utilization"), col("phase"), col("power_factor"))
-    rack = np.asarray([rack_index[(fac, r)] for fac, r, _ in inv.feeds], dtype=np.intp)
-    side = np.asarray([f.side or "" for f in feeds], dtype=object)
-    return kw, rack, side
-
-
-def feed_table(inv: Inventory, kw: F64) -> Table[tuple[str, str, str]]:
-    return Table(list(inv.feeds), FEED_COLUMNS, {"capacity_kw": kw})
-
-
-def _power(
-    inv: Inventory, rack_index: dict[tuple[str, str], int], racks: dict[str, Any], s: ServerArrays
-) -> tuple[dict[str, F64], F64]:
-    n = len(rack_index)
-    kw, feed_rack, side = _feeds(inv, rack_index)
+def _power(racks: dict[str, Any], f: FeedArrays, s: ServerArrays) -> dict[str, F64]:
+    n = len(racks["redundancy"])
+    kw, feed_rack, side = f.kw, f.rack, f.side
     a = np.bincount(feed_rack, weights=kw * (side == "A"), minlength=n)
     b = np.bincount(feed_rack, weights=kw * (side == "B"), minlength=n)
     total = np.bincount(feed_rack, weights=kw, minlength=n)
@@ -148,7 +120,7 @@ def _power(
             "side_b_failover_pct": np.where(two_n & (b > 0), 100.0 * load / b, NAN),
             **_side_loss(n, s),
         }
-    return cols, kw
+    return cols
 
 
 def _side_loss(n: int, s: ServerArrays) -> dict[str, F64]:
@@ -202,12 +174,8 @@ def _space(racks: dict[str, Any], facilities: dict[str, Any], s: ServerArrays) -
 
 
 def rack_table(
-    inv: Inventory,
-    rack_index: dict[tuple[str, str], int],
-    racks: dict[str, Any],
-    facilities: dict[str, Any],
-    s: ServerArrays,
-) -> tuple[Table[tuple[str, str]], Table[tuple[str, str, str]]]:
-    power, kw = _power(inv, rack_index, racks, s)
+    inv: Inventory, racks: dict[str, Any], facilities: dict[str, Any], f: FeedArrays, s: ServerArrays
+) -> Table[tuple[str, str]]:
+    power = _power(racks, f, s)
     columns = {**power, **_thermal(racks, facilities, power["load_kw"], s), **_space(racks, facilities, s)}
-    return Table(list(inv.racks), RACK_COLUMNS, columns), feed_table(inv, kw)
+    return Table(list(inv.racks), RACK_COLUMNS, columns)

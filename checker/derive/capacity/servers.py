@@ -10,7 +10,7 @@ that UPS, utility, energy and PUE figures use.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +18,8 @@ import numpy as np
 import numpy.typing as npt
 
 from checker.derive.capacity.table import Column, Table
-from checker.load.build import Inventory
+from checker.load import models as m
+from checker.load.build import Inventory, Placed, ServerEntry
 
 F64 = npt.NDArray[np.float64]
 IDX = npt.NDArray[np.intp]
@@ -34,7 +35,8 @@ SERVER_COLUMNS = (
     Column(
         "psu_side_w",
         "W",
-        "what one side's PSUs deliver in a 2N rack: psu.per_side (else count // 2) x rating",
+        "what one side's PSUs deliver in a 2N rack: those psu.feeds puts on its smaller side,"
+        " else psu.per_side (else count // 2), x rating",
     ),
     Column(
         "psu_side_pct", "%", "psu_side_w / peak_w x 100: the share of peak draw that survives a side loss"
@@ -98,12 +100,23 @@ def _draws(inv: Inventory, fac_typical: npt.NDArray[np.bool_], facility: IDX) ->
     return peak, np.nan_to_num(basis)
 
 
+def _smaller_side(entry: ServerEntry, racks: Mapping[tuple[str, str], Placed[m.Rack]]) -> int | None:
+    """PSUs on the smaller side of a 2N rack: from `psu.feeds` where the
+    inventory maps them, else `psu.per_side` (None: count // 2)."""
+    psu = entry.server.psu
+    rack = racks.get((entry.facility, entry.server.rack))
+    if psu is None or psu.feeds is None or rack is None:
+        return psu.per_side if psu else None
+    sides = {f.name: f.side for f in rack.value.feeds}
+    return min(sum(n for name, n in psu.feeds.items() if sides.get(name) == s) for s in ("A", "B"))
+
+
 def _psus(inv: Inventory, two_n: npt.NDArray[np.bool_], peak: F64) -> dict[str, F64]:
     psus = [e.server.psu for e in inv.servers.values()]
     count = _col([p.count if p else None for p in psus])
     rating = _col([p.rating_w if p else None for p in psus])
     redundant = _col([p.redundant if p else None for p in psus])
-    per_side = _col([p.per_side if p else None for p in psus])
+    per_side = _col([_smaller_side(e, inv.racks) for e in inv.servers.values()])
     side = np.where(np.isnan(per_side), np.floor(count / 2), per_side) * rating
     side = np.where(two_n, side, NAN)
     with np.errstate(invalid="ignore", divide="ignore"):

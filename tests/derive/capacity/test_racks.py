@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from checker.derive.capacity.racks import feed_kw
+from checker.derive.capacity.feeds import feed_kw
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,309 @@
+"""Feeds: each feed's own load, in normal operation and after every failure its
+rack is designed for, and what each server keeps when a feed fails.
+
+Feed capacity is NetBox's formula (netbox/dcim/models/power.py, PowerFeed.save):
+kW = V x A x max_utilization/100 x (sqrt(3) for three-phase) / 1000, refined
+by the power factor.
+
+A rack's capacity (racks.py) pools its feeds; a breaker trips on its own load.
+A server's redundant PSUs share its draw equally, whatever feed each is plugged
+into (the current-sharing of redundant supplies), so a feed carries, of each
+server on it, the share of that server's live PSUs it feeds. Which PSU goes to
+which feed is `psu.feeds` where the inventory says; otherwise a side's PSUs (in
+a rack without sides, all of them) are spread as evenly as whole PSUs allow,
+the odd ones on the weakest feeds, and the odd PSU of an uneven 2N split on the
+weaker side: the worst case of an even cabling. The failures a rack is designed
+for: either side in 2N, any one feed in N+1, none in N.
+
+Everything is computed at once with numpy over (scenario, server, feed) rows:
+a scenario is one rack's normal operation or one of its designed failures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from checker.derive.capacity.servers import F64, IDX, NAN, ServerArrays
+from checker.derive.capacity.table import Column, Table
+from checker.load.build import Inventory
+
+FEED_COLUMNS = (
+    Column("capacity_kw", "kW", "V x A x max_utilization/100 x (sqrt 3 if three-phase) x PF / 1000"),
+    Column("psu_count", "", "PSUs cabled to it (psu.feeds, else spread evenly, the odd ones on weak feeds)"),
+    Column("load_kw", "kW", "its share of its servers' peak draw with every feed up (equal PSU sharing)"),
+    Column("utilization_pct", "%", "load_kw / capacity_kw x 100"),
+    Column(
+        "failover_load_kw",
+        "kW",
+        "its largest load after a failure its rack is designed for (2N: either side; N+1: any other feed)",
+    ),
+    Column("failover_utilization_pct", "%", "failover_load_kw / capacity_kw x 100"),
+    Column("failover_case", "", "the failure behind failover_load_kw: side A | side B | feed NAME", "string"),
+    # So a rule can tell a feed over on its own from a rack over as a whole
+    # (power.rack-capacity), which is one finding, on the rack.
+    Column("rack_utilization_pct", "%", "utilization_pct of the feed's rack (after a failure)", context=True),
+)
+
+SERVER_COLUMNS = (
+    Column(
+        "failover_psu_w",
+        "W",
+        "what its PSUs still deliver after the worst failure its rack is designed for "
+        "(2N: a side; N+1: any one feed): live PSUs x psu.rating_w",
+    ),
+    Column("failover_psu_pct", "%", "failover_psu_w / peak_w x 100: the share of peak draw that survives"),
+    Column("failover_psu_case", "", "the failure behind failover_psu_w: side A | side B | feed X", "string"),
+)
+
+
+def feed_kw(voltage: F64, amps: F64, utilization: F64, phase: F64, power_factor: F64) -> F64:
+    three_phase = np.where(phase == 3, np.sqrt(3.0), 1.0)
+    kw: F64 = voltage * amps * (utilization / 100.0) * three_phase * power_factor / 1000.0
+    return kw
+
+
+@dataclass(frozen=True)
+class FeedArrays:
+    kw: F64
+    rack: IDX
+    side: npt.NDArray[Any]  # "A", "B" or ""
+    name: npt.NDArray[Any]
+
+
+def feed_arrays(inv: Inventory, rack_index: dict[tuple[str, str], int]) -> FeedArrays:
+    feeds = [p.value for p in inv.feeds.values()]
+
+    def col(name: str) -> F64:
+        return np.asarray([getattr(f, name) for f in feeds], dtype=np.float64)
+
+    kw = feed_kw(col("voltage"), col("amps"), col("max_utilization"), col("phase"), col("power_factor"))
+    rack = np.asarray([rack_index[(fac, r)] for fac, r, _ in inv.feeds], dtype=np.intp)
+    side = np.asarray([f.side or "" for f in feeds], dtype=object)
+    return FeedArrays(kw, rack, side, np.asarray([f.name for f in feeds], dtype=object))
+
+
+# ---------------------------------------------------------------- cabling
+# A rack's feeds as the cabling sees them: (name, side, capacity kW) in rack order.
+Layout = tuple[tuple[str, str, float], ...]
+
+
+def cabling(
+    layout: Layout, two_n: bool, count: int, per_side: int | None, mapped: tuple[int, ...] | None
+) -> tuple[int, ...]:
+    """PSUs on each feed of the layout."""
+    if mapped is not None:
+        return mapped
+    sides = {s for _, s, _ in layout}
+    if not (two_n and {"A", "B"} <= sides):
+        return _spread(count, [kw for _, _, kw in layout])
+    small = per_side if per_side is not None else count // 2
+    side_kw = {s: sum(kw for _, side, kw in layout if side == s) for s in ("A", "B")}
+    weak = min(("A", "B"), key=lambda s: (side_kw[s], s))  # the odd PSU goes to the weaker side
+    counts = {s: count - small if s == weak else small for s in ("A", "B")}
+    out = [0] * len(layout)
+    for s in ("A", "B"):
+        where = [i for i, (_, side, _) in enumerate(layout) if side == s]
+        for i, n in zip(where, _spread(counts[s], [layout[i][2] for i in where]), strict=True):
+            out[i] = n
+    return tuple(out)
+
+
+def _spread(count: int, kws: Sequence[float]) -> tuple[int, ...]:
+    """`count` PSUs over feeds as evenly as whole PSUs allow, the odd ones on the weakest."""
+    if not kws:
+        return ()
+    base, odd = divmod(count, len(kws))
+    weakest = sorted(range(len(kws)), key=lambda i: (kws[i], i))[:odd]
+    return tuple(base + (i in weakest) for i in range(len(kws)))
+
+
+# ---------------------------------------------------------------- scenarios
+@dataclass(frozen=True)
+class Scenarios:
+    """Every rack's designed failures: scenario s is rack `rack[s]` with the feeds
+    `lost` (rows of (scenario, feed)) down; `case[s]` names it."""
+
+    rack: IDX
+    case: npt.NDArray[Any]
+    lost: npt.NDArray[np.int64]  # sorted keys scenario * feeds + feed
+
+
+def scenarios(redundancy: npt.NDArray[Any], f: FeedArrays) -> Scenarios:
+    n_racks, n_feeds = len(redundancy), len(f.kw)
+    has = {s: np.zeros(n_racks, dtype=bool) for s in ("A", "B")}
+    for s in ("A", "B"):
+        has[s][f.rack[f.side == s]] = True
+    # 2N: either side of a rack that has both.
+    sided = np.flatnonzero((redundancy == "2N") & has["A"] & has["B"])
+    position = np.full(n_racks, -1, dtype=np.intp)
+    position[sided] = np.arange(len(sided))
+    on_side = np.flatnonzero((position[f.rack] >= 0) & ((f.side == "A") | (f.side == "B")))
+    side_scenario = 2 * position[f.rack[on_side]] + (f.side[on_side] == "B")
+    # N+1: any one feed of a rack with two or more.
+    counts = np.bincount(f.rack, minlength=n_racks)
+    single = np.flatnonzero((redundancy[f.rack] == "N+1") & (counts[f.rack] >= 2))
+    rack = np.concatenate((np.repeat(sided, 2), f.rack[single])).astype(np.intp)
+    case = np.asarray(
+        ["side A", "side B"] * len(sided) + [f"feed {name}" for name in f.name[single].tolist()], dtype=object
+    )
+    scenario = np.concatenate((side_scenario, 2 * len(sided) + np.arange(len(single)))).astype(np.int64)
+    lost = np.sort(scenario * n_feeds + np.concatenate((on_side, single)).astype(np.int64))
+    return Scenarios(rack, case, lost)
+
+
+# ---------------------------------------------------------------- loads
+@dataclass(frozen=True)
+class Pairs:
+    """(server, feed, PSUs) for every PSU connection, grouped by rack."""
+
+    server: IDX
+    feed: IDX
+    psus: F64
+
+
+def pairs(inv: Inventory, f: FeedArrays, redundancy: npt.NDArray[Any], s: ServerArrays) -> Pairs:
+    by_rack: dict[int, list[int]] = {}
+    for g, r in enumerate(f.rack.tolist()):
+        by_rack.setdefault(r, []).append(g)
+    names, sides, kws = f.name.tolist(), f.side.tolist(), f.kw.tolist()
+    layouts = {r: tuple((names[g], sides[g], kws[g]) for g in feeds) for r, feeds in by_rack.items()}
+    # The cabling of each server, worked out once per rack and PSU part (servers
+    # share one frozen part per distinct content) and once per distinct layout.
+    memo: dict[tuple[Any, ...], tuple[int, ...]] = {}
+    seen: dict[tuple[int, int], int] = {}
+    cablings: list[tuple[int, ...]] = []
+    which = np.full(len(s.rack), -1, dtype=np.intp)
+    for i, (entry, r) in enumerate(zip(inv.servers.values(), s.rack.tolist(), strict=True)):
+        if r < 0 or r not in layouts:
+            continue
+        psu = entry.server.psu
+        c = seen.get((r, id(psu)))
+        if c is None:
+            c = seen[(r, id(psu))] = len(cablings)
+            cablings.append(_cabling_of(layouts[r], redundancy[r] == "2N", psu, memo))
+        which[i] = c
+    # One row per (server, feed of its rack), expanded with numpy.
+    placed = np.flatnonzero(which >= 0)
+    by_feed_rack = np.argsort(f.rack, kind="stable")  # the feeds of each rack, in rack order
+    first = np.searchsorted(f.rack[by_feed_rack], np.arange(len(redundancy)))
+    width = np.asarray([len(c) for c in cablings], dtype=np.intp)
+    flat = np.asarray([n for c in cablings for n in c], dtype=np.float64)
+    start = np.concatenate(([0], np.cumsum(width)[:-1])).astype(np.intp)
+    lengths = width[which[placed]]
+    server = np.repeat(placed, lengths)
+    within = np.arange(len(server)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    feed = by_feed_rack[first[s.rack[server]] + within]
+    psus = flat[start[which[server]] + within]
+    kept = psus > 0
+    return Pairs(server[kept], feed[kept], psus[kept])
+
+
+def _cabling_of(
+    layout: Layout, two_n: bool, psu: Any, memo: dict[tuple[Any, ...], tuple[int, ...]]
+) -> tuple[int, ...]:
+    # A server whose PSUs the inventory does not give is taken to have one on
+    # each feed (its rack's pooled capacity is checked all the same); a
+    # single-corded device says so with `psu: {count: 1}`.
+    cabled = None if psu is None else psu.feeds
+    mapped = None if cabled is None else tuple(cabled.get(n, 0) for n, _, _ in layout)
+    count, per_side = (psu.count, psu.per_side) if psu is not None else (len(layout), None)
+    key = (layout, two_n, count, per_side, mapped)
+    found = memo.get(key)
+    return found if found is not None else memo.setdefault(key, cabling(*key))
+
+
+def _group(keys: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], IDX]:
+    unique, inverse = np.unique(keys, return_inverse=True)
+    return unique, inverse.reshape(-1)
+
+
+def feed_loads(
+    inv: Inventory, f: FeedArrays, redundancy: npt.NDArray[Any], s: ServerArrays
+) -> tuple[dict[str, npt.NDArray[Any]], dict[str, npt.NDArray[Any]]]:
+    """The feed columns that come of the loads (FEED_COLUMNS but capacity and the
+    rack's utilization), and SERVER_COLUMNS."""
+    n_feeds, n_servers = len(f.kw), len(s.rack)
+    p = pairs(inv, f, redundancy, s)
+    psus = [e.server.psu for e in inv.servers.values()]
+    rating = np.asarray([psu.rating_w if psu and psu.rating_w else NAN for psu in psus], dtype=np.float64)
+    total = np.bincount(p.server, weights=p.psus, minlength=n_servers)  # PSUs cabled, per server
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = p.psus * s.peak_w[p.server] / total[p.server] / 1000.0
+        psu_count = np.bincount(p.feed, weights=p.psus, minlength=n_feeds)
+        load = np.bincount(p.feed, weights=share, minlength=n_feeds)
+        feed_cols: dict[str, npt.NDArray[Any]] = {
+            "psu_count": psu_count,
+            "load_kw": load,
+            "utilization_pct": np.where(f.kw > 0, 100.0 * load / f.kw, NAN),
+        }
+    sc = scenarios(redundancy, f)
+    # Rows: each scenario with every connection of its rack.
+    order = np.argsort(f.rack[p.feed], kind="stable")
+    pair_rack = f.rack[p.feed][order]
+    start = np.searchsorted(pair_rack, sc.rack, side="left")
+    end = np.searchsorted(pair_rack, sc.rack, side="right")
+    lengths = end - start
+    row_scen = np.repeat(np.arange(len(sc.rack)), lengths)
+    offsets = np.repeat(start - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
+    row_pair = order[np.arange(len(row_scen)) + offsets] if len(row_scen) else np.zeros(0, dtype=np.intp)
+    row_feed, row_server = p.feed[row_pair], p.server[row_pair]
+    down = np.isin(row_scen.astype(np.int64) * n_feeds + row_feed, sc.lost)
+    live = np.where(down, 0.0, p.psus[row_pair])
+    # Live PSUs of each server in each scenario.
+    groups, at = _group(row_scen.astype(np.int64) * n_servers + row_server)
+    live_psus: F64 = np.bincount(at, weights=live, minlength=len(groups)).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        carried = np.where(live > 0, live * s.peak_w[row_server] / live_psus[at] / 1000.0, 0.0)
+    feed_groups, feed_at = _group(row_scen.astype(np.int64) * n_feeds + row_feed)
+    feed_load: F64 = np.bincount(feed_at, weights=carried, minlength=len(feed_groups)).astype(np.float64)
+    feed_of, scen_of = feed_groups % max(n_feeds, 1), feed_groups // max(n_feeds, 1)
+    up = ~np.isin(feed_groups, sc.lost)
+    worst_load, worst_case = _worst(feed_of[up], feed_load[up], sc.case[scen_of[up]], n_feeds, high=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        feed_cols |= {
+            "failover_load_kw": worst_load,
+            "failover_utilization_pct": np.where(f.kw > 0, 100.0 * worst_load / f.kw, NAN),
+            "failover_case": worst_case,
+        }
+    # What each server keeps: live PSUs x rating, the lowest over its rack's scenarios.
+    server_of, g_scen = groups % max(n_servers, 1), groups // max(n_servers, 1)
+    kept_w: F64 = live_psus * rating[server_of]
+    low, low_case = _worst(server_of, kept_w, sc.case[g_scen], n_servers, high=False)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        server_cols: dict[str, npt.NDArray[Any]] = {
+            "failover_psu_w": low,
+            "failover_psu_pct": 100.0 * low / s.peak_w,
+            "failover_psu_case": low_case,
+        }
+    return feed_cols, server_cols
+
+
+def feed_table(
+    inv: Inventory, f: FeedArrays, loads: dict[str, npt.NDArray[Any]], rack_utilization: F64
+) -> Table[tuple[str, str, str]]:
+    columns = {"capacity_kw": f.kw, **loads, "rack_utilization_pct": rack_utilization[f.rack]}
+    return Table(list(inv.feeds), FEED_COLUMNS, columns)
+
+
+def _worst(
+    who: IDX, value: F64, case: npt.NDArray[Any], n: int, *, high: bool
+) -> tuple[F64, npt.NDArray[Any]]:
+    """Per entity, the highest (or lowest) value and its case; NaN / None where none.
+    Ties go to the first scenario (the order scenarios are listed in)."""
+    out = np.full(n, NAN)
+    cases = np.full(n, None, dtype=object)
+    known = ~np.isnan(value)
+    who, value, case = who[known], value[known], case[known]
+    if len(who):
+        index = np.arange(len(who))
+        order = np.lexsort((index, -value if high else value, who))
+        first = np.concatenate(([True], who[order][1:] != who[order][:-1]))
+        pick = order[first]
+        out[who[pick]] = value[pick]
+        cases[who[pick]] = case[pick]
+    return out, cases
