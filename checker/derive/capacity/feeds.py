@@ -44,6 +44,20 @@ FEED_COLUMNS = (
     ),
     Column("failover_utilization_pct", "%", "failover_load_kw / capacity_kw x 100"),
     Column("failover_case", "", "the failure behind failover_load_kw: side A | side B | feed NAME", "string"),
+    Column(
+        "phase_capacity_kw",
+        "kW",
+        "three-phase feeds with PSUs wired line to neutral (V / sqrt 3 >= 200 V): capacity_kw / 3",
+    ),
+    Column(
+        "worst_phase_load_kw",
+        "kW",
+        "the most loaded phase, with every feed up or after a designed failure: single-phase PSUs"
+        " dealt over the three phases as evenly as whole PSUs allow, the heaviest first (a server"
+        " without `psu` a balanced load)",
+    ),
+    Column("worst_phase_pct", "%", "worst_phase_load_kw / phase_capacity_kw x 100"),
+    Column("worst_phase_case", "", "when: every feed up | side A | side B | feed NAME", "string"),
     # So a rule can tell a feed over on its own from a rack over as a whole
     # (power.rack-capacity), which is one finding, on the rack.
     Column("rack_utilization_pct", "%", "utilization_pct of the feed's rack (after a failure)", context=True),
@@ -73,6 +87,9 @@ class FeedArrays:
     rack: IDX
     side: npt.NDArray[Any]  # "A", "B" or ""
     name: npt.NDArray[Any]
+    # Three-phase, with single-phase PSUs between a line and neutral (400/415 V
+    # and up: 230/240 V a phase); on a 208 V feed they are wired line to line.
+    line_to_neutral: npt.NDArray[np.bool_]
 
 
 def feed_arrays(inv: Inventory, rack_index: dict[tuple[str, str], int]) -> FeedArrays:
@@ -84,7 +101,8 @@ def feed_arrays(inv: Inventory, rack_index: dict[tuple[str, str], int]) -> FeedA
     kw = feed_kw(col("voltage"), col("amps"), col("max_utilization"), col("phase"), col("power_factor"))
     rack = np.asarray([rack_index[(fac, r)] for fac, r, _ in inv.feeds], dtype=np.intp)
     side = np.asarray([f.side or "" for f in feeds], dtype=object)
-    return FeedArrays(kw, rack, side, np.asarray([f.name for f in feeds], dtype=object))
+    line_to_neutral = (col("phase") == 3) & (col("voltage") / np.sqrt(3.0) >= 200.0)
+    return FeedArrays(kw, rack, side, np.asarray([f.name for f in feeds], dtype=object), line_to_neutral)
 
 
 # ---------------------------------------------------------------- cabling
@@ -270,6 +288,20 @@ def feed_loads(
             "failover_utilization_pct": np.where(f.kw > 0, 100.0 * worst_load / f.kw, NAN),
             "failover_case": worst_case,
         }
+    # Phases: every PSU's load, with every feed up (case 0) and in each scenario.
+    normal_each = s.peak_w[p.server] / total[p.server] / 1000.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        failed_each = s.peak_w[row_server] / live_psus[at] / 1000.0
+    known = np.asarray([psu is not None for psu in psus], dtype=bool)
+    feed_cols |= _phases(
+        f,
+        np.concatenate((p.feed, row_feed)),
+        np.concatenate((p.psus, live)),
+        np.concatenate((normal_each, failed_each)),
+        np.concatenate((known[p.server], known[row_server])),
+        np.concatenate((np.zeros(len(p.feed), dtype=np.intp), 1 + row_scen)),
+        np.concatenate((np.asarray(["every feed up"], dtype=object), sc.case)),
+    )
     # What each server keeps: live PSUs x rating, the lowest over its rack's scenarios.
     server_of, g_scen = groups % max(n_servers, 1), groups // max(n_servers, 1)
     kept_w: F64 = live_psus * rating[server_of]
@@ -281,6 +313,52 @@ def feed_loads(
             "failover_psu_case": low_case,
         }
     return feed_cols, server_cols
+
+
+def _phases(
+    f: FeedArrays,
+    feed: IDX,
+    count: F64,
+    each_kw: F64,
+    known: npt.NDArray[np.bool_],
+    case: IDX,
+    cases: npt.NDArray[Any],
+) -> dict[str, npt.NDArray[Any]]:
+    """The worst phase of each three-phase feed: its single-phase PSUs (rows of
+    `count` PSUs of `each_kw` on `feed`, in `case`) dealt over the three phases
+    in turn, heaviest first, so the counts split as evenly as whole PSUs allow
+    (8 PSUs: 3, 3 and 2) and the heaviest phase gets the heaviest PSUs. A server
+    whose PSUs the inventory does not give (`known` false) is taken as a
+    balanced load, a third on each phase: nothing says how it is wired."""
+    n_feeds = len(f.kw)
+    wanted = f.line_to_neutral[feed] & (count > 0) & ~np.isnan(each_kw)
+    dealt = wanted & known
+    feed_d, each_d, case_d = feed[dealt], each_kw[dealt], case[dealt]
+    rows = np.repeat(np.arange(len(feed_d)), count[dealt].astype(np.intp))
+    group = case_d[rows].astype(np.int64) * max(n_feeds, 1) + feed_d[rows]
+    order = np.lexsort((-each_d[rows], group))
+    group, load = group[order], each_d[rows][order]
+    first = np.concatenate(([True], group[1:] != group[:-1])) if len(group) else np.zeros(0, dtype=bool)
+    start = np.maximum.accumulate(np.where(first, np.arange(len(group)), 0)) if len(group) else group
+    phase = (np.arange(len(group)) - start) % 3
+    keys, at = _group(group * 3 + phase)
+    per_phase = np.bincount(at, weights=load, minlength=len(keys))
+    balanced = wanted & ~known
+    spread_key = case[balanced].astype(np.int64) * max(n_feeds, 1) + feed[balanced]
+    every, where = _group(np.concatenate((keys // 3, spread_key)))
+    heaviest = np.zeros(len(every))
+    np.maximum.at(heaviest, where[: len(keys)], per_phase)
+    spread = np.bincount(where[len(keys) :], weights=(count * each_kw)[balanced] / 3.0, minlength=len(every))
+    of_feed, of_case = every % max(n_feeds, 1), every // max(n_feeds, 1)
+    worst, worst_case = _worst(of_feed, heaviest + spread, cases[of_case], n_feeds, high=True)
+    phase_kw = np.where(f.line_to_neutral, f.kw / 3.0, NAN)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return {
+            "phase_capacity_kw": phase_kw,
+            "worst_phase_load_kw": worst,
+            "worst_phase_pct": np.where(phase_kw > 0, 100.0 * worst / phase_kw, NAN),
+            "worst_phase_case": worst_case,
+        }
 
 
 def feed_table(

@@ -388,7 +388,11 @@ def example() -> AuditResult:
 
 def test_the_example_has_no_errors_but_the_waived_one(example: AuditResult) -> None:
     errors = [(f.rule, f.entity, f.waived) for f in example.findings if f.severity == "error"]
-    assert errors == [("power.rack-capacity", "rack/sh1/A08", True)]
+    assert errors == [
+        ("power.rack-capacity", "rack/sh1/A08", True),
+        ("power.feed-phase-overload", "feed/sh1/B02/B02-A", True),
+        ("power.feed-phase-overload", "feed/sh1/B02/B02-B", True),
+    ]
     assert example.exit_code == 0
 
 
@@ -403,6 +407,14 @@ def test_the_example_tight_rack_b02(example: AuditResult) -> None:
         1.449,
     )
     assert (b02["heat_kw"], b02["heat_btu_h"], b02["cooling_utilization_pct"]) == (15.4, 52544.8, 77)
+    # Feed by feed and phase by phase: 7 PSUs of 2.2 kW after a side loss, 3 on one phase.
+    b02_a = example.capacity.feeds.row(("sh1", "B02", "B02-A"))
+    assert (b02_a["load_kw"], b02_a["failover_load_kw"], b02_a["failover_case"]) == (7.7, 15.4, "side B")
+    assert (b02_a["phase_capacity_kw"], b02_a["worst_phase_load_kw"], b02_a["worst_phase_pct"]) == (
+        5.616,
+        6.6,
+        117.512,
+    )
     tight = [f for f in example.findings if f.rule == "power.rack-headroom"]
     assert [(f.entity, Path(f.file).name, f.line) for f in tight] == [("rack/sh1/B02", "facility.yaml", 119)]
     sh1 = example.capacity.facilities.row("sh1")

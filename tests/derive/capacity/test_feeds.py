@@ -164,3 +164,35 @@ def test_cli_reports_the_feed_that_trips_and_the_servers_that_fall_short(
         "checker: 1 error, 0 warnings, 0 info, 0 waived: fail",
     ]
     assert "power.feed-failover-overload" not in run.out
+
+
+def test_a_phase_is_over_after_a_side_loss_while_the_feed_reads_99_percent(audit: Auditor) -> None:
+    # 400 V 32 A: 17.736 kW a feed, 5.912 kW a phase. Four 4.4 kW servers, 2 PSUs a
+    # side: after side B fails the 8 PSUs on A (2.2 kW each) split 3, 3 and 2.
+    p400 = "voltage: 400, amps: 32, phase: 3"
+    feeds = f"[{{name: A, side: A, {p400}}}, {{name: B, side: B, {p400}}}]"
+    node = "power_w: {max: 4400}, psu: {count: 4, rating_w: 2400, redundant: 2}"
+    run = audit(rack(feeds, "2N"), servers(*(srv(f"n{i}", node) for i in range(4))))
+    a = run.capacity.feeds.row(("f", "R1", "A"))
+    assert (a["phase_capacity_kw"], a["worst_phase_load_kw"], a["worst_phase_case"]) == (5.912, 6.6, "side B")
+    assert a["worst_phase_pct"] == pytest.approx(111.64, abs=0.01)
+    assert a["failover_utilization_pct"] == pytest.approx(99.23, abs=0.01)
+    assert run.finding("power.feed-phase-overload", "feed/f/R1/A").message == (
+        "when side B fails, the most loaded phase of feed f/R1/A carries 6.6 kW, 112 % of its 5.91 kW"
+        " a phase, though the feed as a whole is within its capacity"
+    )
+    # With both sides up: 8 PSUs of 1.1 kW, 3 on the heaviest phase.
+    assert run.capacity.feeds.row(("f", "R1", "B"))["worst_phase_load_kw"] == 6.6
+
+
+@pytest.mark.parametrize(
+    ("voltage", "phase", "per_phase"),
+    [(415, 3, True), (380, 3, True), (208, 3, False), (230, 1, False)],
+)
+def test_phases_are_figured_for_psus_between_a_line_and_neutral(
+    audit: Auditor, voltage: int, phase: int, per_phase: bool
+) -> None:
+    # 208 V three-phase is 120 V a phase: 200-240 V PSUs go between two lines (not figured yet).
+    feed = f"[{{name: P, voltage: {voltage}, amps: 32, phase: {phase}}}]"
+    run = audit(rack(feed, "N"), servers(srv("s", DGX)))
+    assert ("phase_capacity_kw" in run.capacity.feeds.row(("f", "R1", "P"))) == per_phase
