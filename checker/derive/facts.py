@@ -328,7 +328,8 @@ FACILITY_FIELDS = (
         "power.basis",
         "string",
         "",
-        "max | typical: the draw UPS, utility, energy and PUE use (feeds and racks always use peak)",
+        "max | typical: the draw of the energy, cost and annual PUE figures (feeds, racks, the UPS "
+        "and the utility are always checked on peak draw)",
     ),
     written("cooling.capacity_kw", "number", "kW", "heat rejection with all units running"),
     written("cooling.units", "number", "", "number of cooling units"),
