@@ -80,6 +80,18 @@ def test_two_dgx_in_a_2n_rack_are_one_new_finding_and_a_delta(repo: Path, cli: C
     ]
 
 
+def test_a_facility_delta_is_peak_draw_whatever_the_basis(repo: Path, cli: CliRunner) -> None:
+    """On power.basis typical (7 kW of 10.2 kW a DGX H100) the UPS headroom is still on peak."""
+    facility = repo / "inv" / "facility.yaml"
+    facility.write_text(facility.read_text().replace("500}", "500, basis: typical}"))
+    servers = repo / "inv" / "servers.yaml"
+    servers.write_text(servers.read_text().replace("support:", "power_w: {typical: 7000}\n  support:"))
+    _git(repo, "commit", "-qam", "typical")
+    _add_two(repo, "H02")
+    run = cli("diff", "--base", "HEAD", "inv", *AS_OF)
+    assert "  facility hx1: +20.4 kW, headroom 489.8 -> 469.4 kW" in run.lines
+
+
 def test_moving_them_elsewhere_resolves_the_finding(repo: Path, cli: CliRunner) -> None:
     _add_two(repo, "H01")
     _git(repo, "commit", "-qam", "overload")

@@ -114,7 +114,8 @@ def _rows(result: AuditResult) -> dict[str, Mapping[str, Any]]:
 def _figures(row: Mapping[str, Any] | None) -> tuple[float, float | None]:
     if row is None:
         return 0.0, None
-    load = float(row.get("load_kw", row.get("it_load_kw", 0.0)))
+    # A facility's load is its peak IT draw, what its UPS (it_capacity_kw) is checked on.
+    load = float(row.get("load_kw", row.get("peak_it_kw", 0.0)))
     cap = row.get("capacity_kw", row.get("it_capacity_kw"))
     return load, (round(float(cap) - load, 3) if cap is not None else None)
 

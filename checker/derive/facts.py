@@ -328,7 +328,8 @@ FACILITY_FIELDS = (
         "power.basis",
         "string",
         "",
-        "max | typical: the draw UPS, utility, energy and PUE use (feeds and racks always use peak)",
+        "max | typical: the draw of the energy, cost and annual PUE figures (feeds, racks, the UPS "
+        "and the utility are always checked on peak draw)",
     ),
     written("cooling.capacity_kw", "number", "kW", "heat rejection with all units running"),
     written("cooling.units", "number", "", "number of cooling units"),
@@ -380,7 +381,11 @@ FEED_FIELDS = (
     written("voltage", "number", "V", "line-to-line voltage for three-phase"),
     written("amps", "number", "A", "breaker rating"),
     written("phase", "number", "", "1 | 3"),
-    written("max_utilization", "number", "%", "continuous-load limit (NEC 210.20(A), IEC 60364-4-43: 80)"),
+    written(
+        "max_utilization", "number", "%",
+        "continuous-load limit, default 80: NEC 210.20(A) and common operator policy (IEC 60364-4-43 "
+        "sets no blanket figure, I_B <= I_n <= I_Z: at IEC sites it is operator policy)",
+    ),
     written("power_factor", "number", "", "power factor"),
     *_columns(FEED_COLUMNS),
 )
@@ -428,7 +433,9 @@ SERVER_FIELDS = (
     written("power_w.typical", "number", "W", "typical wall draw"),
     written(
         "power_cap_w", "number", "W",
-        "enforced cap on wall draw; replaces power_w.max on branch circuits",
+        "enforced, persistent cap on wall draw (BMC / Redfish power capping or a power-shelf policy; "
+        "not nvidia-smi -pl, which limits GPU board power only and resets at reboot); "
+        "replaces power_w.max wherever peak draw counts",
     ),
     written("psu.count", "number", "", "power supplies"),
     written("psu.rating_w", "number", "W", "rating of one PSU"),

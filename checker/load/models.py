@@ -256,8 +256,9 @@ class Server(ServerSpec):
     rack: Name
     # Lowest U occupied; with u_height absent too the device is not rack-mounted and takes no U.
     position: Annotated[int, Strict(), Field(ge=1, le=100)] | None = None
-    # An enforced limit on wall draw (e.g. GPU power limits on every GPU): it
-    # stands in for power_w.max on branch circuits.
+    # An enforced, persistent limit on wall draw (BMC / Redfish power capping or a
+    # power-shelf policy; not nvidia-smi -pl, GPU board power only and reset at
+    # reboot): it stands in for power_w.max wherever peak draw counts.
     power_cap_w: Pos | None = None
     software: Software | None = None
     support: Support | None = None

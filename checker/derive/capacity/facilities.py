@@ -1,5 +1,14 @@
 """Facility figures: UPS, room cooling with unit redundancy, PUE, utility, energy.
 
+Two questions, two bases. What the power chain must carry is asked at peak
+draw (`peak_it_kw`: power_cap_w where declared, else power_w.max): the UPS
+carries it, and the utility the design day, peak IT with the cooling and
+losses at that load. Training GPUs run in lockstep, so a pod swings between
+idle and full power together and its peaks do not average out (NVIDIA,
+"How New GB300 NVL72 Features Provide Steady Power for AI"). What the site
+uses over a year is asked at the facility's `power.basis` (`it_load_kw`, max
+or typical draw): energy, its cost and the annual PUE.
+
 PUE = total facility power / IT power (The Green Grid, WP #49). With a
 `pue_model` the overhead is fixed_kw + it_kw x (cooling_kw_per_it_kw +
 loss_fraction), so PUE is worse at partial load, as real sites are; without
@@ -26,11 +35,20 @@ DEFAULT_DELTA_T_C = float(m.FacilityCooling.model_fields["delta_t_c"].default)
 FACILITY_COLUMNS = (
     Column("server_count", "", "servers in the facility"),
     Column("rack_count", "", "racks in the facility"),
-    Column("it_load_kw", "kW", "sum of server draw per power.basis (what the UPS carries)"),
-    Column("it_capacity_kw", "kW", "power.it_capacity_kw: the UPS capacity it_load_kw is checked against"),
-    Column("peak_it_kw", "kW", "sum of server peak draw (power_cap_w where declared, else power_w.max)"),
-    Column("ups_utilization_pct", "%", "it_load_kw / power.it_capacity_kw x 100"),
-    Column("ups_headroom_kw", "kW", "power.it_capacity_kw - it_load_kw"),
+    Column(
+        "it_load_kw",
+        "kW",
+        "sum of server draw per power.basis: the load of the energy, cost and annual PUE figures",
+    ),
+    Column("it_capacity_kw", "kW", "power.it_capacity_kw: the UPS capacity peak_it_kw is checked against"),
+    Column(
+        "peak_it_kw",
+        "kW",
+        "sum of server peak draw (power_cap_w where declared, else power_w.max): what the UPS carries, "
+        "whatever power.basis",
+    ),
+    Column("ups_utilization_pct", "%", "peak_it_kw / power.it_capacity_kw x 100"),
+    Column("ups_headroom_kw", "kW", "power.it_capacity_kw - peak_it_kw"),
     Column("heat_kw", "kW", "heat to reject: every watt drawn becomes heat (peak_it_kw)"),
     Column("heat_btu_h", "BTU/h", "heat_kw x 3,412"),
     Column(
@@ -40,9 +58,14 @@ FACILITY_COLUMNS = (
     ),
     Column("cooling_utilization_pct", "%", "heat_kw / cooling_usable_kw x 100"),
     Column("cooling_headroom_kw", "kW", "cooling_usable_kw - heat_kw"),
-    Column("projected_pue", "", "PUE at it_load_kw: from pue_model, else design_pue"),
-    Column("pue_source", "", "pue_model | design_pue: where projected_pue comes from", "string"),
-    Column("utility_demand_kw", "kW", "it_load_kw x projected_pue"),
+    Column("projected_pue", "", "annual PUE, at it_load_kw: from pue_model, else design_pue"),
+    Column("pue_source", "", "pue_model | design_pue: where projected_pue and peak_pue come from", "string"),
+    Column("peak_pue", "", "PUE at peak_it_kw (the design day): from pue_model, else design_pue"),
+    Column(
+        "utility_demand_kw",
+        "kW",
+        "design-day demand: peak_it_kw x peak_pue, peak IT with the cooling and losses at that load",
+    ),
     Column("utility_headroom_kw", "kW", "power.utility_kw - utility_demand_kw"),
     Column("it_energy_mwh_per_year", "MWh", "it_load_kw x 8,760 h / 1,000"),
     Column("energy_mwh_per_year", "MWh", "it_load_kw x projected_pue x 8,760 h / 1,000"),
@@ -103,6 +126,7 @@ def facility_table(inv: Inventory, rack_facility: npt.NDArray[np.intp], s: Serve
     usable = cooling * np.asarray([usable_share(f.cooling) for f in facs], dtype=np.float64)
     price = _opt([f.energy_price_per_kwh for f in facs])
     pue, source = projected_pue(facs, it_kw)
+    peak_pue, _ = projected_pue(facs, peak_kw)
     energy = it_kw * pue * HOURS_PER_YEAR / 1000.0
     with np.errstate(invalid="ignore", divide="ignore"):
         columns: dict[str, npt.NDArray[Any]] = {
@@ -111,8 +135,8 @@ def facility_table(inv: Inventory, rack_facility: npt.NDArray[np.intp], s: Serve
             "it_load_kw": it_kw,
             "it_capacity_kw": ups,
             "peak_it_kw": peak_kw,
-            "ups_utilization_pct": 100.0 * it_kw / ups,
-            "ups_headroom_kw": ups - it_kw,
+            "ups_utilization_pct": 100.0 * peak_kw / ups,
+            "ups_headroom_kw": ups - peak_kw,
             "heat_kw": peak_kw,
             "heat_btu_h": peak_kw * 1000.0 * BTU_H_PER_W,
             "cooling_usable_kw": usable,
@@ -120,8 +144,9 @@ def facility_table(inv: Inventory, rack_facility: npt.NDArray[np.intp], s: Serve
             "cooling_headroom_kw": usable - peak_kw,
             "projected_pue": pue,
             "pue_source": source,
-            "utility_demand_kw": it_kw * pue,
-            "utility_headroom_kw": utility - it_kw * pue,
+            "peak_pue": peak_pue,
+            "utility_demand_kw": peak_kw * peak_pue,
+            "utility_headroom_kw": utility - peak_kw * peak_pue,
             "it_energy_mwh_per_year": it_kw * HOURS_PER_YEAR / 1000.0,
             "energy_mwh_per_year": energy,
             "energy_cost_per_year": energy * 1000.0 * price,

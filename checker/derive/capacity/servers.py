@@ -2,9 +2,11 @@
 
 Branch circuits (feeds, racks) see a server's maximum draw, or its enforced
 `power_cap_w` where declared: breakers trip on peaks, never on typical draw
-(NEC 210.20(A); IEC 60364-4-43 protects a circuit for its design current
-I_B, which for a server is its peak draw). The facility's `power.basis` only chooses the draw
-that UPS, utility, energy and PUE figures use.
+(NEC 210.20(A); IEC 60364-4-43, 433.1, protects a circuit for its design
+current I_B <= I_n <= I_Z, and I_B for a server is its peak draw; the 80 %
+of `max_utilization` is NEC's and operator policy, not IEC's). So do the UPS and the utility
+(checker/derive/capacity/facilities.py). The facility's `power.basis` only chooses the draw
+that the energy, cost and annual PUE figures use (`basis_w`).
 """
 
 from __future__ import annotations

@@ -161,10 +161,23 @@ def test_typical_basis_still_checks_feeds_and_racks_on_max_draw(audit: Auditor) 
     facility = rack(AB_230).replace("it_capacity_kw: 1000", "it_capacity_kw: 1000, basis: typical")
     run = audit(facility, BASIS_SERVERS)
     assert run.capacity.racks.row(("f", "R1"))["load_kw"] == 6.5
-    assert run.capacity.facilities.row("f")["it_load_kw"] == 4.5  # the UPS sees typical draw
-    assert run.capacity.facilities.row("f")["peak_it_kw"] == 6.5
+    fac = run.capacity.facilities.row("f")
+    assert fac["it_load_kw"] == 4.5  # energy, cost and annual PUE see typical draw
+    assert fac["peak_it_kw"] == 6.5  # the UPS sees the peak
+    assert (fac["ups_utilization_pct"], fac["ups_headroom_kw"]) == (0.65, 993.5)  # 6.5 of 1000 kW
     assert run.capacity.servers.row("s")["basis_w"] == 4500
     assert "power.rack-capacity" in run.fired("rack/f/R1")
+
+
+def test_typical_basis_checks_the_utility_on_the_design_day(audit: Auditor) -> None:
+    """6.5 kW peak x 1.25 = 8.125 kW over an 8 kW supply; typical draw (4.5 x 1.25 = 5.625 kW) would pass."""
+    power = "it_capacity_kw: 1000, utility_kw: 8, basis: typical"
+    facility = rack(AB_230, top="design_pue: 1.25\n").replace("it_capacity_kw: 1000", power)
+    run = audit(facility, BASIS_SERVERS)
+    fac = run.capacity.facilities.row("f")
+    assert (fac["peak_pue"], fac["utility_demand_kw"], fac["utility_headroom_kw"]) == (1.25, 8.125, -0.125)
+    assert fac["energy_mwh_per_year"] == pytest.approx(4.5 * 1.25 * 8.76, abs=0.001)  # 49.275 MWh, typical
+    assert "power.utility-capacity" in run.fired("facility/f")
 
 
 def test_power_cap_replaces_max_draw_on_branch_circuits(audit: Auditor) -> None:
@@ -446,6 +459,34 @@ def test_cli_reports_each_capacity_problem_on_its_line(cli: CliRunner, in_fixtur
         "server a100-1",
         summary(error=5, warning=1, info=1),
     ]
+
+
+def test_cli_checks_a_typical_basis_training_pod_on_peak(cli: CliRunner, in_fixtures: Path) -> None:
+    """tests/fixtures/training-ups: 12 DGX H200 in lockstep on a 100 kW UPS, power.basis typical.
+    Peak 12 x 10.2 = 122.4 kW (122.4 %), typical 12 x 7.0 = 84 kW (84 %): a pass on typical draw was
+    false. Design day 122.4 + 10 + 122.4 x 0.25 = 163 kW over the 160 kW utility (typical: 115 kW)."""
+    run = cli("audit", "training-ups", *AS_OF)
+    assert run.err == ""
+    assert run.lines == [
+        "training-ups/facility.yaml:13:9: error power.facility-it-capacity facility t1 draws 122.4 kW of IT "
+        "load at peak (84 kW typical), over its 100 kW critical IT capacity",
+        "training-ups/facility.yaml:13:30: error power.utility-capacity facility t1 needs 163 kW from the "
+        "utility on the design day (122.4 kW peak IT x PUE 1.33), over its 160 kW supply",
+        summary(error=2),
+    ]
+    assert run.code == 1
+
+
+def test_cli_json_training_pod_figures(cli: CliRunner, in_fixtures: Path) -> None:
+    """The hand-computed figures of tests/fixtures/training-ups: two bases, two questions."""
+    (t1,) = json.loads(cli("audit", "training-ups", *AS_OF, "--format", "json").out)["capacity"]["facilities"]
+    assert (t1["peak_it_kw"], t1["it_load_kw"], t1["it_capacity_kw"]) == (122.4, 84, 100)
+    assert (t1["ups_utilization_pct"], t1["ups_headroom_kw"]) == (122.4, -22.4)
+    # design day: (122.4 + 10 + 122.4 x 0.25) / 122.4 = 163 / 122.4 = 1.332
+    assert (t1["peak_pue"], t1["utility_demand_kw"], t1["utility_headroom_kw"]) == (1.332, 163, -3)
+    # the year, on typical draw: (84 + 10 + 84 x 0.25) / 84 = 115 / 84 = 1.369; 115 kW x 8,760 h
+    year = (t1["projected_pue"], t1["it_energy_mwh_per_year"], t1["energy_mwh_per_year"])
+    assert year == (1.369, 735.84, 1007.4)
 
 
 def test_cli_json_capacity_section(cli: CliRunner, in_fixtures: Path) -> None:
