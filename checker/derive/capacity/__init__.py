@@ -89,6 +89,6 @@ def compute(inv: Inventory) -> Capacity:
     f = feed_arrays(inv, rack_index)
     feed_columns, failover = feed_loads(inv, f, racks["redundancy"], arrays)
     server_t = Table(own.keys, SERVER_COLUMNS, {**own.columns, **failover})
-    rack_t = rack_table(inv, racks, facilities, f, arrays)
+    rack_t = rack_table(inv, racks, facilities, f, feed_columns, arrays)
     feed_t = feed_table(inv, f, feed_columns, rack_t.column("utilization_pct"))
     return Capacity(facility_table(inv, racks["facility"], arrays), rack_t, feed_t, server_t)

@@ -51,6 +51,12 @@ RACK_COLUMNS = (
         "%",
         "2N: the lowest psu_side_pct of the rack's servers (share of peak left on a side loss)",
     ),
+    Column(
+        "worst_feed_pct",
+        "%",
+        "the highest use of any of its feeds: utilization_pct, failover_utilization_pct or worst_phase_pct",
+    ),
+    Column("worst_feed", "", "the feed with worst_feed_pct", "string"),
     Column("heat_kw", "kW", "heat to reject: every watt drawn becomes heat (load_kw)"),
     Column("heat_btu_h", "BTU/h", "heat_kw x 3,412"),
     Column(
@@ -173,9 +179,34 @@ def _space(racks: dict[str, Any], facilities: dict[str, Any], s: ServerArrays) -
     }
 
 
+def _worst_feed(n: int, f: FeedArrays, loads: dict[str, npt.NDArray[Any]]) -> dict[str, npt.NDArray[Any]]:
+    """Each rack's most used feed, in normal operation, after a designed failure
+    or on its heaviest phase."""
+    use = np.fmax(loads["utilization_pct"], loads["failover_utilization_pct"])
+    use = np.fmax(use, loads["worst_phase_pct"])
+    known = np.flatnonzero(~np.isnan(use))
+    order = known[np.lexsort((known, -use[known], f.rack[known]))]
+    first = order[np.concatenate(([True], f.rack[order][1:] != f.rack[order][:-1]))] if len(order) else order
+    pct = np.full(n, NAN)
+    name = np.full(n, None, dtype=object)
+    pct[f.rack[first]] = use[first]
+    name[f.rack[first]] = f.name[first]
+    return {"worst_feed_pct": pct, "worst_feed": name}
+
+
 def rack_table(
-    inv: Inventory, racks: dict[str, Any], facilities: dict[str, Any], f: FeedArrays, s: ServerArrays
+    inv: Inventory,
+    racks: dict[str, Any],
+    facilities: dict[str, Any],
+    f: FeedArrays,
+    loads: dict[str, npt.NDArray[Any]],
+    s: ServerArrays,
 ) -> Table[tuple[str, str]]:
     power = _power(racks, f, s)
-    columns = {**power, **_thermal(racks, facilities, power["load_kw"], s), **_space(racks, facilities, s)}
+    columns = {
+        **power,
+        **_worst_feed(len(racks["redundancy"]), f, loads),
+        **_thermal(racks, facilities, power["load_kw"], s),
+        **_space(racks, facilities, s),
+    }
     return Table(list(inv.racks), RACK_COLUMNS, columns)

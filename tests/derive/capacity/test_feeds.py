@@ -49,6 +49,8 @@ def test_a_16_a_pdu_beside_a_63_a_one_trips_after_a_side_loss(audit: Auditor) ->
         "its breaker trips and the servers lose this feed too"
     )
     assert "power.rack-capacity" not in run.fired("rack/f/R1")
+    # The report's rack table shows the worst feed (B16 ties with A16; the first listed wins).
+    assert (rack_row["worst_feed"], rack_row["worst_feed_pct"]) == ("A16", pytest.approx(110.86, abs=0.01))
 
 
 def test_without_a_map_the_odd_psu_of_a_side_goes_to_its_weakest_feed(audit: Auditor) -> None:
