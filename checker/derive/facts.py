@@ -442,6 +442,8 @@ SERVER_FIELDS = (
     written("psu.redundant", "number", "", "PSUs that may fail (the +N)"),
     written("psu.per_side", "number", "", "PSUs on the smaller side of a 2N rack (default count // 2)"),
     written("psu.efficiency", "string", "", "80 PLUS level"),
+    written("psu.input_v.min", "number", "V", "lowest AC input voltage the PSUs are rated for"),
+    written("psu.input_v.max", "number", "V", "highest AC input voltage the PSUs are rated for"),
     written("cooling", "string", "", "air | liquid"),
     written("inlet_c.min", "number", "degC", "lowest inlet temperature the equipment is specified for"),
     written("inlet_c.max", "number", "degC", "highest inlet temperature the equipment is specified for"),

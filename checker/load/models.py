@@ -161,6 +161,19 @@ class PowerDraw(Model):
         return self
 
 
+class InputVoltage(Model):
+    """The AC input voltage range a PSU is rated for (200-240 V for a DGX)."""
+
+    min: Annotated[float, Strict(), Field(gt=0, le=1000)]
+    max: Annotated[float, Strict(), Field(gt=0, le=1000)]
+
+    @model_validator(mode="after")
+    def _min_below_max(self) -> InputVoltage:
+        if self.min > self.max:
+            raise ValueError(f"min {self.min:g} V is above max {self.max:g} V")
+        return self
+
+
 class Psu(Model):
     count: PosInt
     rating_w: Pos | None = None
@@ -173,6 +186,9 @@ class Psu(Model):
     # count); without it a side's PSUs (every PSU, in a rack without sides)
     # are spread as evenly as whole PSUs allow, the odd ones on the weakest feeds.
     feeds: dict[Name, PosInt] | None = None
+    # The AC input voltage range the PSUs are rated for; checked against what
+    # the rack's feeds give them (power.psu-input-voltage).
+    input_v: InputVoltage | None = None
 
     @model_validator(mode="after")
     def _redundant_below_count(self) -> Psu:

@@ -28,8 +28,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from checker.derive.capacity.servers import F64, IDX, NAN, ServerArrays
+from checker.derive.capacity.servers import F64, IDX, NAN, ServerArrays, at
 from checker.derive.capacity.table import Column, Table
+from checker.load import models as m
 from checker.load.build import Inventory
 
 FEED_COLUMNS = (
@@ -58,6 +59,12 @@ FEED_COLUMNS = (
     ),
     Column("worst_phase_pct", "%", "worst_phase_load_kw / phase_capacity_kw x 100"),
     Column("worst_phase_case", "", "when: every feed up | side A | side B | feed NAME", "string"),
+    Column(
+        "psu_voltage_v",
+        "V",
+        "the voltage a single-phase PSU on it sees: single-phase, the feed's voltage; three-phase,"
+        " line to neutral (V / sqrt 3) where that is >= 200 V (400/415 V), else line to line (208 V)",
+    ),
     # So a rule can tell a feed over on its own from a rack over as a whole
     # (power.rack-capacity), which is one finding, on the rack.
     Column("rack_utilization_pct", "%", "utilization_pct of the feed's rack (after a failure)", context=True),
@@ -72,6 +79,22 @@ SERVER_COLUMNS = (
     ),
     Column("failover_psu_pct", "%", "failover_psu_w / peak_w x 100: the share of peak draw that survives"),
     Column("failover_psu_case", "", "the failure behind failover_psu_w: side A | side B | feed X", "string"),
+    # So a one-fact rule can hold them against psu.input_v (power.psu-input-voltage).
+    Column(
+        "psu_voltage_min_v",
+        "V",
+        "the lowest psu_voltage_v of the feeds its PSUs are on (psu.feeds where given, else every feed"
+        " of its rack)",
+        context=True,
+    ),
+    Column("psu_voltage_max_v", "V", "the highest psu_voltage_v of those feeds", context=True),
+    Column(
+        "psu_input_v_unverified",
+        "",
+        "psu.input_v is the catalog's, and the catalog marks it unverified",
+        "boolean",
+        context=True,
+    ),
 )
 
 
@@ -90,6 +113,9 @@ class FeedArrays:
     # Three-phase, with single-phase PSUs between a line and neutral (400/415 V
     # and up: 230/240 V a phase); on a 208 V feed they are wired line to line.
     line_to_neutral: npt.NDArray[np.bool_]
+    # The voltage across a PSU on the feed: line to neutral where the PSUs are
+    # wired so, else the feed's own voltage (single-phase, or line to line).
+    psu_voltage: F64
 
 
 def feed_arrays(inv: Inventory, rack_index: dict[tuple[str, str], int]) -> FeedArrays:
@@ -101,8 +127,11 @@ def feed_arrays(inv: Inventory, rack_index: dict[tuple[str, str], int]) -> FeedA
     kw = feed_kw(col("voltage"), col("amps"), col("max_utilization"), col("phase"), col("power_factor"))
     rack = np.asarray([rack_index[(fac, r)] for fac, r, _ in inv.feeds], dtype=np.intp)
     side = np.asarray([f.side or "" for f in feeds], dtype=object)
-    line_to_neutral = (col("phase") == 3) & (col("voltage") / np.sqrt(3.0) >= 200.0)
-    return FeedArrays(kw, rack, side, np.asarray([f.name for f in feeds], dtype=object), line_to_neutral)
+    voltage = col("voltage")
+    line_to_neutral = (col("phase") == 3) & (voltage / np.sqrt(3.0) >= 200.0)
+    psu_voltage = np.where(line_to_neutral, voltage / np.sqrt(3.0), voltage)
+    names = np.asarray([f.name for f in feeds], dtype=object)
+    return FeedArrays(kw, rack, side, names, line_to_neutral, psu_voltage)
 
 
 # ---------------------------------------------------------------- cabling
@@ -312,7 +341,41 @@ def feed_loads(
             "failover_psu_pct": 100.0 * low / s.peak_w,
             "failover_psu_case": low_case,
         }
-    return feed_cols, server_cols
+    return feed_cols, server_cols | _psu_voltages(inv, f, len(redundancy), s, p)
+
+
+def _psu_voltages(
+    inv: Inventory, f: FeedArrays, n_racks: int, s: ServerArrays, p: Pairs
+) -> dict[str, npt.NDArray[Any]]:
+    """The lowest and highest voltage a server's PSUs see: over the feeds
+    psu.feeds cables them to, else over every feed of the rack (any may be
+    used), and whether its input range is one the catalog marks unverified."""
+    n_servers = len(s.rack)
+    rack_low, rack_high = np.full(n_racks, NAN), np.full(n_racks, NAN)
+    np.fmin.at(rack_low, f.rack, f.psu_voltage)  # fmin / fmax skip the NaN start
+    np.fmax.at(rack_high, f.rack, f.psu_voltage)
+    cabled_low, cabled_high = np.full(n_servers, NAN), np.full(n_servers, NAN)
+    np.fmin.at(cabled_low, p.server, f.psu_voltage[p.feed])
+    np.fmax.at(cabled_high, p.server, f.psu_voltage[p.feed])
+    psus = [e.server.psu for e in inv.servers.values()]
+    mapped = np.asarray([psu is not None and psu.feeds is not None for psu in psus], dtype=bool)
+    return {
+        "psu_voltage_min_v": np.where(mapped, cabled_low, at(rack_low, s.rack, NAN)),
+        "psu_voltage_max_v": np.where(mapped, cabled_high, at(rack_high, s.rack, NAN)),
+        "psu_input_v_unverified": np.asarray([_unverified(inv, e.server) for e in inv.servers.values()]),
+    }
+
+
+def _unverified(inv: Inventory, server: m.Server) -> float:
+    """1 where the server's psu.input_v is its catalog model's and marked
+    unverified there, 0 where it is not, NaN without a range."""
+    own = server.psu.input_v if server.psu else None
+    if own is None:
+        return NAN
+    placed = inv.server_models.get(server.model) if server.model else None
+    model = placed.value if placed is not None else None
+    catalog = model.psu.input_v if model is not None and model.psu else None
+    return float(model is not None and "psu.input_v" in model.unverified and catalog == own)
 
 
 def _phases(
@@ -364,7 +427,12 @@ def _phases(
 def feed_table(
     inv: Inventory, f: FeedArrays, loads: dict[str, npt.NDArray[Any]], rack_utilization: F64
 ) -> Table[tuple[str, str, str]]:
-    columns = {"capacity_kw": f.kw, **loads, "rack_utilization_pct": rack_utilization[f.rack]}
+    columns = {
+        "capacity_kw": f.kw,
+        **loads,
+        "psu_voltage_v": f.psu_voltage,
+        "rack_utilization_pct": rack_utilization[f.rack],
+    }
     return Table(list(inv.feeds), FEED_COLUMNS, columns)
 
 

@@ -15,7 +15,7 @@ import pytest
 from checker.derive.capacity.feeds import cabling
 from checker.load.build import load
 from tests.conftest import AS_OF, CliRunner
-from tests.derive.capacity.test_capacity import Auditor, audit, rack, rulebook, servers, srv
+from tests.derive.capacity.test_capacity import Auditor, ab, audit, rack, rulebook, servers, srv
 
 __all__ = ["audit", "rulebook"]  # fixtures, used by name
 
@@ -198,3 +198,112 @@ def test_phases_are_figured_for_psus_between_a_line_and_neutral(
     feed = f"[{{name: P, voltage: {voltage}, amps: 32, phase: {phase}}}]"
     run = audit(rack(feed, "N"), servers(srv("s", DGX)))
     assert ("phase_capacity_kw" in run.capacity.feeds.row(("f", "R1", "P"))) == per_phase
+
+
+# ---------------------------------------------------------------- PSU input voltage
+# A DGX A100's PSUs take 200-240 V AC; the catalog gives no range for it (no source
+# found), so these servers give it themselves, merged over the catalog's psu.
+A100 = "model: dgx-a100, psu: {input_v: {min: 200, max: 240}}"
+
+
+def _one_feed(voltage: int, phase: int) -> str:
+    return rack(f"[{{name: P, voltage: {voltage}, amps: 32, phase: {phase}}}]", "N")
+
+
+@pytest.mark.parametrize(
+    ("voltage", "phase", "psu_v", "fails"),
+    [
+        (120, 1, 120, True),  # US single-phase branch circuit
+        (230, 1, 230, False),
+        (400, 3, 230.94, False),  # 400 / 1.7321 = 230.94 V line to neutral
+        (380, 3, 219.393, False),  # the example sites: 380 / 1.7321 = 219.39 V
+        (208, 3, 208, False),  # 208 / 1.7321 = 120 V < 200 V: line to line, 208 V
+        (480, 3, 277.128, True),  # 277 V line to neutral, over 240 V
+    ],
+)
+def test_the_voltage_a_psu_sees_against_its_input_range(
+    audit: Auditor, voltage: int, phase: int, psu_v: float, fails: bool
+) -> None:
+    run = audit(_one_feed(voltage, phase), servers(srv("a100", A100)))
+    assert run.capacity.feeds.row(("f", "R1", "P"))["psu_voltage_v"] == psu_v
+    row = run.capacity.servers.row("a100")
+    assert (row["psu_voltage_min_v"], row["psu_voltage_max_v"]) == (psu_v, psu_v)
+    assert ("power.psu-input-voltage" in run.fired("server/a100")) == fails
+
+
+def test_a_100_240_v_psu_on_120_v_and_a_server_without_a_range_pass(audit: Auditor) -> None:
+    run = audit(
+        _one_feed(120, 1),
+        servers(srv("wide", "power_w: {max: 500}, psu: {count: 2, input_v: {min: 100, max: 240}}"),
+            srv("plain", "power_w: {max: 500}, psu: {count: 2}"),
+        ),
+    )
+    assert run.fired("server/wide") == run.fired("server/plain") == set()
+
+
+def test_the_catalog_range_is_used_and_an_unverified_one_is_said_so(audit: Auditor) -> None:
+    run = audit(_one_feed(120, 1), servers(srv("b200", "model: dgx-b200"), srv("h100", "model: dgx-h100")))
+    assert run.finding("power.psu-input-voltage", "server/b200").message == (
+        "server b200 in rack R1: its feeds give its PSUs 120 V, outside their 200-240 V input range"
+    )
+    assert run.finding("power.psu-input-voltage", "server/h100").message.endswith(
+        "outside their 200-240 V input range (a range the catalog marks unverified)"
+    )
+    # A range of the server's own is not the catalog's, so not unverified.
+    wider = "model: dgx-h100, psu: {input_v: {min: 200, max: 250}}"
+    own = audit(_one_feed(120, 1), servers(srv("h100", wider)))
+    assert own.finding("power.psu-input-voltage", "server/h100").message.endswith("200-250 V input range")
+
+
+def test_psu_feeds_limit_the_check_to_the_feeds_the_psus_are_on(audit: Auditor) -> None:
+    # A 230 V and a 120 V feed: cabled to the 230 V one only, the 120 V one is not its.
+    feeds = rack("[{name: HI, voltage: 230, amps: 32}, {name: LO, voltage: 120, amps: 32}]", "N")
+    mapped = "model: dgx-a100, psu: {count: 6, feeds: {HI: 6}, input_v: {min: 200, max: 240}}"
+    run = audit(feeds, servers(srv("mapped", mapped), srv("spread", A100)))
+    assert run.capacity.servers.row("mapped")["psu_voltage_min_v"] == 230
+    assert run.capacity.servers.row("spread")["psu_voltage_min_v"] == 120
+    assert run.fired("server/mapped") == set()
+    assert run.finding("power.psu-input-voltage", "server/spread").message == (
+        "server spread in rack R1: its feeds give its PSUs 120 V, outside their 200-240 V input range"
+    )
+
+
+def test_cli_fails_a_dgx_a100_on_120_v_feeds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: CliRunner
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "inv").mkdir()
+    (tmp_path / "inv" / "facility.yaml").write_text(rack(ab(120, 80, phase=1)))
+    (tmp_path / "inv" / "servers.yaml").write_text(servers(srv("a100", "position: 1", A100)))
+    run = cli("audit", "inv", "--select", "power.psu-input-voltage", *AS_OF)
+    assert (run.code, run.err) == (1, "")
+    # 4:64 is the server's `input_v` key, after the 63 characters of
+    # `  - {name: a100, rack: R1, position: 1, model: dgx-a100, psu: {`.
+    assert run.lines == [
+        "inv/servers.yaml:4:64: error power.psu-input-voltage server a100 in rack R1: its feeds give its PSUs"
+        " 120 V, outside their 200-240 V input range",
+        "checker: 1 error, 0 warnings, 0 info, 0 waived: fail",
+    ]
+    # The same on 230 V single-phase passes.
+    (tmp_path / "inv" / "facility.yaml").write_text(rack(ab(230, 32, phase=1)))
+    assert cli("audit", "inv", "--select", "power.psu-input-voltage", *AS_OF).code == 0
+
+
+@pytest.mark.parametrize(
+    ("input_v", "column", "message"),
+    [
+        # `  - {name: s, rack: R1, power_w: {max: 500}, psu: {count: 2, input_v: ` is 70 characters.
+        ("{min: 240, max: 200}", 71, "psu.input_v: min 240 V is above max 200 V"),
+        ("{min: -200, max: 240}", 77, "greater than 0"),
+        ("{min: 200}", 71, "max"),
+    ],
+)
+def test_a_bad_input_range_is_a_located_schema_error(
+    tmp_path: Path, input_v: str, column: int, message: str
+) -> None:
+    (tmp_path / "facility.yaml").write_text(_one_feed(230, 1))
+    psu = f"power_w: {{max: 500}}, psu: {{count: 2, input_v: {input_v}}}"
+    (tmp_path / "servers.yaml").write_text(servers(srv("s", psu)))
+    _, problems = load([tmp_path])
+    assert [(Path(p.file).name, p.line, p.column) for p in problems] == [("servers.yaml", 4, column)]
+    assert message in problems[0].message
