@@ -48,14 +48,14 @@ FEED_COLUMNS = (
     Column(
         "phase_capacity_kw",
         "kW",
-        "three-phase feeds with PSUs wired line to neutral (V / sqrt 3 >= 200 V): capacity_kw / 3",
+        "three-phase feeds: capacity_kw / 3, what one line carries of a balanced load",
     ),
     Column(
         "worst_phase_load_kw",
         "kW",
-        "the most loaded phase, with every feed up or after a designed failure: single-phase PSUs"
-        " dealt over the three phases as evenly as whole PSUs allow, the heaviest first (a server"
-        " without `psu` a balanced load)",
+        "the most loaded line, with every feed up or after a designed failure: single-phase PSUs"
+        " dealt over the three phases (line to line on 208 V systems) as evenly as whole PSUs"
+        " allow, the heaviest first (a server without `psu` a balanced load)",
     ),
     Column("worst_phase_pct", "%", "worst_phase_load_kw / phase_capacity_kw x 100"),
     Column("worst_phase_case", "", "when: every feed up | side A | side B | feed NAME", "string"),
@@ -116,6 +116,7 @@ class FeedArrays:
     # The voltage across a PSU on the feed: line to neutral where the PSUs are
     # wired so, else the feed's own voltage (single-phase, or line to line).
     psu_voltage: F64
+    three_phase: npt.NDArray[np.bool_]
 
 
 def feed_arrays(inv: Inventory, rack_index: dict[tuple[str, str], int]) -> FeedArrays:
@@ -131,7 +132,7 @@ def feed_arrays(inv: Inventory, rack_index: dict[tuple[str, str], int]) -> FeedA
     line_to_neutral = (col("phase") == 3) & (voltage / np.sqrt(3.0) >= 200.0)
     psu_voltage = np.where(line_to_neutral, voltage / np.sqrt(3.0), voltage)
     names = np.asarray([f.name for f in feeds], dtype=object)
-    return FeedArrays(kw, rack, side, names, line_to_neutral, psu_voltage)
+    return FeedArrays(kw, rack, side, names, line_to_neutral, psu_voltage, col("phase") == 3)
 
 
 # ---------------------------------------------------------------- cabling
@@ -389,12 +390,18 @@ def _phases(
 ) -> dict[str, npt.NDArray[Any]]:
     """The worst phase of each three-phase feed: its single-phase PSUs (rows of
     `count` PSUs of `each_kw` on `feed`, in `case`) dealt over the three phases
-    in turn, heaviest first, so the counts split as evenly as whole PSUs allow
-    (8 PSUs: 3, 3 and 2) and the heaviest phase gets the heaviest PSUs. A server
-    whose PSUs the inventory does not give (`known` false) is taken as a
-    balanced load, a third on each phase: nothing says how it is wired."""
+    (line to neutral: L1, L2, L3; line to line, on a 208 V system: L1-L2, L2-L3,
+    L3-L1) in turn, heaviest first, so the counts split as evenly as whole PSUs
+    allow (8 PSUs: 3, 3 and 2) and the heaviest phase gets the heaviest PSUs. A
+    server whose PSUs the inventory does not give (`known` false) is taken as
+    a balanced load, a third on each phase: nothing says how it is wired.
+
+    Line to line, a line carries the currents of its two pairs 120 degrees
+    apart: |I_L1| = sqrt(I_12^2 + I_31^2 + I_12 I_31), for a resistive load;
+    the figure is given as the line-to-neutral kW that current would be
+    (balanced pairs of P kW each give P a phase, as line to neutral)."""
     n_feeds = len(f.kw)
-    wanted = f.line_to_neutral[feed] & (count > 0) & ~np.isnan(each_kw)
+    wanted = f.three_phase[feed] & (count > 0) & ~np.isnan(each_kw)
     dealt = wanted & known
     feed_d, each_d, case_d = feed[dealt], each_kw[dealt], case[dealt]
     rows = np.repeat(np.arange(len(feed_d)), count[dealt].astype(np.intp))
@@ -404,17 +411,20 @@ def _phases(
     first = np.concatenate(([True], group[1:] != group[:-1])) if len(group) else np.zeros(0, dtype=bool)
     start = np.maximum.accumulate(np.where(first, np.arange(len(group)), 0)) if len(group) else group
     phase = (np.arange(len(group)) - start) % 3
-    keys, at = _group(group * 3 + phase)
-    per_phase = np.bincount(at, weights=load, minlength=len(keys))
     balanced = wanted & ~known
     spread_key = case[balanced].astype(np.int64) * max(n_feeds, 1) + feed[balanced]
-    every, where = _group(np.concatenate((keys // 3, spread_key)))
-    heaviest = np.zeros(len(every))
-    np.maximum.at(heaviest, where[: len(keys)], per_phase)
-    spread = np.bincount(where[len(keys) :], weights=(count * each_kw)[balanced] / 3.0, minlength=len(every))
+    every, where = _group(np.concatenate((group, spread_key)))
+    sums = np.zeros((len(every), 3))
+    np.add.at(sums, (where[: len(group)], phase), load)
+    spread = np.bincount(where[len(group) :], weights=(count * each_kw)[balanced], minlength=len(every))
+    sums += (spread / 3.0)[:, None]
     of_feed, of_case = every % max(n_feeds, 1), every // max(n_feeds, 1)
-    worst, worst_case = _worst(of_feed, heaviest + spread, cases[of_case], n_feeds, high=True)
-    phase_kw = np.where(f.line_to_neutral, f.kw / 3.0, NAN)
+    l1, l2, l3 = sums[:, 0], sums[:, 1], sums[:, 2]  # line to line: pairs 1-2, 2-3, 3-1
+    pairs_on = np.stack([l1**2 + l3**2 + l1 * l3, l1**2 + l2**2 + l1 * l2, l2**2 + l3**2 + l2 * l3])
+    lines = np.sqrt(pairs_on) / np.sqrt(3.0)
+    heaviest = np.where(f.line_to_neutral[of_feed], sums.max(axis=1), lines.max(axis=0))
+    worst, worst_case = _worst(of_feed, heaviest, cases[of_case], n_feeds, high=True)
+    phase_kw = np.where(f.three_phase, f.kw / 3.0, NAN)
     with np.errstate(invalid="ignore", divide="ignore"):
         return {
             "phase_capacity_kw": phase_kw,

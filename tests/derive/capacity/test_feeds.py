@@ -189,12 +189,11 @@ def test_a_phase_is_over_after_a_side_loss_while_the_feed_reads_99_percent(audit
 
 @pytest.mark.parametrize(
     ("voltage", "phase", "per_phase"),
-    [(415, 3, True), (380, 3, True), (208, 3, False), (230, 1, False)],
+    [(415, 3, True), (380, 3, True), (208, 3, True), (230, 1, False)],
 )
-def test_phases_are_figured_for_psus_between_a_line_and_neutral(
+def test_phases_are_figured_for_three_phase_feeds(
     audit: Auditor, voltage: int, phase: int, per_phase: bool
 ) -> None:
-    # 208 V three-phase is 120 V a phase: 200-240 V PSUs go between two lines (not figured yet).
     feed = f"[{{name: P, voltage: {voltage}, amps: 32, phase: {phase}}}]"
     run = audit(rack(feed, "N"), servers(srv("s", DGX)))
     assert ("phase_capacity_kw" in run.capacity.feeds.row(("f", "R1", "P"))) == per_phase
@@ -307,3 +306,26 @@ def test_a_bad_input_range_is_a_located_schema_error(
     _, problems = load([tmp_path])
     assert [(Path(p.file).name, p.line, p.column) for p in problems] == [("servers.yaml", 4, column)]
     assert message in problems[0].message
+
+
+@pytest.mark.parametrize(
+    ("nodes", "worst_kw", "pct", "fires"),
+    [
+        # 208 V 40 A: 11.528 kW, 3.843 kW a line; 2 kW single-corded nodes between two
+        # lines. 4 nodes: pairs 4, 2 and 2 kW; line 1 carries sqrt(16 + 4 + 8) / sqrt 3 kW.
+        (4, 3.055, 79.5, False),
+        # 5 nodes: pairs 4, 4 and 2 kW; line 2 carries sqrt(16 + 16 + 16) / sqrt 3 = 4 kW,
+        # while the feed reads 86.7 %.
+        (5, 4.0, 104.1, True),
+    ],
+)
+def test_line_to_line_psus_on_a_208_v_feed(
+    audit: Auditor, nodes: int, worst_kw: float, pct: float, fires: bool
+) -> None:
+    feed = "[{name: P, voltage: 208, amps: 40, phase: 3}]"
+    node = "power_w: {max: 2000}, psu: {count: 1, rating_w: 2400}"
+    run = audit(rack(feed, "N"), servers(*(srv(f"n{i}", node) for i in range(nodes))))
+    p = run.capacity.feeds.row(("f", "R1", "P"))
+    assert (p["phase_capacity_kw"], p["worst_phase_load_kw"]) == (3.843, worst_kw)
+    assert p["worst_phase_pct"] == pytest.approx(pct, abs=0.05)
+    assert ("power.feed-phase-overload" in run.fired("feed/f/R1/P")) == fires
