@@ -491,6 +491,26 @@ class _Builder:
                 self.inv.feeds[feed_key] = feed_place
         if rack.redundancy == "2N":
             self._check_sides(rack, place)
+        self._check_ats(rack, place)
+
+    def _check_ats(self, rack: m.Rack, place: Placed[m.Rack]) -> None:
+        """An ATS switches between feeds of its own rack, under a name of its own."""
+        feeds = [f.name for f in rack.feeds]
+        for i, ats in enumerate(rack.ats):
+            if ats.name in feeds:
+                self.p.add(
+                    SCHEMA_DUPLICATE_NAME,
+                    place.at(["ats", i, "name"], key=False),
+                    f"ATS {ats.name} has the name of a feed of rack {rack.name}",
+                )
+            for end in ("primary", "secondary"):
+                name = getattr(ats, end)
+                if name not in feeds:
+                    self.p.add(
+                        SCHEMA_REFERENCE,
+                        place.at(["ats", i, end], key=False),
+                        f"rack {rack.name} has no feed '{name}'{did_you_mean(name, feeds)}",
+                    )
 
     def _check_sides(self, rack: m.Rack, place: Placed[m.Rack]) -> None:
         for i, feed in enumerate(rack.feeds):
@@ -650,7 +670,7 @@ class _Builder:
         rack = self.inv.racks.get((facility, server.rack))
         if server.psu is None or server.psu.feeds is None or rack is None:
             return
-        feeds = [f.name for f in rack.value.feeds]
+        feeds = [f.name for f in rack.value.feeds] + [a.name for a in rack.value.ats]
         for name in server.psu.feeds:
             if name not in feeds:
                 self.p.add(

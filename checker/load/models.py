@@ -98,6 +98,23 @@ class Feed(Model):
     power_factor: Annotated[float, Strict(), Field(gt=0, le=1)] = 1.0
 
 
+class Ats(Model):
+    """A rack's automatic transfer switch: the single-corded devices cabled to
+    it (`psu.feeds: {ATS: 1}`) draw from `primary`, and from `secondary` while
+    the primary is down."""
+
+    name: Name
+    primary: Name  # feed names of the rack
+    secondary: Name
+    amps: Pos  # its rating, on the primary feed's voltage
+
+    @model_validator(mode="after")
+    def _two_feeds(self) -> Ats:
+        if self.primary == self.secondary:
+            raise ValueError("an ATS switches between two feeds: primary and secondary differ")
+        return self
+
+
 class Rack(Model):
     name: Name
     u_height: Annotated[int, Strict(), Field(ge=1, le=100)] = 42
@@ -109,6 +126,7 @@ class Rack(Model):
     # N: the feeds add up; N+1: any one feed may fail; 2N: either side (A/B) may fail.
     redundancy: Literal["N", "N+1", "2N"] = "N"
     feeds: list[Feed] = []
+    ats: list[Ats] = []
 
 
 class PueModel(Model):

@@ -15,7 +15,14 @@ from typing import Any
 from checker.core.entity import entity_id
 from checker.derive.capacity import feeds, servers
 from checker.derive.capacity.facilities import FACILITY_COLUMNS, facility_inputs, facility_table
-from checker.derive.capacity.feeds import FEED_COLUMNS, feed_arrays, feed_kw, feed_loads, feed_table
+from checker.derive.capacity.feeds import (
+    FEED_COLUMNS,
+    ats_arrays,
+    feed_arrays,
+    feed_kw,
+    feed_loads,
+    feed_table,
+)
 from checker.derive.capacity.racks import RACK_COLUMNS, rack_inputs, rack_table
 from checker.derive.capacity.servers import server_table
 from checker.derive.capacity.table import Column, Table
@@ -86,9 +93,9 @@ def compute(inv: Inventory) -> Capacity:
     racks = rack_inputs(inv)
     facilities = facility_inputs(inv)
     own, arrays = server_table(inv, rack_index, racks, facilities)
-    f = feed_arrays(inv, rack_index)
-    feed_columns, failover = feed_loads(inv, f, racks["redundancy"], arrays)
+    f, switches = feed_arrays(inv, rack_index), ats_arrays(inv, rack_index)
+    feed_columns, failover, ats_pct = feed_loads(inv, f, switches, racks["redundancy"], arrays)
     server_t = Table(own.keys, SERVER_COLUMNS, {**own.columns, **failover})
-    rack_t = rack_table(inv, racks, facilities, f, feed_columns, arrays)
+    rack_t = rack_table(inv, racks, facilities, f, feed_columns, (switches, ats_pct), arrays)
     feed_t = feed_table(inv, f, feed_columns, rack_t.column("utilization_pct"))
     return Capacity(facility_table(inv, racks["facility"], arrays), rack_t, feed_t, server_t)

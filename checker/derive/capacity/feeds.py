@@ -135,6 +135,43 @@ def feed_arrays(inv: Inventory, rack_index: dict[tuple[str, str], int]) -> FeedA
     return FeedArrays(kw, rack, side, names, line_to_neutral, psu_voltage, col("phase") == 3)
 
 
+@dataclass(frozen=True)
+class AtsArrays:
+    """Each rack's transfer switches: what they switch between, and their capacity
+    (their rating on the primary feed's voltage, phases, derating and power factor)."""
+
+    rack: IDX
+    primary: IDX  # feed indices
+    secondary: IDX
+    kw: F64
+    name: npt.NDArray[Any]
+
+
+def ats_arrays(inv: Inventory, rack_index: dict[tuple[str, str], int]) -> AtsArrays:
+    feed_index = {key: i for i, key in enumerate(inv.feeds)}
+    feeds = [placed.value for placed in inv.feeds.values()]
+    rows = []
+    for key, placed in inv.racks.items():
+        for a in placed.value.ats:
+            ends = [(*key, a.primary), (*key, a.secondary)]
+            if all(end in feed_index for end in ends):  # else a schema error says so
+                rows.append((rack_index[key], feed_index[ends[0]], feed_index[ends[1]], a))
+    primary = [feeds[g] for _, g, _, _ in rows]
+    amps = np.asarray([a.amps for *_, a in rows], dtype=np.float64)
+
+    def col(name: str) -> F64:
+        return np.asarray([getattr(feed, name) for feed in primary], dtype=np.float64)
+
+    kw = feed_kw(col("voltage"), amps, col("max_utilization"), col("phase"), col("power_factor"))
+    return AtsArrays(
+        np.asarray([r for r, _, _, _ in rows], dtype=np.intp),
+        np.asarray([g for _, g, _, _ in rows], dtype=np.intp),
+        np.asarray([g for _, _, g, _ in rows], dtype=np.intp),
+        kw,
+        np.asarray([a.name for _, _, _, a in rows], dtype=object),
+    )
+
+
 # ---------------------------------------------------------------- cabling
 # A rack's feeds as the cabling sees them: (name, side, capacity kW) in rack order.
 Layout = tuple[tuple[str, str, float], ...]
@@ -207,19 +244,31 @@ def scenarios(redundancy: npt.NDArray[Any], f: FeedArrays) -> Scenarios:
 # ---------------------------------------------------------------- loads
 @dataclass(frozen=True)
 class Pairs:
-    """(server, feed, PSUs) for every PSU connection, grouped by rack."""
+    """(server, feed, PSUs) for every PSU connection. A PSU behind a transfer
+    switch is on the ATS's primary feed, with its secondary as `backup`."""
 
     server: IDX
     feed: IDX
     psus: F64
+    backup: IDX  # -1: cabled to the feed itself
+    ats: IDX  # -1: not behind an ATS
 
 
-def pairs(inv: Inventory, f: FeedArrays, redundancy: npt.NDArray[Any], s: ServerArrays) -> Pairs:
+def pairs(
+    inv: Inventory, f: FeedArrays, a: AtsArrays, redundancy: npt.NDArray[Any], s: ServerArrays
+) -> Pairs:
+    n_feeds = len(f.kw)
+    # Connections: the feeds, then the transfer switches (n_feeds + ATS index).
+    conn_rack = np.concatenate((f.rack, a.rack)).astype(np.intp)
     by_rack: dict[int, list[int]] = {}
-    for g, r in enumerate(f.rack.tolist()):
+    for g, r in enumerate(conn_rack.tolist()):
         by_rack.setdefault(r, []).append(g)
     names, sides, kws = f.name.tolist(), f.side.tolist(), f.kw.tolist()
-    layouts = {r: tuple((names[g], sides[g], kws[g]) for g in feeds) for r, feeds in by_rack.items()}
+    switches = a.name.tolist()
+    layouts = {
+        r: tuple((names[g], sides[g], kws[g]) for g in conns if g < n_feeds) for r, conns in by_rack.items()
+    }
+    extra = {r: tuple(switches[g - n_feeds] for g in conns if g >= n_feeds) for r, conns in by_rack.items()}
     # The cabling of each server, worked out once per rack and PSU part (servers
     # share one frozen part per distinct content) and once per distinct layout.
     memo: dict[tuple[Any, ...], tuple[int, ...]] = {}
@@ -227,42 +276,57 @@ def pairs(inv: Inventory, f: FeedArrays, redundancy: npt.NDArray[Any], s: Server
     cablings: list[tuple[int, ...]] = []
     which = np.full(len(s.rack), -1, dtype=np.intp)
     for i, (entry, r) in enumerate(zip(inv.servers.values(), s.rack.tolist(), strict=True)):
-        if r < 0 or r not in layouts:
+        if r < 0 or r not in layouts or not layouts[r]:
             continue
         psu = entry.server.psu
         c = seen.get((r, id(psu)))
         if c is None:
             c = seen[(r, id(psu))] = len(cablings)
-            cablings.append(_cabling_of(layouts[r], redundancy[r] == "2N", psu, memo))
+            cablings.append(_cabling_of(layouts[r], extra[r], redundancy[r] == "2N", psu, memo))
         which[i] = c
-    # One row per (server, feed of its rack), expanded with numpy.
+    # One row per (server, connection of its rack), expanded with numpy.
     placed = np.flatnonzero(which >= 0)
-    by_feed_rack = np.argsort(f.rack, kind="stable")  # the feeds of each rack, in rack order
-    first = np.searchsorted(f.rack[by_feed_rack], np.arange(len(redundancy)))
+    by_conn_rack = np.argsort(conn_rack, kind="stable")  # a rack's feeds, then its switches
+    first = np.searchsorted(conn_rack[by_conn_rack], np.arange(len(redundancy)))
     width = np.asarray([len(c) for c in cablings], dtype=np.intp)
     flat = np.asarray([n for c in cablings for n in c], dtype=np.float64)
     start = np.concatenate(([0], np.cumsum(width)[:-1])).astype(np.intp)
     lengths = width[which[placed]]
     server = np.repeat(placed, lengths)
     within = np.arange(len(server)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    feed = by_feed_rack[first[s.rack[server]] + within]
+    conn = by_conn_rack[first[s.rack[server]] + within]
     psus = flat[start[which[server]] + within]
     kept = psus > 0
-    return Pairs(server[kept], feed[kept], psus[kept])
+    server, conn, psus = server[kept], conn[kept], psus[kept]
+    ats = np.where(conn >= n_feeds, conn - n_feeds, -1)
+    behind = ats >= 0
+    feed = conn.copy()
+    backup = np.full(len(conn), -1, dtype=np.intp)
+    feed[behind] = a.primary[ats[behind]]
+    backup[behind] = a.secondary[ats[behind]]
+    return Pairs(server, feed, psus, backup, ats)
 
 
 def _cabling_of(
-    layout: Layout, two_n: bool, psu: Any, memo: dict[tuple[Any, ...], tuple[int, ...]]
+    layout: Layout,
+    switches: tuple[str, ...],
+    two_n: bool,
+    psu: Any,
+    memo: dict[tuple[Any, ...], tuple[int, ...]],
 ) -> tuple[int, ...]:
+    """PSUs on each feed of the layout, then on each of the rack's switches
+    (only `psu.feeds` puts a PSU behind an ATS)."""
     # A server whose PSUs the inventory does not give is taken to have one on
     # each feed (its rack's pooled capacity is checked all the same); a
     # single-corded device says so with `psu: {count: 1}`.
     cabled = None if psu is None else psu.feeds
-    mapped = None if cabled is None else tuple(cabled.get(n, 0) for n, _, _ in layout)
+    if cabled is not None:
+        return tuple(cabled.get(n, 0) for n in [*(name for name, _, _ in layout), *switches])
     count, per_side = (psu.count, psu.per_side) if psu is not None else (len(layout), None)
-    key = (layout, two_n, count, per_side, mapped)
+    key = (layout, two_n, count, per_side, None)
     found = memo.get(key)
-    return found if found is not None else memo.setdefault(key, cabling(*key))
+    counts = found if found is not None else memo.setdefault(key, cabling(*key))
+    return counts + (0,) * len(switches)
 
 
 def _group(keys: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], IDX]:
@@ -271,12 +335,13 @@ def _group(keys: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], IDX]:
 
 
 def feed_loads(
-    inv: Inventory, f: FeedArrays, redundancy: npt.NDArray[Any], s: ServerArrays
-) -> tuple[dict[str, npt.NDArray[Any]], dict[str, npt.NDArray[Any]]]:
+    inv: Inventory, f: FeedArrays, a: AtsArrays, redundancy: npt.NDArray[Any], s: ServerArrays
+) -> tuple[dict[str, npt.NDArray[Any]], dict[str, npt.NDArray[Any]], F64]:
     """The feed columns that come of the loads (FEED_COLUMNS but capacity and the
-    rack's utilization), and SERVER_COLUMNS."""
+    rack's utilization), SERVER_COLUMNS, and each ATS's highest load in % of its
+    capacity (with every feed up or after a designed failure)."""
     n_feeds, n_servers = len(f.kw), len(s.rack)
-    p = pairs(inv, f, redundancy, s)
+    p = pairs(inv, f, a, redundancy, s)
     psus = [e.server.psu for e in inv.servers.values()]
     rating = np.asarray([psu.rating_w if psu and psu.rating_w else NAN for psu in psus], dtype=np.float64)
     total = np.bincount(p.server, weights=p.psus, minlength=n_servers)  # PSUs cabled, per server
@@ -301,6 +366,11 @@ def feed_loads(
     row_pair = order[np.arange(len(row_scen)) + offsets] if len(row_scen) else np.zeros(0, dtype=np.intp)
     row_feed, row_server = p.feed[row_pair], p.server[row_pair]
     down = np.isin(row_scen.astype(np.int64) * n_feeds + row_feed, sc.lost)
+    # Behind an ATS, a PSU whose primary is down draws from the secondary.
+    row_backup = p.backup[row_pair]
+    switched = down & (row_backup >= 0)
+    row_feed = np.where(switched, row_backup, row_feed)
+    down[switched] = np.isin(row_scen[switched].astype(np.int64) * n_feeds + row_backup[switched], sc.lost)
     live = np.where(down, 0.0, p.psus[row_pair])
     # Live PSUs of each server in each scenario.
     groups, at = _group(row_scen.astype(np.int64) * n_servers + row_server)
@@ -318,6 +388,17 @@ def feed_loads(
             "failover_utilization_pct": np.where(f.kw > 0, 100.0 * worst_load / f.kw, NAN),
             "failover_case": worst_case,
         }
+    # Each ATS's load, with every feed up and in each scenario it is up in.
+    row_ats = p.ats[row_pair]
+    normal_share = np.nan_to_num(share)
+    ats_normal = np.bincount(p.ats[p.ats >= 0], weights=normal_share[p.ats >= 0], minlength=len(a.kw))
+    through = row_ats >= 0
+    ats_groups, ats_at = _group(row_scen[through].astype(np.int64) * max(len(a.kw), 1) + row_ats[through])
+    ats_scen = np.bincount(ats_at, weights=carried[through], minlength=len(ats_groups))
+    ats_load = ats_normal.astype(np.float64)
+    np.maximum.at(ats_load, ats_groups % max(len(a.kw), 1), ats_scen)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ats_pct: F64 = np.where(a.kw > 0, 100.0 * ats_load / a.kw, NAN)
     # Phases: every PSU's load, with every feed up (case 0) and in each scenario.
     normal_each = s.peak_w[p.server] / total[p.server] / 1000.0
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -342,7 +423,7 @@ def feed_loads(
             "failover_psu_pct": 100.0 * low / s.peak_w,
             "failover_psu_case": low_case,
         }
-    return feed_cols, server_cols | _psu_voltages(inv, f, len(redundancy), s, p)
+    return feed_cols, server_cols | _psu_voltages(inv, f, len(redundancy), s, p), ats_pct
 
 
 def _psu_voltages(

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from checker.derive.capacity.feeds import FeedArrays
+from checker.derive.capacity.feeds import AtsArrays, FeedArrays
 from checker.derive.capacity.servers import F64, NAN, ServerArrays
 from checker.derive.capacity.table import Column, Table
 from checker.load.build import Inventory
@@ -57,6 +57,12 @@ RACK_COLUMNS = (
         "the highest use of any of its feeds: utilization_pct, failover_utilization_pct or worst_phase_pct",
     ),
     Column("worst_feed", "", "the feed with worst_feed_pct", "string"),
+    Column(
+        "worst_ats_pct",
+        "%",
+        "the highest load of its transfer switches (ats) in % of their rating, all up or after a failure",
+    ),
+    Column("worst_ats", "", "the ATS with worst_ats_pct", "string"),
     Column("heat_kw", "kW", "heat to reject: every watt drawn becomes heat (load_kw)"),
     Column("heat_btu_h", "BTU/h", "heat_kw x 3,412"),
     Column(
@@ -194,18 +200,32 @@ def _worst_feed(n: int, f: FeedArrays, loads: dict[str, npt.NDArray[Any]]) -> di
     return {"worst_feed_pct": pct, "worst_feed": name}
 
 
+def _worst_ats(n: int, switches: AtsArrays, pct: F64) -> dict[str, npt.NDArray[Any]]:
+    order = np.lexsort((np.arange(len(pct)), -np.nan_to_num(pct, nan=-np.inf), switches.rack))
+    racks = switches.rack[order]
+    first = order[np.concatenate(([True], racks[1:] != racks[:-1]))] if len(order) else order
+    worst = np.full(n, NAN)
+    name = np.full(n, None, dtype=object)
+    worst[switches.rack[first]] = pct[first]
+    name[switches.rack[first]] = switches.name[first]
+    return {"worst_ats_pct": worst, "worst_ats": name}
+
+
 def rack_table(
     inv: Inventory,
     racks: dict[str, Any],
     facilities: dict[str, Any],
     f: FeedArrays,
     loads: dict[str, npt.NDArray[Any]],
+    ats: tuple[AtsArrays, F64],
     s: ServerArrays,
 ) -> Table[tuple[str, str]]:
     power = _power(racks, f, s)
+    n = len(racks["redundancy"])
     columns = {
         **power,
-        **_worst_feed(len(racks["redundancy"]), f, loads),
+        **_worst_feed(n, f, loads),
+        **_worst_ats(n, *ats),
         **_thermal(racks, facilities, power["load_kw"], s),
         **_space(racks, facilities, s),
     }

@@ -109,8 +109,10 @@ def _smaller_side(entry: ServerEntry, racks: Mapping[tuple[str, str], Placed[m.R
     rack = racks.get((entry.facility, entry.server.rack))
     if psu is None or psu.feeds is None or rack is None:
         return psu.per_side if psu else None
-    sides = {f.name: f.side for f in rack.value.feeds}
-    return min(sum(n for name, n in psu.feeds.items() if sides.get(name) == s) for s in ("A", "B"))
+    sides = {f.name: {f.side} for f in rack.value.feeds}
+    # A PSU behind an ATS whose feeds are on both sides survives either side's loss.
+    sides |= {a.name: sides.get(a.primary, set()) | sides.get(a.secondary, set()) for a in rack.value.ats}
+    return min(sum(n for name, n in psu.feeds.items() if s in sides.get(name, set())) for s in ("A", "B"))
 
 
 def _psus(inv: Inventory, two_n: npt.NDArray[np.bool_], peak: F64) -> dict[str, F64]:

@@ -329,3 +329,54 @@ def test_line_to_line_psus_on_a_208_v_feed(
     assert (p["phase_capacity_kw"], p["worst_phase_load_kw"]) == (3.843, worst_kw)
     assert p["worst_phase_pct"] == pytest.approx(pct, abs=0.05)
     assert ("power.feed-phase-overload" in run.fired("feed/f/R1/P")) == fires
+
+
+def test_a_workstation_behind_an_ats_survives_a_side_loss(audit: Auditor) -> None:
+    # 2N, 415 V 16 A a side (9.201 kW); the ATS is rated 16 A on the primary's 415 V
+    # three-phase: 9.201 kW. An 800 W single-corded workstation and a DGX H100.
+    feeds = f"[{{name: A, side: A, {P16}}}, {{name: B, side: B, {P16}}}]"
+    ats = "ats: [{name: T, primary: A, secondary: B, amps: 16}]"
+    ws = srv("ws", "power_w: {max: 800}", "psu: {count: 1, rating_w: 1000, feeds: {T: 1}}")
+    run = audit(rack(feeds, "2N", extra=ats), servers(ws, srv("g", DGX)))
+    row = run.capacity.servers.row("ws")
+    # Either side lost, its one PSU is still fed: 1,000 W for 800 W.
+    assert (row["psu_side_w"], row["failover_psu_w"]) == (1000, 1000)
+    assert run.fired("server/ws") == set()
+    a, b = (run.capacity.feeds.row(("f", "R1", n)) for n in ("A", "B"))
+    # All up: the workstation on A (0.8) and half the DGX on each (5.1).
+    assert (a["load_kw"], b["load_kw"]) == (5.9, 5.1)
+    # Side A lost: the ATS moves the workstation to B, beside the whole DGX.
+    assert (b["failover_load_kw"], b["failover_case"]) == (11.0, "side A")
+    rack_row = run.capacity.racks.row(("f", "R1"))
+    assert (rack_row["worst_ats"], rack_row["worst_ats_pct"]) == ("T", pytest.approx(8.69, abs=0.01))
+
+
+def test_an_ats_over_its_rating_trips(audit: Auditor) -> None:
+    feeds = f"[{{name: A, side: A, {P63}}}, {{name: B, side: B, {P63}}}]"
+    ats = "ats: [{name: T, primary: A, secondary: B, amps: 16}]"
+    one_cord = "psu: {count: 1, rating_w: 3000, feeds: {T: 1}}"
+    behind = [srv(f"ws{i}", "power_w: {max: 2500}", one_cord) for i in range(4)]
+    run = audit(rack(feeds, "2N", extra=ats), servers(*behind))
+    # 10 kW behind a 9.201 kW switch: 108.7 %.
+    assert run.finding("power.ats-overload", "rack/f/R1").message == (
+        "ATS T of rack f/R1 carries 109 % of its rating: it trips, and the single-corded devices"
+        " behind it go dark"
+    )
+
+
+@pytest.mark.parametrize(
+    ("ats", "message"),
+    [
+        ("[{name: T, primary: A, secondary: C, amps: 16}]", "rack R1 has no feed 'C'"),
+        ("[{name: A, primary: A, secondary: B, amps: 16}]", "ATS A has the name of a feed of rack R1"),
+        (
+            "[{name: T, primary: A, secondary: A, amps: 16}]",
+            "racks.0.ats.0: an ATS switches between two feeds: primary and secondary differ",
+        ),
+    ],
+)
+def test_an_ats_switches_between_two_feeds_of_its_rack(tmp_path: Path, ats: str, message: str) -> None:
+    feeds = f"[{{name: A, side: A, {P16}}}, {{name: B, side: B, {P16}}}]"
+    (tmp_path / "facility.yaml").write_text(rack(feeds, "2N", extra=f"ats: {ats}"))
+    _, problems = load([tmp_path])
+    assert [p.message for p in problems] == [message]
