@@ -494,8 +494,17 @@ class _Builder:
         self._check_ats(rack, place)
 
     def _check_ats(self, rack: m.Rack, place: Placed[m.Rack]) -> None:
-        """An ATS switches between feeds of its own rack, under a name of its own."""
+        """An ATS switches between feeds of its own rack, under a name of its own;
+        psu_order names the rack's feeds and switches."""
         feeds = [f.name for f in rack.feeds]
+        for i, name in enumerate(rack.psu_order or []):
+            known = feeds + [a.name for a in rack.ats]
+            if name not in known:
+                self.p.add(
+                    SCHEMA_REFERENCE,
+                    place.at(["psu_order", i], key=False),
+                    f"rack {rack.name} has no feed or ATS '{name}'{did_you_mean(name, known)}",
+                )
         for i, ats in enumerate(rack.ats):
             if ats.name in feeds:
                 self.p.add(

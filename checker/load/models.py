@@ -127,6 +127,10 @@ class Rack(Model):
     redundancy: Literal["N", "N+1", "2N"] = "N"
     feeds: list[Feed] = []
     ats: list[Ats] = []
+    # How the rack is cabled, for servers without psu.feeds: PSU 1 of each
+    # server to the first feed (or ATS) named, PSU 2 to the second, and round
+    # again (a DGX's 6 PSUs over [A1, B1, A2, B2]: 2, 2, 1 and 1).
+    psu_order: list[Name] | None = None
 
 
 class PueModel(Model):

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from checker.derive.capacity.servers import F64, IDX, NAN, ServerArrays, at
+from checker.derive.capacity.servers import F64, IDX, NAN, ServerArrays, at, psu_map
 from checker.derive.capacity.table import Column, Table
 from checker.load import models as m
 from checker.load.build import Inventory
@@ -269,6 +269,7 @@ def pairs(
         r: tuple((names[g], sides[g], kws[g]) for g in conns if g < n_feeds) for r, conns in by_rack.items()
     }
     extra = {r: tuple(switches[g - n_feeds] for g in conns if g >= n_feeds) for r, conns in by_rack.items()}
+    rack_models = [placed.value for placed in inv.racks.values()]
     # The cabling of each server, worked out once per rack and PSU part (servers
     # share one frozen part per distinct content) and once per distinct layout.
     memo: dict[tuple[Any, ...], tuple[int, ...]] = {}
@@ -282,7 +283,8 @@ def pairs(
         c = seen.get((r, id(psu)))
         if c is None:
             c = seen[(r, id(psu))] = len(cablings)
-            cablings.append(_cabling_of(layouts[r], extra[r], redundancy[r] == "2N", psu, memo))
+            cabled = psu_map(psu, rack_models[r])
+            cablings.append(_cabling_of(layouts[r], extra[r], redundancy[r] == "2N", psu, cabled, memo))
         which[i] = c
     # One row per (server, connection of its rack), expanded with numpy.
     placed = np.flatnonzero(which >= 0)
@@ -312,14 +314,14 @@ def _cabling_of(
     switches: tuple[str, ...],
     two_n: bool,
     psu: Any,
+    cabled: dict[str, int] | None,
     memo: dict[tuple[Any, ...], tuple[int, ...]],
 ) -> tuple[int, ...]:
     """PSUs on each feed of the layout, then on each of the rack's switches
-    (only `psu.feeds` puts a PSU behind an ATS)."""
+    (only psu.feeds or the rack's psu_order puts a PSU behind an ATS)."""
     # A server whose PSUs the inventory does not give is taken to have one on
     # each feed (its rack's pooled capacity is checked all the same); a
     # single-corded device says so with `psu: {count: 1}`.
-    cabled = None if psu is None else psu.feeds
     if cabled is not None:
         return tuple(cabled.get(n, 0) for n in [*(name for name, _, _ in layout), *switches])
     count, per_side = (psu.count, psu.per_side) if psu is not None else (len(layout), None)
@@ -430,8 +432,9 @@ def _psu_voltages(
     inv: Inventory, f: FeedArrays, n_racks: int, s: ServerArrays, p: Pairs
 ) -> dict[str, npt.NDArray[Any]]:
     """The lowest and highest voltage a server's PSUs see: over the feeds
-    psu.feeds cables them to, else over every feed of the rack (any may be
-    used), and whether its input range is one the catalog marks unverified."""
+    psu.feeds (or the rack's psu_order) cables them to, else over every feed of
+    the rack (any may be used), and whether its input range is one the catalog
+    marks unverified."""
     n_servers = len(s.rack)
     rack_low, rack_high = np.full(n_racks, NAN), np.full(n_racks, NAN)
     np.fmin.at(rack_low, f.rack, f.psu_voltage)  # fmin / fmax skip the NaN start
@@ -439,8 +442,14 @@ def _psu_voltages(
     cabled_low, cabled_high = np.full(n_servers, NAN), np.full(n_servers, NAN)
     np.fmin.at(cabled_low, p.server, f.psu_voltage[p.feed])
     np.fmax.at(cabled_high, p.server, f.psu_voltage[p.feed])
-    psus = [e.server.psu for e in inv.servers.values()]
-    mapped = np.asarray([psu is not None and psu.feeds is not None for psu in psus], dtype=bool)
+    racks = [placed.value for placed in inv.racks.values()]
+    mapped = np.asarray(
+        [
+            psu_map(e.server.psu, racks[r] if r >= 0 else None) is not None
+            for e, r in zip(inv.servers.values(), s.rack.tolist(), strict=True)
+        ],
+        dtype=bool,
+    )
     return {
         "psu_voltage_min_v": np.where(mapped, cabled_low, at(rack_low, s.rack, NAN)),
         "psu_voltage_max_v": np.where(mapped, cabled_high, at(rack_high, s.rack, NAN)),

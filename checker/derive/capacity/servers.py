@@ -102,17 +102,36 @@ def _draws(inv: Inventory, fac_typical: npt.NDArray[np.bool_], facility: IDX) ->
     return peak, np.nan_to_num(basis)
 
 
+def psu_map(psu: m.Psu | None, rack: m.Rack | None) -> dict[str, int] | None:
+    """How many of a server's PSUs go to each feed (or ATS) of its rack, where
+    the inventory says: its own psu.feeds, else its rack's psu_order dealt
+    round (None: not said, the PSUs are spread as evenly as whole PSUs allow)."""
+    if psu is None:
+        return None
+    if psu.feeds is not None:
+        return dict(psu.feeds)
+    order = rack.psu_order if rack is not None else None
+    if not order:
+        return None
+    counts: dict[str, int] = {}
+    for i in range(psu.count):
+        counts[order[i % len(order)]] = counts.get(order[i % len(order)], 0) + 1
+    return counts
+
+
 def _smaller_side(entry: ServerEntry, racks: Mapping[tuple[str, str], Placed[m.Rack]]) -> int | None:
-    """PSUs on the smaller side of a 2N rack: from `psu.feeds` where the
-    inventory maps them, else `psu.per_side` (None: count // 2)."""
+    """PSUs on the smaller side of a 2N rack: from psu.feeds or the rack's
+    psu_order where the inventory says, else `psu.per_side` (None: count // 2)."""
     psu = entry.server.psu
-    rack = racks.get((entry.facility, entry.server.rack))
-    if psu is None or psu.feeds is None or rack is None:
+    placed = racks.get((entry.facility, entry.server.rack))
+    rack = placed.value if placed is not None else None
+    cabled = psu_map(psu, rack)
+    if cabled is None or rack is None:
         return psu.per_side if psu else None
-    sides = {f.name: {f.side} for f in rack.value.feeds}
+    sides = {f.name: {f.side} for f in rack.feeds}
     # A PSU behind an ATS whose feeds are on both sides survives either side's loss.
-    sides |= {a.name: sides.get(a.primary, set()) | sides.get(a.secondary, set()) for a in rack.value.ats}
-    return min(sum(n for name, n in psu.feeds.items() if s in sides.get(name, set())) for s in ("A", "B"))
+    sides |= {a.name: sides.get(a.primary, set()) | sides.get(a.secondary, set()) for a in rack.ats}
+    return min(sum(n for name, n in cabled.items() if s in sides.get(name, set())) for s in ("A", "B"))
 
 
 def _psus(inv: Inventory, two_n: npt.NDArray[np.bool_], peak: F64) -> dict[str, F64]:

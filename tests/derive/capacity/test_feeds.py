@@ -53,6 +53,16 @@ def test_a_16_a_pdu_beside_a_63_a_one_trips_after_a_side_loss(audit: Auditor) ->
     assert (rack_row["worst_feed"], rack_row["worst_feed_pct"]) == ("A16", pytest.approx(110.86, abs=0.01))
 
 
+def test_a_racks_psu_order_cables_every_server_without_its_own_map(audit: Auditor) -> None:
+    # PSU 1 to A63, 2 to B63, 3 to A16, 4 to B16, 5 to A63, 6 to B63: as mapped by hand above.
+    order = "psu_order: [A63, B63, A16, B16]"
+    facility = _side_63_16().rstrip("\n") + f"\n    {order}\n"
+    run = audit(facility, servers(*(srv(f"g{i}", DGX) for i in range(3))))
+    a16 = run.capacity.feeds.row(("f", "R1", "A16"))
+    assert (a16["psu_count"], a16["failover_load_kw"]) == (3, 10.2)
+    assert run.capacity.servers.row("g0")["psu_side_w"] == 9900  # 3 PSUs a side
+
+
 def test_without_a_map_the_odd_psu_of_a_side_goes_to_its_weakest_feed(audit: Auditor) -> None:
     run = audit(_side_63_16(), servers(*(srv(f"g{i}", DGX) for i in range(3))))
     a16, a63 = (run.capacity.feeds.row(("f", "R1", n)) for n in ("A16", "A63"))
@@ -200,9 +210,9 @@ def test_phases_are_figured_for_three_phase_feeds(
 
 
 # ---------------------------------------------------------------- PSU input voltage
-# A DGX A100's PSUs take 200-240 V AC; the catalog gives no range for it (no source
-# found), so these servers give it themselves, merged over the catalog's psu.
-A100 = "model: dgx-a100, psu: {input_v: {min: 200, max: 240}}"
+# A DGX A100's PSUs take 200-240 V AC: the catalog's range (marked unverified there).
+A100 = "model: dgx-a100"
+UNVERIFIED = " (a range the catalog marks unverified)"
 
 
 def _one_feed(voltage: int, phase: int) -> str:
@@ -241,17 +251,17 @@ def test_a_100_240_v_psu_on_120_v_and_a_server_without_a_range_pass(audit: Audit
 
 
 def test_the_catalog_range_is_used_and_an_unverified_one_is_said_so(audit: Auditor) -> None:
-    run = audit(_one_feed(120, 1), servers(srv("b200", "model: dgx-b200"), srv("h100", "model: dgx-h100")))
+    run = audit(_one_feed(120, 1), servers(srv("b200", "model: dgx-b200"), srv("a100", "model: dgx-a100")))
     assert run.finding("power.psu-input-voltage", "server/b200").message == (
         "server b200 in rack R1: its feeds give its PSUs 120 V, outside their 200-240 V input range"
     )
-    assert run.finding("power.psu-input-voltage", "server/h100").message.endswith(
-        "outside their 200-240 V input range (a range the catalog marks unverified)"
+    assert run.finding("power.psu-input-voltage", "server/a100").message.endswith(
+        "outside their 200-240 V input range" + UNVERIFIED
     )
     # A range of the server's own is not the catalog's, so not unverified.
-    wider = "model: dgx-h100, psu: {input_v: {min: 200, max: 250}}"
-    own = audit(_one_feed(120, 1), servers(srv("h100", wider)))
-    assert own.finding("power.psu-input-voltage", "server/h100").message.endswith("200-250 V input range")
+    wider = "model: dgx-a100, psu: {input_v: {min: 200, max: 250}}"
+    own = audit(_one_feed(120, 1), servers(srv("a100", wider)))
+    assert own.finding("power.psu-input-voltage", "server/a100").message.endswith("200-250 V input range")
 
 
 def test_psu_feeds_limit_the_check_to_the_feeds_the_psus_are_on(audit: Auditor) -> None:
@@ -264,6 +274,7 @@ def test_psu_feeds_limit_the_check_to_the_feeds_the_psus_are_on(audit: Auditor) 
     assert run.fired("server/mapped") == set()
     assert run.finding("power.psu-input-voltage", "server/spread").message == (
         "server spread in rack R1: its feeds give its PSUs 120 V, outside their 200-240 V input range"
+        + UNVERIFIED
     )
 
 
@@ -276,11 +287,10 @@ def test_cli_fails_a_dgx_a100_on_120_v_feeds(
     (tmp_path / "inv" / "servers.yaml").write_text(servers(srv("a100", "position: 1", A100)))
     run = cli("audit", "inv", "--select", "power.psu-input-voltage", *AS_OF)
     assert (run.code, run.err) == (1, "")
-    # 4:64 is the server's `input_v` key, after the 63 characters of
-    # `  - {name: a100, rack: R1, position: 1, model: dgx-a100, psu: {`.
+    # The range is the catalog model's: the finding points at the `model` value, 4:48.
     assert run.lines == [
-        "inv/servers.yaml:4:64: error power.psu-input-voltage server a100 in rack R1: its feeds give its PSUs"
-        " 120 V, outside their 200-240 V input range",
+        "inv/servers.yaml:4:48: error power.psu-input-voltage server a100 in rack R1: its feeds give its PSUs"
+        " 120 V, outside their 200-240 V input range" + UNVERIFIED,
         "checker: 1 error, 0 warnings, 0 info, 0 waived: fail",
     ]
     # The same on 230 V single-phase passes.
