@@ -252,6 +252,7 @@ class Pairs:
     psus: F64
     backup: IDX  # -1: cabled to the feed itself
     ats: IDX  # -1: not behind an ATS
+    mapped: npt.NDArray[np.bool_]  # per server: the inventory says where its PSUs go
 
 
 def pairs(
@@ -275,6 +276,7 @@ def pairs(
     memo: dict[tuple[Any, ...], tuple[int, ...]] = {}
     seen: dict[tuple[int, int], int] = {}
     cablings: list[tuple[int, ...]] = []
+    said: list[bool] = []
     which = np.full(len(s.rack), -1, dtype=np.intp)
     for i, (entry, r) in enumerate(zip(inv.servers.values(), s.rack.tolist(), strict=True)):
         if r < 0 or r not in layouts or not layouts[r]:
@@ -285,6 +287,7 @@ def pairs(
             c = seen[(r, id(psu))] = len(cablings)
             cabled = psu_map(psu, rack_models[r])
             cablings.append(_cabling_of(layouts[r], extra[r], redundancy[r] == "2N", psu, cabled, memo))
+            said.append(cabled is not None)
         which[i] = c
     # One row per (server, connection of its rack), expanded with numpy.
     placed = np.flatnonzero(which >= 0)
@@ -306,7 +309,9 @@ def pairs(
     backup = np.full(len(conn), -1, dtype=np.intp)
     feed[behind] = a.primary[ats[behind]]
     backup[behind] = a.secondary[ats[behind]]
-    return Pairs(server, feed, psus, backup, ats)
+    mapped = np.zeros(len(s.rack), dtype=bool)
+    mapped[placed] = np.asarray(said, dtype=bool)[which[placed]] if len(placed) else False
+    return Pairs(server, feed, psus, backup, ats, mapped)
 
 
 def _cabling_of(
@@ -442,14 +447,7 @@ def _psu_voltages(
     cabled_low, cabled_high = np.full(n_servers, NAN), np.full(n_servers, NAN)
     np.fmin.at(cabled_low, p.server, f.psu_voltage[p.feed])
     np.fmax.at(cabled_high, p.server, f.psu_voltage[p.feed])
-    racks = [placed.value for placed in inv.racks.values()]
-    mapped = np.asarray(
-        [
-            psu_map(e.server.psu, racks[r] if r >= 0 else None) is not None
-            for e, r in zip(inv.servers.values(), s.rack.tolist(), strict=True)
-        ],
-        dtype=bool,
-    )
+    mapped = p.mapped
     return {
         "psu_voltage_min_v": np.where(mapped, cabled_low, at(rack_low, s.rack, NAN)),
         "psu_voltage_max_v": np.where(mapped, cabled_high, at(rack_high, s.rack, NAN)),
@@ -493,19 +491,22 @@ def _phases(
     n_feeds = len(f.kw)
     wanted = f.three_phase[feed] & (count > 0) & ~np.isnan(each_kw)
     dealt = wanted & known
-    feed_d, each_d, case_d = feed[dealt], each_kw[dealt], case[dealt]
-    rows = np.repeat(np.arange(len(feed_d)), count[dealt].astype(np.intp))
-    group = case_d[rows].astype(np.int64) * max(n_feeds, 1) + feed_d[rows]
-    order = np.lexsort((-each_d[rows], group))
-    group, load = group[order], each_d[rows][order]
+    group = case[dealt].astype(np.int64) * max(n_feeds, 1) + feed[dealt]
+    # Rows heaviest first within each (case, feed); a row's PSUs are dealt on
+    # from the phase where the one before it stopped, so phase j gets c // 3 of
+    # its c PSUs, and one more if j is among the first c % 3 from its start.
+    order = np.lexsort((-each_kw[dealt], group))
+    group, load, n = group[order], each_kw[dealt][order], count[dealt][order].astype(np.int64)
     first = np.concatenate(([True], group[1:] != group[:-1])) if len(group) else np.zeros(0, dtype=bool)
-    start = np.maximum.accumulate(np.where(first, np.arange(len(group)), 0)) if len(group) else group
-    phase = (np.arange(len(group)) - start) % 3
+    before = np.cumsum(n) - n
+    start = (before - np.maximum.accumulate(np.where(first, before, 0))) % 3 if len(group) else n
     balanced = wanted & ~known
     spread_key = case[balanced].astype(np.int64) * max(n_feeds, 1) + feed[balanced]
     every, where = _group(np.concatenate((group, spread_key)))
     sums = np.zeros((len(every), 3))
-    np.add.at(sums, (where[: len(group)], phase), load)
+    for j in range(3):
+        on_j = n // 3 + ((j - start) % 3 < n % 3)
+        sums[:, j] = np.bincount(where[: len(group)], weights=on_j * load, minlength=len(every))
     spread = np.bincount(where[len(group) :], weights=(count * each_kw)[balanced], minlength=len(every))
     sums += (spread / 3.0)[:, None]
     of_feed, of_case = every % max(n_feeds, 1), every // max(n_feeds, 1)
