@@ -35,7 +35,7 @@ from checker.load.build import Inventory
 
 FEED_COLUMNS = (
     Column("capacity_kw", "kW", "V x A x max_utilization/100 x (sqrt 3 if three-phase) x PF / 1000"),
-    Column("psu_count", "", "PSUs cabled to it (psu.feeds or psu_order, else spread evenly, odd ones on weak feeds)"),
+    Column("psu_count", "", "PSUs cabled to it (psu.feeds or psu_order, else spread evenly, odd ones weak)"),
     Column("load_kw", "kW", "its share of its servers' peak draw with every feed up (equal PSU sharing)"),
     Column("utilization_pct", "%", "load_kw / capacity_kw x 100"),
     Column(
