@@ -96,6 +96,7 @@ def compute(inv: Inventory) -> Capacity:
     f, switches = feed_arrays(inv, rack_index), ats_arrays(inv, rack_index)
     feed_columns, failover, ats_pct = feed_loads(inv, f, switches, racks["redundancy"], arrays)
     server_t = Table(own.keys, SERVER_COLUMNS, {**own.columns, **failover})
-    rack_t = rack_table(inv, racks, facilities, f, feed_columns, (switches, ats_pct), arrays)
+    side_pct = failover["psu_side_pct"]
+    rack_t = rack_table(inv, racks, facilities, f, feed_columns, (switches, ats_pct), arrays, side_pct)
     feed_t = feed_table(inv, f, feed_columns, rack_t.column("utilization_pct"))
     return Capacity(facility_table(inv, racks["facility"], arrays), rack_t, feed_t, server_t)

@@ -72,6 +72,15 @@ FEED_COLUMNS = (
 
 SERVER_COLUMNS = (
     Column(
+        "psu_side_w",
+        "W",
+        "2N racks: what its PSUs still deliver when a side fails (failover_psu_w): those psu.feeds"
+        " or psu_order put on its smaller side, else psu.per_side (else count // 2), x rating",
+    ),
+    Column(
+        "psu_side_pct", "%", "psu_side_w / peak_w x 100: the share of peak draw that survives a side loss"
+    ),
+    Column(
         "failover_psu_w",
         "W",
         "what its PSUs still deliver after the worst failure its rack is designed for "
@@ -425,11 +434,19 @@ def feed_loads(
     kept_w: F64 = live_psus * rating[server_of]
     low, low_case = _worst(server_of, kept_w, sc.case[g_scen], n_servers, high=False)
     with np.errstate(invalid="ignore", divide="ignore"):
-        server_cols: dict[str, npt.NDArray[Any]] = {
-            "failover_psu_w": low,
-            "failover_psu_pct": 100.0 * low / s.peak_w,
-            "failover_psu_case": low_case,
-        }
+        pct = 100.0 * low / s.peak_w
+    # A 2N rack's designed failures are its sides: the side figures are the
+    # failover figures there (one computation, not a second per_side sum).
+    racked = s.rack >= 0
+    two_n = np.zeros(n_servers, dtype=bool)
+    two_n[racked] = redundancy[s.rack[racked]] == "2N"
+    server_cols: dict[str, npt.NDArray[Any]] = {
+        "psu_side_w": np.where(two_n, low, NAN),
+        "psu_side_pct": np.where(two_n, pct, NAN),
+        "failover_psu_w": low,
+        "failover_psu_pct": pct,
+        "failover_psu_case": low_case,
+    }
     return feed_cols, server_cols | _psu_voltages(inv, f, len(redundancy), s, p), ats_pct
 
 

@@ -98,7 +98,7 @@ def rack_inputs(inv: Inventory) -> dict[str, npt.NDArray[Any]]:
     }
 
 
-def _power(racks: dict[str, Any], f: FeedArrays, s: ServerArrays) -> dict[str, F64]:
+def _power(racks: dict[str, Any], f: FeedArrays, s: ServerArrays, side_pct: F64) -> dict[str, F64]:
     n = len(racks["redundancy"])
     kw, feed_rack, side = f.kw, f.rack, f.side
     a = np.bincount(feed_rack, weights=kw * (side == "A"), minlength=n)
@@ -130,16 +130,16 @@ def _power(racks: dict[str, Any], f: FeedArrays, s: ServerArrays) -> dict[str, F
             "normal_side_load_kw": np.where(two_n, load / 2, NAN),
             "side_a_failover_pct": np.where(two_n & (a > 0), 100.0 * load / a, NAN),
             "side_b_failover_pct": np.where(two_n & (b > 0), 100.0 * load / b, NAN),
-            **_side_loss(n, s),
+            **_side_loss(n, s, side_pct),
         }
     return cols
 
 
-def _side_loss(n: int, s: ServerArrays) -> dict[str, F64]:
-    known = (s.rack >= 0) & ~np.isnan(s.psu_side_pct)
-    short = known & (s.psu_side_pct < 100.0)
+def _side_loss(n: int, s: ServerArrays, side_pct: F64) -> dict[str, F64]:
+    known = (s.rack >= 0) & ~np.isnan(side_pct)
+    short = known & (side_pct < 100.0)
     lowest = np.full(n, np.inf)
-    np.minimum.at(lowest, s.rack[known], s.psu_side_pct[known])
+    np.minimum.at(lowest, s.rack[known], side_pct[known])
     return {
         "side_short_server_count": np.bincount(s.rack[short], minlength=n).astype(np.float64),
         "min_psu_side_pct": np.where(np.isinf(lowest), NAN, lowest),
@@ -219,8 +219,9 @@ def rack_table(
     loads: dict[str, npt.NDArray[Any]],
     ats: tuple[AtsArrays, F64],
     s: ServerArrays,
+    side_pct: F64,
 ) -> Table[tuple[str, str]]:
-    power = _power(racks, f, s)
+    power = _power(racks, f, s, side_pct)
     n = len(racks["redundancy"])
     columns = {
         **power,

@@ -12,7 +12,7 @@ that the energy, cost and annual PUE figures use (`basis_w`).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from checker.derive.capacity.table import Column, Table
 from checker.load import models as m
-from checker.load.build import Inventory, Placed, ServerEntry
+from checker.load.build import Inventory
 
 F64 = npt.NDArray[np.float64]
 IDX = npt.NDArray[np.intp]
@@ -34,15 +34,6 @@ SERVER_COLUMNS = (
     Column("peak_w", "W", "draw on branch circuits: power_cap_w where declared, else power_w.max"),
     Column("basis_w", "W", "draw per the facility's power.basis (capped by power_cap_w)"),
     Column("psu_usable_w", "W", "(psu.count - psu.redundant) x psu.rating_w"),
-    Column(
-        "psu_side_w",
-        "W",
-        "what one side's PSUs deliver in a 2N rack: those psu.feeds puts on its smaller side,"
-        " else psu.per_side (else count // 2), x rating",
-    ),
-    Column(
-        "psu_side_pct", "%", "psu_side_w / peak_w x 100: the share of peak draw that survives a side loss"
-    ),
     Column("top_u", "U", "highest U occupied: position + u_height - 1 (rack-mounted servers)"),
     Column("rack_u_height", "U", "height of the server's rack", context=True),
     Column("overlaps_with", "", "the server whose U range this one's overlaps (first in U order)", "string"),
@@ -65,7 +56,6 @@ class ServerArrays:
     mounted: npt.NDArray[np.bool_]
     weight_kg: F64
     liquid: npt.NDArray[np.bool_]
-    psu_side_pct: F64  # NaN: not in a 2N rack, or PSUs unknown
 
 
 def pick(mask: npt.NDArray[np.bool_], values: npt.NDArray[Any]) -> npt.NDArray[Any]:
@@ -119,32 +109,12 @@ def psu_map(psu: m.Psu | None, rack: m.Rack | None) -> dict[str, int] | None:
     return counts
 
 
-def _smaller_side(entry: ServerEntry, racks: Mapping[tuple[str, str], Placed[m.Rack]]) -> int | None:
-    """PSUs on the smaller side of a 2N rack: from psu.feeds or the rack's
-    psu_order where the inventory says, else `psu.per_side` (None: count // 2)."""
-    psu = entry.server.psu
-    placed = racks.get((entry.facility, entry.server.rack))
-    rack = placed.value if placed is not None else None
-    cabled = psu_map(psu, rack)
-    if cabled is None or rack is None:
-        return psu.per_side if psu else None
-    sides = {f.name: {f.side} for f in rack.feeds}
-    # A PSU behind an ATS whose feeds are on both sides survives either side's loss.
-    sides |= {a.name: sides.get(a.primary, set()) | sides.get(a.secondary, set()) for a in rack.ats}
-    return min(sum(n for name, n in cabled.items() if s in sides.get(name, set())) for s in ("A", "B"))
-
-
-def _psus(inv: Inventory, two_n: npt.NDArray[np.bool_], peak: F64) -> dict[str, F64]:
+def _psus(inv: Inventory) -> dict[str, F64]:
     psus = [e.server.psu for e in inv.servers.values()]
     count = _col([p.count if p else None for p in psus])
     rating = _col([p.rating_w if p else None for p in psus])
     redundant = _col([p.redundant if p else None for p in psus])
-    per_side = _col([_smaller_side(e, inv.racks) for e in inv.servers.values()])
-    side = np.where(np.isnan(per_side), np.floor(count / 2), per_side) * rating
-    side = np.where(two_n, side, NAN)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        pct = 100.0 * side / peak
-    return {"psu_usable_w": (count - redundant) * rating, "psu_side_w": side, "psu_side_pct": pct}
+    return {"psu_usable_w": (count - redundant) * rating}
 
 
 def overlaps(rack: IDX, position: F64, u_height: F64, mounted: npt.NDArray[np.bool_]) -> IDX:
@@ -182,10 +152,9 @@ def server_table(
     mounted = ~np.isnan(position) & ~np.isnan(u_height)
     peak, basis = _draws(inv, facilities["basis_typical"], facility)
     redundancy = at(racks["redundancy"], rack, None)
-    two_n = redundancy == "2N"
     names = np.asarray(list(inv.servers), dtype=object)
     overlap = overlaps(rack, position, u_height, mounted)
-    psus = _psus(inv, two_n, peak)
+    psus = _psus(inv)
     columns: dict[str, npt.NDArray[Any]] = {
         "peak_w": peak,
         "basis_w": basis,
@@ -207,6 +176,5 @@ def server_table(
         mounted,
         _col([e.server.weight_kg for e in entries]),
         np.asarray([e.server.cooling == "liquid" for e in entries], dtype=bool),
-        psus["psu_side_pct"],
     )
     return Table(list(inv.servers), SERVER_COLUMNS, columns), arrays
