@@ -380,6 +380,10 @@ def test_an_ats_over_its_rating_trips(audit: Auditor) -> None:
         ("[{name: T, primary: A, secondary: C, amps: 16}]", "rack R1 has no feed 'C'"),
         ("[{name: A, primary: A, secondary: B, amps: 16}]", "ATS A has the name of a feed of rack R1"),
         (
+            "[{name: T, primary: A, secondary: B, amps: 16}]\npsu_order: [A, T, B2]",
+            "rack R1 has no feed or ATS 'B2' (did you mean 'B'?)",
+        ),
+        (
             "[{name: T, primary: A, secondary: A, amps: 16}]",
             "racks.0.ats.0: an ATS switches between two feeds: primary and secondary differ",
         ),
