@@ -38,7 +38,7 @@ from checker.core.suggest import did_you_mean
 from checker.load import models as m
 from checker.load.reading import ReadOptions, read_all
 from checker.source.parse import Document, LazySrc, Src, YamlProblem
-from checker.source.reader import describe_error, display_path, inner_models, not_a_file
+from checker.source.reader import describe_error, display_path, error_path, inner_models, not_a_file
 from checker.source.reader import problems as validation_problems
 
 M = TypeVar("M")
@@ -614,7 +614,7 @@ class _Builder:
             index, *loc = error["loc"]
             assert isinstance(index, int)
             rule, message, key = describe_error({**error, "loc": tuple(loc)}, m.Server)
-            position = merged[index][1].locate([s for s in loc if isinstance(s, (str, int))], key=key)
+            position = merged[index][1].locate(error_path({**error, "loc": tuple(loc)})[0], key=key)
             self.p.add(rule, Location(file, *position), message)
 
     def _merge_server(
@@ -679,13 +679,41 @@ class _Builder:
         rack = self.inv.racks.get((facility, server.rack))
         if server.psu is None or server.psu.feeds is None or rack is None:
             return
-        feeds = [f.name for f in rack.value.feeds] + [a.name for a in rack.value.ats]
-        for name in server.psu.feeds:
-            if name not in feeds:
+        phases = {f.name: f.phases for f in rack.value.feeds} | {a.name: None for a in rack.value.ats}
+        for name, count in server.psu.feeds.items():
+            if name not in phases:
                 self.p.add(
                     SCHEMA_REFERENCE,
                     place.at(["psu", "feeds", name], key=True),
-                    f"rack {server.rack} has no feed '{name}'{did_you_mean(name, feeds)}",
+                    f"rack {server.rack} has no feed '{name}'{did_you_mean(name, list(phases))}",
+                )
+            elif isinstance(count, dict):
+                self._check_psu_phases(server, name, phases[name], count, place)
+
+    def _check_psu_phases(
+        self,
+        server: m.Server,
+        name: str,
+        phases: tuple[str, ...] | None,
+        counts: dict[m.Phase, int],
+        place: Placed[m.Server],
+    ) -> None:
+        """PSUs given by phase are on phases their feed has: L1-L3 line to
+        neutral, L1-L2, L2-L3, L3-L1 line to line (208 V)."""
+        if not phases:
+            what = "an ATS gives one circuit" if phases is None else "it is single-phase"
+            self.p.add(
+                SCHEMA_REFERENCE,
+                place.at(["psu", "feeds", name]),
+                f"server {server.name}: PSUs on {name} have no phase to give ({what}): give a count",
+            )
+            return
+        for phase in counts:
+            if phase not in phases:
+                self.p.add(
+                    SCHEMA_REFERENCE,
+                    place.at(["psu", "feeds", name, phase], key=True),
+                    f"feed {name} of rack {server.rack} has phases {', '.join(phases)}, not {phase}",
                 )
 
     def _check_gpu_ref(self, gpu: m.GpuRef | None, file: str, src: Src) -> None:

@@ -10,7 +10,19 @@ import datetime as dt
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, Strict, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Strict,
+    Tag,
+    model_validator,
+)
+
+from checker.source.reader import UNION_TAG
 
 # \s in a str pattern is exactly str.isspace(); one search, not a Python loop per character.
 _SPACE_OR_SLASH = re.compile(r"[\s/]")
@@ -88,6 +100,29 @@ class Model(BaseModel):
 
 
 # ---------------------------------------------------------------- Facility
+# Single-phase PSUs on a three-phase feed are wired between a line and
+# neutral where that gives them a PSU's voltage (230/240 V of a 400/415 V
+# system), else between two lines (208 V of a 120/208 V system).
+LINE_TO_NEUTRAL_MIN_V = 200.0
+LINE_TO_NEUTRAL = ("L1", "L2", "L3")
+LINE_TO_LINE = ("L1-L2", "L2-L3", "L3-L1")
+Phase = Literal["L1", "L2", "L3", "L1-L2", "L2-L3", "L3-L1"]
+
+
+
+
+def _psus_form(value: Any) -> str:
+    return f"{UNION_TAG}by phase" if isinstance(value, dict) else f"{UNION_TAG}count"
+
+
+# PSUs on one feed: a count, or a count by phase (`{L1: 1, L2: 1}`).
+PsusOnFeed = Annotated[
+    Annotated[PosInt, Tag(f"{UNION_TAG}count")]
+    | Annotated[dict[Phase, PosInt], Field(min_length=1), Tag(f"{UNION_TAG}by phase")],
+    Discriminator(_psus_form),
+]
+
+
 class Feed(Model):
     name: Name
     side: Literal["A", "B"] | None = None
@@ -96,6 +131,13 @@ class Feed(Model):
     phase: Annotated[Literal[1, 3], BeforeValidator(_whole_number)] = 1
     max_utilization: Percent = 80  # NetBox default: the NEC 210.20(A) 80 % rule
     power_factor: Annotated[float, Strict(), Field(gt=0, le=1)] = 1.0
+
+    @property
+    def phases(self) -> tuple[str, ...]:
+        """Where a single-phase PSU can be plugged on it: () on a single-phase feed."""
+        if self.phase != 3:
+            return ()
+        return LINE_TO_NEUTRAL if self.voltage / 3**0.5 >= LINE_TO_NEUTRAL_MIN_V else LINE_TO_LINE
 
 
 class Ats(Model):
@@ -207,7 +249,10 @@ class Psu(Model):
     # PSUs cabled to each feed of the rack, by feed name (they add up to
     # count); without it a side's PSUs (every PSU, in a rack without sides)
     # are spread as evenly as whole PSUs allow, the odd ones on the weakest feeds.
-    feeds: dict[Name, PosInt] | None = None
+    # On a three-phase feed a count may be given by phase, `{L1: 1, L2: 1}`
+    # (line to line on a 208 V feed: `{L1-L2: 1}`); else the feed's PSUs are
+    # dealt over its phases as evenly as whole PSUs allow.
+    feeds: dict[Name, PsusOnFeed] | None = None
     # The AC input voltage range the PSUs are rated for; checked against what
     # the rack's feeds give them (power.psu-input-voltage).
     input_v: InputVoltage | None = None
@@ -218,9 +263,16 @@ class Psu(Model):
             raise ValueError("redundant PSUs must be fewer than the PSU count")
         if self.per_side is not None and 2 * self.per_side > self.count:
             raise ValueError("per_side counts the smaller side: at most half the PSU count")
-        if self.feeds is not None and sum(self.feeds.values()) != self.count:
-            raise ValueError(f"feeds cable {sum(self.feeds.values())} PSUs, but count is {self.count}")
+        cabled = self.feed_counts()
+        if cabled is not None and sum(cabled.values()) != self.count:
+            raise ValueError(f"feeds cable {sum(cabled.values())} PSUs, but count is {self.count}")
         return self
+
+    def feed_counts(self) -> dict[str, int] | None:
+        """psu.feeds as PSUs per feed, whatever phases they are given on."""
+        if self.feeds is None:
+            return None
+        return {name: n if isinstance(n, int) else sum(n.values()) for name, n in self.feeds.items()}
 
 
 class InletRange(Model):

@@ -139,9 +139,25 @@ def _number_hint(text: str) -> str:
     return f": YAML 1.1 reads this exponent form as text; write {spelled} or the plain number"
 
 
+# A field that takes one of several forms (a count or a count by phase, say)
+# tags each form with a name of this prefix; the tag is in pydantic's error
+# location, and no key or field name is spelled so ('/' is not in a name).
+UNION_TAG = "form/"
+
+
+def error_path(error: Any) -> tuple[list[str | int], bool]:
+    """Where an error is, as keys and indices of the document, and whether it
+    is a dict key that is wrong (pydantic's "[key]" step)."""
+    loc = [s for s in error["loc"] if isinstance(s, (str, int))]
+    loc = [s for s in loc if not (isinstance(s, str) and s.startswith(UNION_TAG))]
+    if loc and loc[-1] == "[key]":
+        return loc[:-1], True
+    return loc, False
+
+
 def describe_error(error: Any, model: type[BaseModel]) -> tuple[str, str, bool]:
     """(rule, message, point-at-key) for one pydantic error."""
-    loc = [s for s in error["loc"] if isinstance(s, (str, int))]
+    loc, at_key = error_path(error)
     where = ".".join(str(s) for s in loc)
     kind = error["type"]
     if kind == "extra_forbidden":
@@ -156,7 +172,7 @@ def describe_error(error: Any, model: type[BaseModel]) -> tuple[str, str, bool]:
     if kind in ("float_type", "int_type") and isinstance(got, str) and _is_number(got):
         whole = kind == "int_type" and not float(got).is_integer()
         shown += ": a whole number is needed" if whole else _number_hint(got)
-    return SCHEMA_INVALID, f"{where or 'document'}: {message}{shown}", False
+    return SCHEMA_INVALID, f"{where or 'document'}: {message}{shown}", at_key
 
 
 def problems(
@@ -167,8 +183,7 @@ def problems(
     of what was validated, `prefix` its path within it."""
     for error in exc.errors():
         rule, message, key = describe_error(error, model)
-        loc = [s for s in error["loc"] if isinstance(s, (str, int))]
-        yield rule, src.locate([*prefix, *loc], key=key), message
+        yield rule, src.locate([*prefix, *error_path(error)[0]], key=key), message
 
 
 M = TypeVar("M", bound=BaseModel)

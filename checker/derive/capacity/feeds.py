@@ -54,8 +54,9 @@ FEED_COLUMNS = (
         "worst_phase_load_kw",
         "kW",
         "the most loaded line, with every feed up or after a designed failure: single-phase PSUs"
-        " dealt over the three phases (line to line on 208 V systems) as evenly as whole PSUs"
-        " allow, the heaviest first (a server without `psu` a balanced load)",
+        " on the phase psu.feeds gives, the others dealt over the three phases (line to line on"
+        " 208 V systems) as evenly as whole PSUs allow, the heaviest first (a server without"
+        " `psu` a balanced load)",
     ),
     Column("worst_phase_pct", "%", "worst_phase_load_kw / phase_capacity_kw x 100"),
     Column("worst_phase_case", "", "when: every feed up | side A | side B | feed NAME", "string"),
@@ -184,14 +185,15 @@ def ats_arrays(inv: Inventory, rack_index: dict[tuple[str, str], int]) -> AtsArr
 # ---------------------------------------------------------------- cabling
 # A rack's feeds as the cabling sees them: (name, side, capacity kW) in rack order.
 Layout = tuple[tuple[str, str, float], ...]
+# A server's cabling: (connection of its rack, phase, PSUs) for each place it
+# has PSUs, the connection counted over the rack's feeds and then its
+# switches, the phase 0-2 where psu.feeds gives it (-1: dealt, or none).
+Cabling = tuple[tuple[int, int, int], ...]
+PHASE_INDEX = {p: i for names in (m.LINE_TO_NEUTRAL, m.LINE_TO_LINE) for i, p in enumerate(names)}
 
 
-def cabling(
-    layout: Layout, two_n: bool, count: int, per_side: int | None, mapped: tuple[int, ...] | None
-) -> tuple[int, ...]:
-    """PSUs on each feed of the layout."""
-    if mapped is not None:
-        return mapped
+def cabling(layout: Layout, two_n: bool, count: int, per_side: int | None) -> tuple[int, ...]:
+    """PSUs on each feed of the layout, where the inventory does not say."""
     sides = {s for _, s, _ in layout}
     if not (two_n and {"A", "B"} <= sides):
         return _spread(count, [kw for _, _, kw in layout])
@@ -259,6 +261,7 @@ class Pairs:
     server: IDX
     feed: IDX
     psus: F64
+    phase: IDX  # 0-2 where psu.feeds places them, else -1
     backup: IDX  # -1: cabled to the feed itself
     ats: IDX  # -1: not behind an ATS
     mapped: npt.NDArray[np.bool_]  # per server: the inventory says where its PSUs go
@@ -282,9 +285,9 @@ def pairs(
     rack_models = [placed.value for placed in inv.racks.values()]
     # The cabling of each server, worked out once per rack and PSU part (servers
     # share one frozen part per distinct content) and once per distinct layout.
-    memo: dict[tuple[Any, ...], tuple[int, ...]] = {}
+    memo: dict[tuple[Any, ...], Cabling] = {}
     seen: dict[tuple[int, int], int] = {}
-    cablings: list[tuple[int, ...]] = []
+    cablings: list[Cabling] = []
     said: list[bool] = []
     which = np.full(len(s.rack), -1, dtype=np.intp)
     for i, (entry, r) in enumerate(zip(inv.servers.values(), s.rack.tolist(), strict=True)):
@@ -303,15 +306,14 @@ def pairs(
     by_conn_rack = np.argsort(conn_rack, kind="stable")  # a rack's feeds, then its switches
     first = np.searchsorted(conn_rack[by_conn_rack], np.arange(len(redundancy)))
     width = np.asarray([len(c) for c in cablings], dtype=np.intp)
-    flat = np.asarray([n for c in cablings for n in c], dtype=np.float64)
+    flat = np.asarray([t for c in cablings for t in c], dtype=np.intp).reshape(-1, 3)
     start = np.concatenate(([0], np.cumsum(width)[:-1])).astype(np.intp)
     lengths = width[which[placed]]
     server = np.repeat(placed, lengths)
     within = np.arange(len(server)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    conn = by_conn_rack[first[s.rack[server]] + within]
-    psus = flat[start[which[server]] + within]
-    kept = psus > 0
-    server, conn, psus = server[kept], conn[kept], psus[kept]
+    row = flat[start[which[server]] + within]
+    conn = by_conn_rack[first[s.rack[server]] + row[:, 0]]
+    phase, psus = row[:, 1], row[:, 2].astype(np.float64)
     ats = np.where(conn >= n_feeds, conn - n_feeds, -1)
     behind = ats >= 0
     feed = conn.copy()
@@ -320,7 +322,7 @@ def pairs(
     backup[behind] = a.secondary[ats[behind]]
     mapped = np.zeros(len(s.rack), dtype=bool)
     mapped[placed] = np.asarray(said, dtype=bool)[which[placed]] if len(placed) else False
-    return Pairs(server, feed, psus, backup, ats, mapped)
+    return Pairs(server, feed, psus, phase, backup, ats, mapped)
 
 
 def _cabling_of(
@@ -329,20 +331,30 @@ def _cabling_of(
     two_n: bool,
     psu: Any,
     cabled: dict[str, int] | None,
-    memo: dict[tuple[Any, ...], tuple[int, ...]],
-) -> tuple[int, ...]:
-    """PSUs on each feed of the layout, then on each of the rack's switches
-    (only psu.feeds or the rack's psu_order puts a PSU behind an ATS)."""
+    memo: dict[tuple[Any, ...], Cabling],
+) -> Cabling:
+    """Where a server's PSUs are: on the feeds of the layout, then on the rack's
+    switches (only psu.feeds or the rack's psu_order puts a PSU behind an ATS),
+    on a phase where psu.feeds gives one."""
     # A server whose PSUs the inventory does not give is taken to have one on
     # each feed (its rack's pooled capacity is checked all the same); a
     # single-corded device says so with `psu: {count: 1}`.
     if cabled is not None:
-        return tuple(cabled.get(n, 0) for n in [*(name for name, _, _ in layout), *switches])
+        given = psu.feeds if psu is not None and psu.feeds is not None else {}
+        out: list[tuple[int, int, int]] = []
+        for k, name in enumerate([*(name for name, _, _ in layout), *switches]):
+            by_phase = given.get(name)
+            if isinstance(by_phase, dict):
+                out.extend((k, PHASE_INDEX[phase], n) for phase, n in by_phase.items())
+            elif cabled.get(name, 0) > 0:
+                out.append((k, -1, cabled[name]))
+        return tuple(out)
     count, per_side = (psu.count, psu.per_side) if psu is not None else (len(layout), None)
-    key = (layout, two_n, count, per_side, None)
+    key = (layout, two_n, count, per_side)
     found = memo.get(key)
-    counts = found if found is not None else memo.setdefault(key, cabling(*key))
-    return counts + (0,) * len(switches)
+    if found is None:
+        found = memo[key] = tuple((k, -1, n) for k, n in enumerate(cabling(*key)) if n > 0)
+    return found
 
 
 def _group(keys: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], IDX]:
@@ -426,6 +438,7 @@ def feed_loads(
         np.concatenate((p.psus, live)),
         np.concatenate((normal_each, failed_each)),
         np.concatenate((known[p.server], known[row_server])),
+        np.concatenate((p.phase, p.phase[row_pair])),
         np.concatenate((np.zeros(len(p.feed), dtype=np.intp), 1 + row_scen)),
         np.concatenate((np.asarray(["every feed up"], dtype=object), sc.case)),
     )
@@ -490,14 +503,16 @@ def _phases(
     count: F64,
     each_kw: F64,
     known: npt.NDArray[np.bool_],
+    phase: IDX,
     case: IDX,
     cases: npt.NDArray[Any],
 ) -> dict[str, npt.NDArray[Any]]:
     """The worst phase of each three-phase feed: its single-phase PSUs (rows of
-    `count` PSUs of `each_kw` on `feed`, in `case`) dealt over the three phases
-    (line to neutral: L1, L2, L3; line to line, on a 208 V system: L1-L2, L2-L3,
-    L3-L1) in turn, heaviest first, so the counts split as evenly as whole PSUs
-    allow (8 PSUs: 3, 3 and 2) and the heaviest phase gets the heaviest PSUs. A
+    `count` PSUs of `each_kw` on `feed`, in `case`) on the phase psu.feeds puts
+    them on (`phase` 0-2), the others dealt over the three phases (line to
+    neutral: L1, L2, L3; line to line, on a 208 V system: L1-L2, L2-L3, L3-L1)
+    in turn, heaviest first, so the counts split as evenly as whole PSUs allow
+    (8 PSUs: 3, 3 and 2) and the heaviest phase gets the heaviest PSUs. A
     server whose PSUs the inventory does not give (`known` false) is taken as
     a balanced load, a third on each phase: nothing says how it is wired.
 
@@ -507,7 +522,8 @@ def _phases(
     (balanced pairs of P kW each give P a phase, as line to neutral)."""
     n_feeds = len(f.kw)
     wanted = f.three_phase[feed] & (count > 0) & ~np.isnan(each_kw)
-    dealt = wanted & known
+    placed = wanted & (phase >= 0)
+    dealt = wanted & known & ~placed
     group = case[dealt].astype(np.int64) * max(n_feeds, 1) + feed[dealt]
     # Rows heaviest first within each (case, feed); a row's PSUs are dealt on
     # from the phase where the one before it stopped, so phase j gets c // 3 of
@@ -519,13 +535,16 @@ def _phases(
     start = (before - np.maximum.accumulate(np.where(first, before, 0))) % 3 if len(group) else n
     balanced = wanted & ~known
     spread_key = case[balanced].astype(np.int64) * max(n_feeds, 1) + feed[balanced]
-    every, where = _group(np.concatenate((group, spread_key)))
+    placed_key = case[placed].astype(np.int64) * max(n_feeds, 1) + feed[placed]
+    every, where = _group(np.concatenate((group, spread_key, placed_key)))
+    n_dealt, n_spread = len(group), len(group) + len(spread_key)
     sums = np.zeros((len(every), 3))
     for j in range(3):
         on_j = n // 3 + ((j - start) % 3 < n % 3)
-        sums[:, j] = np.bincount(where[: len(group)], weights=on_j * load, minlength=len(every))
-    spread = np.bincount(where[len(group) :], weights=(count * each_kw)[balanced], minlength=len(every))
+        sums[:, j] = np.bincount(where[:n_dealt], weights=on_j * load, minlength=len(every))
+    spread = np.bincount(where[n_dealt:n_spread], weights=(count * each_kw)[balanced], minlength=len(every))
     sums += (spread / 3.0)[:, None]
+    np.add.at(sums, (where[n_spread:], phase[placed]), (count * each_kw)[placed])
     of_feed, of_case = every % max(n_feeds, 1), every // max(n_feeds, 1)
     l1, l2, l3 = sums[:, 0], sums[:, 1], sums[:, 2]  # line to line: pairs 1-2, 2-3, 3-1
     pairs_on = np.stack([l1**2 + l3**2 + l1 * l3, l1**2 + l2**2 + l1 * l2, l2**2 + l3**2 + l2 * l3])

@@ -99,7 +99,7 @@ def psu_map(psu: m.Psu | None, rack: m.Rack | None) -> dict[str, int] | None:
     if psu is None:
         return None
     if psu.feeds is not None:
-        return dict(psu.feeds)
+        return psu.feed_counts()
     order = rack.psu_order if rack is not None else None
     if not order:
         return None

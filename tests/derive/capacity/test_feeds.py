@@ -141,7 +141,7 @@ def test_cabling_without_a_map(
     per_side: int | None,
     expected: tuple[int, ...],
 ) -> None:
-    assert cabling(layout, two_n, count, per_side, None) == expected
+    assert cabling(layout, two_n, count, per_side) == expected
 
 
 @pytest.mark.parametrize(
@@ -195,6 +195,90 @@ def test_a_phase_is_over_after_a_side_loss_while_the_feed_reads_99_percent(audit
     )
     # With both sides up: 8 PSUs of 1.1 kW, 3 on the heaviest phase.
     assert run.capacity.feeds.row(("f", "R1", "B"))["worst_phase_load_kw"] == 6.6
+
+
+def test_psus_the_inventory_puts_on_one_phase_overload_it_in_normal_operation(audit: Auditor) -> None:
+    # The same rack, but every server's side-A PSUs plugged into L1 of feed A: 8 PSUs of
+    # 1.1 kW = 8.8 kW on 5.912 kW (148.85 %) with both sides up, and 4 x 4.4 = 17.6 kW
+    # (297.7 %) after side B fails, while the feed reads 99.2 % then.
+    p400 = "voltage: 400, amps: 32, phase: 3"
+    feeds = f"[{{name: A, side: A, {p400}}}, {{name: B, side: B, {p400}}}]"
+    node = "power_w: {max: 4400}, psu: {count: 4, rating_w: 2400, redundant: 2, feeds: {A: {L1: 2}, B: 2}}"
+    run = audit(rack(feeds, "2N"), servers(*(srv(f"n{i}", node) for i in range(4))))
+    a, b = (run.capacity.feeds.row(("f", "R1", n)) for n in ("A", "B"))
+    assert (a["worst_phase_load_kw"], a["worst_phase_case"]) == (17.6, "side B")
+    assert a["worst_phase_pct"] == pytest.approx(297.70, abs=0.01)
+    assert a["failover_utilization_pct"] == pytest.approx(99.23, abs=0.01)
+    # Feed B's PSUs are not placed: dealt 3, 3 and 2, as before.
+    assert (b["worst_phase_load_kw"], b["worst_phase_case"]) == (6.6, "side A")
+    assert run.finding("power.feed-phase-overload", "feed/f/R1/A").message == (
+        "when side B fails, the most loaded phase of feed f/R1/A carries 17.6 kW, 298 % of its 5.91 kW"
+        " a phase, though the feed as a whole is within its capacity"
+    )
+
+
+@pytest.mark.parametrize(
+    ("placed", "worst_kw", "pct"),
+    [
+        # 208 V 40 A: 3.843 kW a line. Four 2 kW single-corded nodes on the L1-L2 pair:
+        # 8 kW between L1 and L2, sqrt(64) / sqrt 3 = 4.619 kW on each of those lines.
+        ("{P: {L1-L2: 1}}", 4.619, 120.2),
+        # One node on each pair and the fourth on L2-L3: pairs 2, 4, 2 kW; line 2 carries
+        # sqrt(16 + 4 + 8) / sqrt 3 = 3.055 kW.
+        (None, 3.055, 79.5),
+    ],
+)
+def test_placed_line_to_line_psus_on_a_208_v_feed(
+    audit: Auditor, placed: str | None, worst_kw: float, pct: float
+) -> None:
+    feed = "[{name: P, voltage: 208, amps: 40, phase: 3}]"
+    spread = ["{P: {L1-L2: 1}}", "{P: {L2-L3: 1}}", "{P: {L3-L1: 1}}", "{P: {L2-L3: 1}}"]
+    pairs = [placed] * 4 if placed else spread
+    node = "power_w: {max: 2000}, psu: {count: 1, feeds: %s}"
+    rows = [srv(f"n{i}", node % where) for i, where in enumerate(pairs)]
+    run = audit(rack(feed, "N"), servers(*rows))
+    p = run.capacity.feeds.row(("f", "R1", "P"))
+    assert p["worst_phase_load_kw"] == worst_kw
+    assert p["worst_phase_pct"] == pytest.approx(pct, abs=0.05)
+    assert ("power.feed-phase-overload" in run.fired("feed/f/R1/P")) == (pct > 100)
+
+
+F208 = "[{name: P, voltage: 208, amps: 40, phase: 3}]"
+F400 = "[{name: P, voltage: 400, amps: 32, phase: 3}]"
+
+
+@pytest.mark.parametrize(
+    ("feeds", "where", "column", "message"),
+    [
+        # The phases a feed has are its own: L1-L3 at 400 V, pairs at 208 V.
+        # `  - {name: s, rack: R1, power_w: {max: 500}, psu: {count: 2, feeds: {P: ` is 72 characters.
+        (F208, "{P: {L1: 2}}", 74, "has phases L1-L2, L2-L3, L3-L1, not L1"),
+        (F400, "{P: {L1-L2: 2}}", 74, "has phases L1, L2, L3, not L1-L2"),
+        ("[{name: P, voltage: 230, amps: 32}]", "{P: {L1: 2}}", 70, "no phase to give (it is single-phase)"),
+        (F400, "{P: {L1: 1, L2: 2}}", 51, "feeds cable 3 PSUs, but count is 2"),
+        (F400, "{P: {L4: 2}}", 74, "psu.feeds.P.L4: Input should be 'L1', 'L2', 'L3', 'L1-L2',"),
+    ],
+)
+def test_a_psu_phase_the_feed_does_not_have_is_a_located_error(
+    tmp_path: Path, feeds: str, where: str, column: int, message: str
+) -> None:
+    (tmp_path / "facility.yaml").write_text(rack(feeds, "N"))
+    psu = f"power_w: {{max: 500}}, psu: {{count: 2, feeds: {where}}}"
+    (tmp_path / "servers.yaml").write_text(servers(srv("s", psu)))
+    _, problems = load([tmp_path])
+    assert [(Path(p.file).name, p.line, p.column) for p in problems] == [("servers.yaml", 4, column)]
+    assert message in problems[0].message
+
+
+def test_a_psu_behind_an_ats_has_no_phase_of_its_own(tmp_path: Path) -> None:
+    feeds = ab(415, 16) + "\n    ats: [{name: T, primary: a, secondary: b, amps: 16}]"
+    (tmp_path / "facility.yaml").write_text(rack(feeds))
+    psu = "power_w: {max: 800}, psu: {count: 1, feeds: {T: {L1: 1}}}"
+    (tmp_path / "servers.yaml").write_text(servers(srv("w", psu)))
+    _, problems = load([tmp_path])
+    assert [p.message for p in problems] == [
+        "server w: PSUs on T have no phase to give (an ATS gives one circuit): give a count"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -394,3 +478,37 @@ def test_an_ats_switches_between_two_feeds_of_its_rack(tmp_path: Path, ats: str,
     (tmp_path / "facility.yaml").write_text(rack(feeds, "2N", extra=f"ats: {ats}"))
     _, problems = load([tmp_path])
     assert [p.message for p in problems] == [message]
+
+
+def test_cli_places_psus_on_the_phases_the_inventory_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: CliRunner
+) -> None:
+    # 400 V 32 A, 2N: 5.912 kW a phase. Two 4.4 kW nodes with both side-A PSUs on L1:
+    # 4 PSUs of 1.1 kW = 4.4 kW with both sides up (74 %), 8.8 kW (149 %) when side B fails.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "inv").mkdir()
+    (tmp_path / "inv" / "facility.yaml").write_text(rack(ab(400, 32)))
+    node = "power_w: {max: 4400}, psu: {count: 4, rating_w: 2400, redundant: 2, feeds: {a: {L1: 2}, b: 2}}"
+    (tmp_path / "inv" / "servers.yaml").write_text(servers(srv("n0", node), srv("n1", node)))
+    run = cli("audit", "inv", "--select", "power.feed-*", *AS_OF)
+    assert (run.code, run.err) == (1, "")
+    assert run.lines == [
+        "inv/facility.yaml:7:13: error power.feed-phase-overload when side B fails, the most loaded phase"
+        " of feed f/R1/a carries 8.8 kW, 149 % of its 5.91 kW a phase, though the feed as a whole is"
+        " within its capacity",
+        "checker: 1 error, 0 warnings, 0 info, 0 waived: fail",
+    ]
+    # Dealt over the phases instead (no placement), the same PSUs load a phase to 74 %.
+    (tmp_path / "inv" / "servers.yaml").write_text(servers(srv("n0", node.replace("{L1: 2}", "2"))))
+    assert cli("audit", "inv", "--select", "power.feed-*", *AS_OF).code == 0
+    # A phase the feed does not have is a located input error.
+    (tmp_path / "inv" / "servers.yaml").write_text(servers(srv("n0", node.replace("L1", "L1-L2"))))
+    run = cli("audit", "inv", *AS_OF)
+    assert (run.code, run.lines) == (
+        2,
+        [
+            "inv/servers.yaml:4:106: error schema.reference"
+            " feed a of rack R1 has phases L1, L2, L3, not L1-L2",
+            "checker: 1 error, 0 warnings, 0 info, 0 waived: fail",
+        ],
+    )
