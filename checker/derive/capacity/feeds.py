@@ -131,18 +131,17 @@ class FeedArrays:
 
 def feed_arrays(inv: Inventory, rack_index: dict[tuple[str, str], int]) -> FeedArrays:
     feeds = [p.value for p in inv.feeds.values()]
-
-    def col(name: str) -> F64:
-        return np.asarray([getattr(f, name) for f in feeds], dtype=np.float64)
-
-    kw = feed_kw(col("voltage"), col("amps"), col("max_utilization"), col("phase"), col("power_factor"))
+    figures = np.asarray(
+        [(f.voltage, f.amps, f.max_utilization, f.phase, f.power_factor) for f in feeds], dtype=np.float64
+    ).reshape(-1, 5)
+    voltage, amps, utilization, phase, power_factor = figures.T
+    kw = feed_kw(voltage, amps, utilization, phase, power_factor)
     rack = np.asarray([rack_index[(fac, r)] for fac, r, _ in inv.feeds], dtype=np.intp)
     side = np.asarray([f.side or "" for f in feeds], dtype=object)
-    voltage = col("voltage")
-    line_to_neutral = (col("phase") == 3) & (voltage / np.sqrt(3.0) >= 200.0)
+    line_to_neutral = (phase == 3) & (voltage / np.sqrt(3.0) >= m.LINE_TO_NEUTRAL_MIN_V)
     psu_voltage = np.where(line_to_neutral, voltage / np.sqrt(3.0), voltage)
     names = np.asarray([f.name for f in feeds], dtype=object)
-    return FeedArrays(kw, rack, side, names, line_to_neutral, psu_voltage, col("phase") == 3)
+    return FeedArrays(kw, rack, side, names, line_to_neutral, psu_voltage, phase == 3)
 
 
 @dataclass(frozen=True)
@@ -285,22 +284,23 @@ def pairs(
     rack_models = [placed.value for placed in inv.racks.values()]
     # The cabling of each server, worked out once per rack and PSU part (servers
     # share one frozen part per distinct content) and once per distinct layout.
+    fed = np.zeros(len(redundancy) + 1, dtype=bool)  # the last: no rack (-1)
+    fed[[r for r, layout in layouts.items() if layout]] = True
+    cabled_here = np.flatnonzero(fed[s.rack])
+    n_parts = max(len(s.psu_parts), 1)
+    keys, inverse = np.unique(
+        s.rack[cabled_here].astype(np.int64) * n_parts + s.psu[cabled_here], return_inverse=True
+    )
     memo: dict[tuple[Any, ...], Cabling] = {}
-    seen: dict[tuple[int, int], int] = {}
     cablings: list[Cabling] = []
     said: list[bool] = []
+    for r, part in zip((keys // n_parts).tolist(), (keys % n_parts).tolist(), strict=True):
+        psu = s.psu_parts[part]
+        cabled = psu_map(psu, rack_models[r])
+        cablings.append(_cabling_of(layouts[r], extra[r], redundancy[r] == "2N", psu, cabled, memo))
+        said.append(cabled is not None)
     which = np.full(len(s.rack), -1, dtype=np.intp)
-    for i, (entry, r) in enumerate(zip(inv.servers.values(), s.rack.tolist(), strict=True)):
-        if r < 0 or r not in layouts or not layouts[r]:
-            continue
-        psu = entry.server.psu
-        c = seen.get((r, id(psu)))
-        if c is None:
-            c = seen[(r, id(psu))] = len(cablings)
-            cabled = psu_map(psu, rack_models[r])
-            cablings.append(_cabling_of(layouts[r], extra[r], redundancy[r] == "2N", psu, cabled, memo))
-            said.append(cabled is not None)
-        which[i] = c
+    which[cabled_here] = inverse.reshape(-1)
     # One row per (server, connection of its rack), expanded with numpy.
     placed = np.flatnonzero(which >= 0)
     by_conn_rack = np.argsort(conn_rack, kind="stable")  # a rack's feeds, then its switches
@@ -357,6 +357,24 @@ def _cabling_of(
     return found
 
 
+def _among(keys: npt.NDArray[np.int64], sorted_keys: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+    """np.isin for keys against an array already sorted: one binary search each, no sort."""
+    if not len(sorted_keys):
+        return np.zeros(len(keys), dtype=bool)
+    at = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
+    found: npt.NDArray[np.bool_] = sorted_keys[at] == keys
+    return found
+
+
+def _runs(keys: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], IDX]:
+    """_group for keys that come sorted (checked: else _group): each run of equal keys is a group."""
+    if len(keys) and not bool(np.all(keys[1:] >= keys[:-1])):
+        return _group(keys)
+    first = np.ones(len(keys), dtype=bool)
+    first[1:] = keys[1:] != keys[:-1]
+    return keys[first], (np.cumsum(first) - 1).astype(np.intp)
+
+
 def _group(keys: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], IDX]:
     unique, inverse = np.unique(keys, return_inverse=True)
     return unique, inverse.reshape(-1)
@@ -370,8 +388,8 @@ def feed_loads(
     capacity (with every feed up or after a designed failure)."""
     n_feeds, n_servers = len(f.kw), len(s.rack)
     p = pairs(inv, f, a, redundancy, s)
-    psus = [e.server.psu for e in inv.servers.values()]
-    rating = np.asarray([psu.rating_w if psu and psu.rating_w else NAN for psu in psus], dtype=np.float64)
+    parts = s.psu_parts
+    rating = np.asarray([p.rating_w if p and p.rating_w else NAN for p in parts], dtype=np.float64)[s.psu]
     total = np.bincount(p.server, weights=p.psus, minlength=n_servers)  # PSUs cabled, per server
     with np.errstate(invalid="ignore", divide="ignore"):
         share = p.psus * s.peak_w[p.server] / total[p.server] / 1000.0
@@ -393,22 +411,23 @@ def feed_loads(
     offsets = np.repeat(start - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
     row_pair = order[np.arange(len(row_scen)) + offsets] if len(row_scen) else np.zeros(0, dtype=np.intp)
     row_feed, row_server = p.feed[row_pair], p.server[row_pair]
-    down = np.isin(row_scen.astype(np.int64) * n_feeds + row_feed, sc.lost)
+    down = _among(row_scen.astype(np.int64) * n_feeds + row_feed, sc.lost)
     # Behind an ATS, a PSU whose primary is down draws from the secondary.
     row_backup = p.backup[row_pair]
     switched = down & (row_backup >= 0)
     row_feed = np.where(switched, row_backup, row_feed)
-    down[switched] = np.isin(row_scen[switched].astype(np.int64) * n_feeds + row_backup[switched], sc.lost)
+    down[switched] = _among(row_scen[switched].astype(np.int64) * n_feeds + row_backup[switched], sc.lost)
     live = np.where(down, 0.0, p.psus[row_pair])
     # Live PSUs of each server in each scenario.
-    groups, at = _group(row_scen.astype(np.int64) * n_servers + row_server)
+    # Rows run scenario by scenario, a rack's pairs in server order: these keys come sorted.
+    groups, at = _runs(row_scen.astype(np.int64) * n_servers + row_server)
     live_psus: F64 = np.bincount(at, weights=live, minlength=len(groups)).astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         carried = np.where(live > 0, live * s.peak_w[row_server] / live_psus[at] / 1000.0, 0.0)
     feed_groups, feed_at = _group(row_scen.astype(np.int64) * n_feeds + row_feed)
     feed_load: F64 = np.bincount(feed_at, weights=carried, minlength=len(feed_groups)).astype(np.float64)
     feed_of, scen_of = feed_groups % max(n_feeds, 1), feed_groups // max(n_feeds, 1)
-    up = ~np.isin(feed_groups, sc.lost)
+    up = ~_among(feed_groups, sc.lost)
     worst_load, worst_case = _worst(feed_of[up], feed_load[up], sc.case[scen_of[up]], n_feeds, high=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         feed_cols |= {
@@ -431,7 +450,7 @@ def feed_loads(
     normal_each = s.peak_w[p.server] / total[p.server] / 1000.0
     with np.errstate(invalid="ignore", divide="ignore"):
         failed_each = s.peak_w[row_server] / live_psus[at] / 1000.0
-    known = np.asarray([psu is not None for psu in psus], dtype=bool)
+    known = np.asarray([p is not None for p in parts], dtype=bool)[s.psu]
     feed_cols |= _phases(
         f,
         np.concatenate((p.feed, row_feed)),
@@ -481,8 +500,18 @@ def _psu_voltages(
     return {
         "psu_voltage_min_v": np.where(mapped, cabled_low, at(rack_low, s.rack, NAN)),
         "psu_voltage_max_v": np.where(mapped, cabled_high, at(rack_high, s.rack, NAN)),
-        "psu_input_v_unverified": np.asarray([_unverified(inv, e.server) for e in inv.servers.values()]),
+        "psu_input_v_unverified": _unverified_ranges(inv, s),
     }
+
+
+def _unverified_ranges(inv: Inventory, s: ServerArrays) -> F64:
+    """psu_input_v_unverified: worked out only for servers whose PSUs have a range."""
+    ranged = np.asarray([p is not None and p.input_v is not None for p in s.psu_parts], dtype=bool)
+    out = np.full(len(s.psu), NAN)
+    which = np.flatnonzero(ranged[s.psu]) if len(s.psu_parts) else np.zeros(0, dtype=np.intp)
+    entries = list(inv.servers.values())
+    out[which] = [_unverified(inv, entries[i].server) for i in which.tolist()]
+    return out
 
 
 def _unverified(inv: Inventory, server: m.Server) -> float:

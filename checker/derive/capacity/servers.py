@@ -56,6 +56,11 @@ class ServerArrays:
     mounted: npt.NDArray[np.bool_]
     weight_kg: F64
     liquid: npt.NDArray[np.bool_]
+    # Each server's PSUs as an index into `psu_parts`, the distinct parts (the
+    # loader shares one frozen part between servers that have the same), so
+    # the feed checks work per part, not per server.
+    psu: IDX
+    psu_parts: tuple[m.Psu | None, ...]
 
 
 def pick(mask: npt.NDArray[np.bool_], values: npt.NDArray[Any]) -> npt.NDArray[Any]:
@@ -109,12 +114,11 @@ def psu_map(psu: m.Psu | None, rack: m.Rack | None) -> dict[str, int] | None:
     return counts
 
 
-def _psus(inv: Inventory) -> dict[str, F64]:
-    psus = [e.server.psu for e in inv.servers.values()]
-    count = _col([p.count if p else None for p in psus])
-    rating = _col([p.rating_w if p else None for p in psus])
-    redundant = _col([p.redundant if p else None for p in psus])
-    return {"psu_usable_w": (count - redundant) * rating}
+def _psus(index: IDX, parts: tuple[m.Psu | None, ...]) -> dict[str, F64]:
+    count = _col([p.count if p else None for p in parts])
+    rating = _col([p.rating_w if p else None for p in parts])
+    redundant = _col([p.redundant if p else None for p in parts])
+    return {"psu_usable_w": ((count - redundant) * rating)[index]}
 
 
 def overlaps(rack: IDX, position: F64, u_height: F64, mounted: npt.NDArray[np.bool_]) -> IDX:
@@ -154,7 +158,8 @@ def server_table(
     redundancy = at(racks["redundancy"], rack, None)
     names = np.asarray(list(inv.servers), dtype=object)
     overlap = overlaps(rack, position, u_height, mounted)
-    psus = _psus(inv)
+    psu_index, psu_parts = _parts([e.server.psu for e in entries])
+    psus = _psus(psu_index, psu_parts)
     columns: dict[str, npt.NDArray[Any]] = {
         "peak_w": peak,
         "basis_w": basis,
@@ -176,5 +181,16 @@ def server_table(
         mounted,
         _col([e.server.weight_kg for e in entries]),
         np.asarray([e.server.cooling == "liquid" for e in entries], dtype=bool),
+        psu_index,
+        psu_parts,
     )
     return Table(list(inv.servers), SERVER_COLUMNS, columns), arrays
+
+
+def _parts(psus: list[m.Psu | None]) -> tuple[IDX, tuple[m.Psu | None, ...]]:
+    distinct: dict[int, m.Psu | None] = {}
+    for psu in psus:
+        distinct.setdefault(id(psu), psu)
+    position = {key: i for i, key in enumerate(distinct)}
+    index = np.fromiter((position[id(psu)] for psu in psus), dtype=np.intp, count=len(psus))
+    return index, tuple(distinct.values())
