@@ -6,15 +6,20 @@ expected value is the exact set of `compatibility.*` rules that fire on it.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 from packaging.version import Version
 
 from checker.derive import software
+from checker.derive.capacity import compute
+from checker.derive.facts import Context, build_all
 from checker.derive.knowledge import builtin, release_line
 from checker.load import models as m
+from checker.load.build import load
 from tests.rollout import audit, rules_by_entity
 
 KB = builtin()
@@ -349,3 +354,15 @@ def test_installed_knows_aliases() -> None:
     assert software.installed(sw, "pytorch", KB) and not software.installed(sw, "tensorflow", KB)
     assert software.installed(m.Software.model_validate({"frameworks": {"jax": "0.4.30"}}), "jax", KB)
     assert not software.installed(None, "pytorch", KB)
+
+
+def test_new_gpus_have_their_own_memory() -> None:
+    # `gpu: b300` is its own model (288 GB), not a B200 (180 GB).
+    folder = Path(__file__).resolve().parents[1] / "fixtures" / "stacks2026"
+    inv, problems = load([folder])
+    assert problems == []
+    memory = {g: inv.gpu_models[g].value.memory_gb for g in ("b300", "gb300", "gb200", "h200-nvl", "mi355x")}
+    assert memory == {"b300": 288, "gb300": 288, "gb200": 186, "h200-nvl": 141, "mi355x": 288}
+    facts = build_all(inv, compute(inv), Context(dt.date(2027, 1, 15)))
+    b300 = next(f for f in facts if f.kind == "server" and f.entity == "server/b300-dec2026")
+    assert (b300.values["gpu.memory_gb"], b300.values["gpu.architecture"]) == (288, "Blackwell")
