@@ -707,6 +707,49 @@ def test_software_and_fit_findings_point_at_the_lines(cli: CliRunner, in_fixture
     assert (run.code, run.lines, run.err) == (1, [*COMPAT, summary(error=5)], "")
 
 
+# A wheel's own CUDA and architectures, the PyPI default build, update releases,
+# December 2026 stacks that pass (tests/fixtures/stacks2026).
+STACKS_2026 = [
+    "stacks2026/servers.yaml:16:73: error compatibility.framework-cuda-dropped server v100-cu130: pytorch "
+    "2.9.1+cu130 runs CUDA 13.0 (from variant), which no longer supports the v100-sxm2-32gb (Volta); "
+    "support ended with CUDA 13.0",
+    "stacks2026/servers.yaml:19:73: error compatibility.framework-wheel-architecture server v100-cu128: the "
+    "pytorch 2.11.0+cu128 wheel holds no code for the v100-sxm2-32gb (compute capability 7.0): 2.11 "
+    "removed sm_70 from the cu128 wheels (PR #175253) (unverified)",
+    "stacks2026/servers.yaml:32:16: warning compatibility.driver-minor-version server h100-update: driver "
+    "570.86.15 runs CUDA 12.8.1 only with limitations (minor-version compatibility); every feature needs "
+    "570.124.06 (the tables mark that minimum unverified)",
+]
+STALE = ("stacks2026/facility.yaml:2:1: info compatibility.knowledge-stale facility f1: the compatibility "
+         "tables are current to 2026-12-01, 226 days before the audit date; releases since then are not in "
+         "them, and facts in them may have changed")
+
+
+def test_stacks_of_2026_are_checked_by_the_wheels_they_install(cli: CliRunner, in_fixtures: Path) -> None:
+    run = cli("audit", "stacks2026", "--select", "compatibility.*", *AS_OF)
+    assert (run.code, run.lines, run.err) == (1, [*STACKS_2026, summary(error=2, warning=1)], "")
+
+
+def test_tables_more_than_six_months_old_say_so(cli: CliRunner, in_fixtures: Path) -> None:
+    run = cli("audit", "stacks2026", "--select", "compatibility.*", "--as-of", "2027-07-15")
+    expected = [STALE, *STACKS_2026, summary(error=2, warning=1, info=1)]
+    assert (run.code, run.lines, run.err) == (1, expected, "")
+    # Within six months of the tables: no notice.
+    run = cli("audit", "stacks2026", "--select", "compatibility.knowledge-stale", "--as-of", "2027-05-31")
+    assert (run.code, run.lines) == (0, [summary(verdict="pass")])
+
+
+def test_a_framework_source_typo_is_a_located_input_error(cli: CliRunner, workdir: Writer) -> None:
+    workdir("s.yaml", "kind: Servers\nfacility: f1\nservers:\n  - name: s1\n    rack: R01\n"
+            "    software: {frameworks: {pytorch: {version: \"2.9.1\", source: pip}}}\n",
+            minimal=("facility",))
+    run = cli("audit", ".", *AS_OF)
+    assert run.code == 2 and "Traceback" not in run.err
+    assert run.lines[0] == (
+        "s.yaml:6:65: error schema.invalid software.frameworks.pytorch.source: Input should be "
+        "'pypi', 'conda-forge', 'container' or 'vendor' (got 'pip')")
+
+
 # ---------------------------------------------------------------- --jobs, the cache
 @pytest.fixture
 def rollout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

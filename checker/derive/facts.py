@@ -341,13 +341,33 @@ FACILITY_FIELDS = (
     written("energy_price_per_kwh", "number", "currency/kWh", "energy price"),
     written("currency", "string", "", "currency of energy_price_per_kwh"),
     *_columns(FACILITY_COLUMNS),
+    derived("knowledge.as_of", "date", "", "the date the compatibility tables are current to"),
+    derived(
+        "knowledge.age_days", "number", "days",
+        "the audit date (--as-of) minus knowledge.as_of: how stale the tables are",
+    ),
+    derived(
+        "knowledge.software_servers", "number", "",
+        "servers of the facility with a software section (checked against the tables)",
+    ),
 )
 
 
 def _facilities(run: Derivation) -> list[Fact]:
-    inv, cap = run.inv, run.cap
+    inv, cap, ctx = run.inv, run.cap, run.ctx
+    names = list(inv.facilities)
     entries: list[Entry] = [(entity_id("facility", n), place, {}) for n, place in inv.facilities.items()]
-    return _facts("facility", FACILITY_FIELDS, entries, cap.facilities.cells_for(list(inv.facilities)))
+    checked = dict.fromkeys(names, 0)
+    for entry in inv.servers.values():
+        if entry.server.software is not None and entry.facility in checked:
+            checked[entry.facility] += 1
+    as_of = ctx.knowledge.as_of
+    knowledge: dict[str, list[Any]] = {
+        "knowledge.as_of": [as_of.isoformat()] * len(names),
+        "knowledge.age_days": [(ctx.as_of - as_of).days] * len(names),
+        "knowledge.software_servers": [checked[n] for n in names],
+    }
+    return _facts("facility", FACILITY_FIELDS, entries, {**cap.facilities.cells_for(names), **knowledge})
 
 
 # ---------------------------------------------------------------- rack
@@ -577,26 +597,27 @@ def _frameworks(run: Derivation) -> list[Fact]:
     inv, ctx = run.inv, run.ctx
     entries: list[Entry] = []
     keys: list[Hashable] = []
-    installs: list[tuple[str, str, m.Software, str | None]] = []
+    installs: list[tuple[str, m.FrameworkInstall, m.Software, str | None, str | None]] = []
     servers: list[str] = []
     for name, entry in inv.servers.items():
         sw = entry.server.software
         if sw is None:
             continue
         gpu = entry.server.gpu.model if entry.server.gpu else None
-        for fw, version in sw.frameworks.items():
+        platform = entry.server.cpu.arch if entry.server.cpu else None
+        for fw, install in sw.frameworks.items():
             src = entry.place.src.descend("software", "frameworks", fw)
             place = Placed(entry.server, entry.place.file, src)
             entries.append((entity_id("server", name), place, _NO_VALUES))
             # What software.framework_values reads of the install and its server.
-            keys.append((fw, version, sw.driver, sw.cuda, sw.rocm, gpu))
-            installs.append((fw, version, sw, gpu))
+            keys.append((fw, install, sw.driver, sw.cuda, sw.rocm, gpu, platform))
+            installs.append((fw, install, sw, gpu, platform))
             servers.append(name)
 
-    def values(install: tuple[str, str, m.Software, str | None]) -> dict[str, Any]:
-        fw, version, sw, gpu_name = install
+    def values(item: tuple[str, m.FrameworkInstall, m.Software, str | None, str | None]) -> dict[str, Any]:
+        fw, install, sw, gpu_name, platform = item
         gpu = inv.gpu_models.get(gpu_name) if gpu_name is not None else None
-        return software.framework_values(fw, version, sw, gpu.value if gpu else None, ctx.knowledge)
+        return software.framework_values(fw, install, sw, gpu.value if gpu else None, ctx.knowledge, platform)
 
     columns = {**_spread(keys, installs, values), "server": servers}
     return _facts("framework", software.FRAMEWORK_FIELDS, entries, columns)

@@ -14,6 +14,7 @@ The tables give the thresholds; rules compare the numbers.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable
 from functools import cache, cached_property
 from pathlib import Path
@@ -111,6 +112,9 @@ class Sourced(_Table):
 
 class _SourcedTable(_Table):
     sources: dict[str, Annotated[str, Field(min_length=1)]]
+    # The date the table is current to: releases after it are unknown to it,
+    # which an audit long after it says. Required by the compatibility tables.
+    as_of: dt.date | None = None
 
     def rows(self) -> Iterable[Sourced]:
         raise NotImplementedError
@@ -140,20 +144,63 @@ class CudaRelease(Sourced):
 
 class CudaReleases(_SourcedTable):
     kind: Literal["CudaReleases"]
+    as_of: dt.date
     releases: list[CudaRelease]
 
     def rows(self) -> Iterable[Sourced]:
         return self.releases
 
+    # GA rows by release line (12.8), update rows by their version (12.8.1).
     _by_line: dict[Version, CudaRelease] = PrivateAttr(default_factory=dict)
+    _updates: dict[Version, list[CudaRelease]] = PrivateAttr(default_factory=dict)
 
     def model_post_init(self, context: object, /) -> None:
-        self._by_line.update((release_line(r.cuda), r) for r in self.releases)  # type: ignore[misc]
+        for r in self.releases:
+            line = release_line(r.cuda)
+            assert line is not None  # a VersionText
+            if is_update(r.cuda):
+                self._updates.setdefault(line, []).append(r)
+            else:
+                self._by_line[line] = r
+        for rows in self._updates.values():
+            rows.sort(key=lambda r: Version(r.cuda))
+
+    @model_validator(mode="after")
+    def _updates_have_a_release(self) -> CudaReleases:
+        for r in self.releases:
+            if is_update(r.cuda) and release_line(r.cuda) not in {release_line(g.cuda) for g in self.ga()}:
+                raise ValueError(f"CUDA {r.cuda} is an update of {release_line(r.cuda)}, which has no row")
+        return self
+
+    def ga(self) -> list[CudaRelease]:
+        """The GA releases (12.8), not their updates (12.8.1)."""
+        return [r for r in self.releases if not is_update(r.cuda)]
 
     def row(self, cuda: str | None) -> CudaRelease | None:
-        """The row of the CUDA release line `cuda` belongs to (12.4.1 -> 12.4)."""
+        """The row `cuda` is checked against: its own update row (12.8.1), else
+        the GA row of its release line (12.4 for 12.4 and 12.4.0), else, for an
+        update the table does not list, the newest row of its line before it
+        (see :meth:`update_listed`)."""
         line = release_line(cuda)
-        return self._by_line.get(line) if line else None
+        ga = self._by_line.get(line) if line else None
+        if ga is None or not is_update(cuda):
+            return ga
+        version = Version(str(cuda))
+        earlier = [r for r in self._updates.get(line, []) if Version(r.cuda) <= version]  # type: ignore[arg-type]
+        return earlier[-1] if earlier else ga
+
+    def update_listed(self, cuda: str | None) -> bool:
+        """Whether `cuda` is a GA release, or an update release the table lists."""
+        row = self.row(cuda)
+        if row is None or not is_update(cuda):
+            return row is not None
+        return Version(row.cuda) == Version(str(cuda))
+
+
+def is_update(cuda: str | None) -> bool:
+    """An update release (12.8.1): a third release component above 0."""
+    version = parse_version(cuda)
+    return version is not None and len(version.release) > 2 and any(version.release[2:])
 
 
 class FrameworkRelease(Sourced):
@@ -161,6 +208,43 @@ class FrameworkRelease(Sourced):
     cuda: list[VersionText] = []
     rocm: list[VersionText] = []
     cudnn: VersionText | None = None
+    # The CUDA of the build a plain `pip install` gets (PyPI's default wheel).
+    pypi_default: VersionText | None = None
+
+    def listed(self, stack: str) -> bool:
+        """Whether the `cuda` or `rocm` list is complete: a list marked
+        unverified may leave builds out, so a build not in it is unknown, not missing."""
+        return stack not in self.unverified
+
+
+class WheelArchitectures(Sourced):
+    """What compute capabilities the wheels of one CUDA variant hold code for,
+    over a range of releases (`from`..`until`, both included), or what the
+    builds of one platform leave out (aarch64)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    cuda: VersionText | None = None
+    platform: Literal["x86_64", "aarch64"] | None = None
+    first: Annotated[VersionText | None, Field(alias="from")] = None
+    until: VersionText | None = None
+    min_cc: VersionText | None = None  # the lowest compute capability in the wheels
+    excludes: list[VersionText] = []  # compute capabilities the builds leave out
+
+    @model_validator(mode="after")
+    def _one_of(self) -> WheelArchitectures:
+        if (self.cuda is None) == (self.platform is None):
+            raise ValueError("give `cuda` (a wheel variant) or `platform`, not both")
+        return self
+
+    def covers(self, release: Version, cuda: str | None, platform: str | None) -> bool:
+        if self.first is not None and release < Version(self.first):
+            return False
+        if self.until is not None and release > Version(self.until):
+            return False
+        if self.cuda is not None:
+            return release_line(cuda) == release_line(self.cuda)
+        return platform == self.platform
 
 
 class ArchitectureSupport(Sourced):
@@ -168,6 +252,8 @@ class ArchitectureSupport(Sourced):
     min_release: VersionText | None = None
     min_cuda: VersionText | None = None
     warn_from: VersionText | None = None
+    # The doubt of `warn_from` only for builds with these CUDA variants (cu129).
+    warn_cuda: list[VersionText] = []
 
 
 class Framework(_Table):
@@ -177,6 +263,15 @@ class Framework(_Table):
     variants: bool
     releases: list[FrameworkRelease]
     architectures: list[ArchitectureSupport] = []
+    wheels: list[WheelArchitectures] = []
+
+    @model_validator(mode="after")
+    def _releases_once(self) -> Framework:
+        lines = [release_line(r.release) for r in self.releases]
+        twice = sorted({str(line) for line in lines if lines.count(line) > 1})
+        if twice:
+            raise ValueError(f"{self.name}: release(s) {', '.join(twice)} listed more than once")
+        return self
 
     def release(self, version: str) -> FrameworkRelease | None:
         line = release_line(version)
@@ -185,15 +280,22 @@ class Framework(_Table):
     def architecture(self, name: str | None) -> ArchitectureSupport | None:
         return next((a for a in self.architectures if a.architecture == name), None)
 
+    def wheel_rows(self, release: str, cuda: str | None, platform: str | None) -> list[WheelArchitectures]:
+        """The wheel-architecture rows that cover one official build."""
+        line = release_line(release)
+        return [w for w in self.wheels if line is not None and w.covers(line, cuda, platform)]
+
 
 class Frameworks(_SourcedTable):
     kind: Literal["Frameworks"]
+    as_of: dt.date
     frameworks: list[Framework]
 
     def rows(self) -> Iterable[Sourced]:
         for f in self.frameworks:
             yield from f.releases
             yield from f.architectures
+            yield from f.wheels
 
     def get(self, name: str) -> Framework | None:
         """By name or alias, in any case (`PyTorch`, `torch`)."""
@@ -207,6 +309,7 @@ class RocmRelease(Sourced):
 
 class RocmReleases(_SourcedTable):
     kind: Literal["RocmReleases"]
+    as_of: dt.date
     releases: list[RocmRelease]
 
     def rows(self) -> Iterable[Sourced]:
@@ -256,6 +359,11 @@ class Knowledge(_Table):
     frameworks: Frameworks
     rocm: RocmReleases
     fit: FitModel
+
+    @property
+    def as_of(self) -> dt.date:
+        """The date the compatibility tables are current to: the oldest of theirs."""
+        return min(self.cuda.as_of, self.frameworks.as_of, self.rocm.as_of)
 
 
 _FILES: dict[str, tuple[str, type[_SourcedTable]]] = {

@@ -10,8 +10,10 @@ field, which a rule turns into a warning.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+from packaging.version import Version
 
 from checker.derive.fields import derived
 from checker.derive.knowledge import (
@@ -104,6 +106,7 @@ def _cuda_values(prefix: str, row: CudaRelease | None) -> Values:
     return {
         **_versioned(f"{prefix}cuda_full_driver", row.driver),
         **_versioned(f"{prefix}cuda_driver_floor", row.floor),
+        f"{prefix}cuda_driver_unverified": "driver" in row.unverified,
     }
 
 
@@ -123,6 +126,18 @@ SOFTWARE_FIELDS = (
         "minor-version-compat minimum driver of software.cuda",
     ),
     derived("software.cuda_driver_floor_num", "number", "version", "that driver as a version number"),
+    derived(
+        "software.cuda_driver_unverified", "boolean", "",
+        "the tables mark the driver minimum of software.cuda unverified",
+    ),
+    derived(
+        "software.cuda_update_listed", "boolean", "",
+        "software.cuda is a GA release or an update release the tables list (12.8.1)",
+    ),
+    derived(
+        "software.cuda_checked_as", "string", "",
+        "the table row software.cuda was checked against (an unlisted 12.8.2: 12.8.1)",
+    ),
     derived("software.rocm_num", "number", "version", "software.rocm as a version number"),
     derived("software.rocm_known", "boolean", "", "the tables know the ROCm release"),
 )
@@ -143,9 +158,11 @@ def software_values(software: m.Software | None, kb: Knowledge) -> Values:
     if software.driver is not None:
         values["software.driver_known"] = values["software.driver_num"] is not None
     if software.cuda is not None:
-        values["software.cuda_known"] = kb.cuda.row(software.cuda) is not None and bool(
-            values["software.cuda_num"]
-        )
+        row = kb.cuda.row(software.cuda)
+        values["software.cuda_known"] = row is not None and bool(values["software.cuda_num"])
+        if row is not None:
+            values["software.cuda_update_listed"] = kb.cuda.update_listed(software.cuda)
+            values["software.cuda_checked_as"] = row.cuda
     if software.rocm is not None:
         values["software.rocm_known"] = kb.rocm.known(software.rocm) and bool(values["software.rocm_num"])
     return values
@@ -161,11 +178,15 @@ class Build:
     rocm: str | None = None
     source: str = ""  # where the version came from, for messages
     exists: bool | None = None  # an official build of that release exists
+    listed: bool | None = None  # the tables list it (False: a partial list leaves it out)
+
+
+PYPI_DEFAULT = "PyPI default build"
 
 
 def _variant_cuda(kb: Knowledge, variant: str) -> str | None:
-    """The CUDA release a wheel tag such as `cu121` names, by the tables' own releases."""
-    for row in kb.cuda.releases:
+    """The CUDA release a wheel tag such as `cu121` names, by the tables' own GA releases."""
+    for row in kb.cuda.ga():
         line = release_line(row.cuda)
         if line is not None and variant == f"cu{line.major}{line.minor}":
             return row.cuda
@@ -180,32 +201,63 @@ def _same(version: str | None, builds: list[str], parts: int | None = None) -> b
     return any(release_line(version, parts) == release_line(b, parts) for b in builds)
 
 
+def _official(build: Build, row: FrameworkRelease | None) -> Build:
+    """The build, with whether PyPI has it: in the release's list, not in a
+    complete list (exists: False), or not in a list that may leave it out (listed: False)."""
+    if build.stack not in ("cuda", "rocm") or row is None:
+        return build
+    builds = row.cuda if build.stack == "cuda" else row.rocm
+    if _same(build.cuda if build.stack == "cuda" else build.rocm, builds):
+        return replace(build, exists=True, listed=True)
+    if row.listed(build.stack):
+        return replace(build, exists=False)
+    return replace(build, listed=False)
+
+
 # Wheel tags: `+cu121`, `+rocm6.1`, `+cpu` (PyTorch's naming), first match wins.
 _TAGS = (("cpu", "cpu"), ("rocm", "rocm"), ("cu", "cuda"))
 
 
-def _explicit_build(kb: Knowledge, row: FrameworkRelease | None, variant: str) -> Build:
+def _explicit_build(kb: Knowledge, variant: str) -> Build:
     stack = next((s for prefix, s in _TAGS if variant.startswith(prefix)), "unknown")
     # The CUDA a tag names is looked up among the tables' releases (cu121 -> 12.1).
     cuda = _variant_cuda(kb, variant) if stack == "cuda" else None
     rocm = variant.removeprefix("rocm") if stack == "rocm" else None
-    official = {"cuda": (cuda, row.cuda if row else []), "rocm": (rocm, row.rocm if row else [])}
-    version, builds = official.get(stack, (None, []))
-    exists = None if stack == "cpu" else _same(version, builds)
+    exists = False if stack in ("cuda", "rocm") and not (cuda or rocm) else None
     return Build(stack, cuda=cuda, rocm=rocm, source="variant", exists=exists)
 
 
-def _implicit_build(fw: Framework, row: FrameworkRelease | None, software: m.Software) -> Build:
+def _environment_build(fw: Framework, row: FrameworkRelease | None, software: m.Software) -> Build:
+    """A build without a tag that is not PyPI's: it runs on the server's CUDA or ROCm."""
     if not fw.variants:
         # One tested build per release (TensorFlow): its CUDA is the table's.
         return Build("cuda", cuda=row.cuda[0] if row and row.cuda else None, source="tested build")
     if software.rocm is not None and software.cuda is None:
-        exists = bool(row and _same(software.rocm, row.rocm, 2))
-        return Build("rocm", rocm=software.rocm, source="software.rocm", exists=exists)
+        return Build("rocm", rocm=software.rocm, source="software.rocm")
     if software.cuda is None:
         return Build("unknown", source="software.cuda")
-    exists = bool(row and _same(software.cuda, row.cuda, 2))
-    return Build("cuda", cuda=software.cuda, source="software.cuda", exists=exists)
+    return Build("cuda", cuda=software.cuda, source="software.cuda")
+
+
+def _build(
+    fw: Framework, row: FrameworkRelease | None, install: m.FrameworkInstall, software: m.Software,
+    kb: Knowledge,
+) -> Build:
+    """What the install runs on. PyPI's builds are checked against the release's
+    official list; a plain version from PyPI is its default build (what
+    `pip install` gets, whatever the host's CUDA), one from conda-forge, a
+    container or a vendor runs on the server's software.cuda / software.rocm."""
+    parsed = parse_version(install.version)
+    pypi = install.source == "pypi"
+    if parsed is not None and parsed.local:
+        build = _explicit_build(kb, parsed.local)
+        return _official(build, row) if pypi and build.exists is None else build
+    if pypi and fw.variants:
+        if row is None or row.pypi_default is None:
+            return Build("unknown", source=PYPI_DEFAULT)
+        unverified = " (unverified)" if "pypi_default" in row.unverified else ""
+        return _official(Build("cuda", cuda=row.pypi_default, source=PYPI_DEFAULT + unverified), row)
+    return _environment_build(fw, row, software)
 
 
 def _build_values(build: Build, row: FrameworkRelease | None, kb: Knowledge) -> Values:
@@ -213,6 +265,7 @@ def _build_values(build: Build, row: FrameworkRelease | None, kb: Knowledge) -> 
         "stack": build.stack,
         "build_from": build.source,
         "build_exists": build.exists if row is not None else None,
+        "build_listed": build.listed if row is not None else None,
         "builds": _builds(row),
         **_versioned("cuda", build.cuda),
         **_versioned("rocm", build.rocm),
@@ -225,23 +278,60 @@ def _builds(row: FrameworkRelease | None) -> str | None:
     if row is None:
         return None
     names = [f"CUDA {c}" for c in row.cuda] + [f"ROCm {r}" for r in row.rocm]
-    return ", ".join(names) or "none"
+    listed = "none" if not names else ", ".join(names)
+    return listed if not row.unverified or {"cuda", "rocm"}.isdisjoint(row.unverified) else (
+        f"{listed}, as far as the tables know"
+    )
 
 
-def _arch_values(fw: Framework, gpu: m.GpuModel | None, stack: str) -> Values:
+def _arch_values(fw: Framework, gpu: m.GpuModel | None, build: Build, pypi: bool) -> Values:
     if gpu is None:
         return {}
     arch = fw.architecture(gpu.architecture)
-    values: Values = {"gpu.vendor": gpu.vendor, "gpu.architecture": gpu.architecture}
-    if stack == "cuda":
+    values: Values = {
+        "gpu.vendor": gpu.vendor,
+        "gpu.architecture": gpu.architecture,
+        "gpu.compute_capability": gpu.compute_capability,
+        **_versioned("gpu.cuda_dropped", gpu.cuda_dropped),
+    }
+    if build.stack == "cuda":
         values.update(_versioned("arch_min_cuda", arch.min_cuda if arch and arch.min_cuda else gpu.min_cuda))
-    if stack == "rocm":
+    if build.stack == "rocm":
         values.update(_versioned("gpu.min_rocm", gpu.min_rocm))
     if arch is not None:
         values.update(_versioned("arch_min_release", arch.min_release))
-        values.update(_versioned("arch_warn_from", arch.warn_from))
+        # A doubt about the official wheels (which CUDA variants hold the architecture).
+        doubted = not arch.warn_cuda or (
+            pypi and build.stack == "cuda" and _same(build.cuda, arch.warn_cuda, 2)
+        )
+        values.update(_versioned("arch_warn_from", arch.warn_from if doubted else None))
         values["arch_note"] = arch.notes
     return values
+
+
+def _wheel_values(
+    fw: Framework, release: str, gpu: m.GpuModel | None, build: Build, platform: str | None
+) -> Values:
+    """Whether the official wheel holds code for the GPU's compute capability
+    (`wheels` rows: the lowest one of a CUDA variant, what a platform leaves out)."""
+    if gpu is None or gpu.compute_capability is None or build.stack != "cuda" or not build.exists:
+        return {}
+    cc = Version(gpu.compute_capability)
+    rows = fw.wheel_rows(release, build.cuda, platform)
+    if not rows:
+        return {}
+    missing = [
+        w for w in rows
+        if (w.min_cc is not None and cc < Version(w.min_cc)) or any(cc == Version(x) for x in w.excludes)
+    ]
+    lowest = next((w.min_cc for w in rows if w.min_cc is not None), None)
+    notes = [f"{w.notes}{' (unverified)' if not w.verified else ''}" for w in missing if w.notes]
+    return {
+        "platform": platform,
+        "wheel_min_cc": lowest,
+        "wheel_has_arch": not missing,
+        "wheel_arch_note": "; ".join(notes) or None,
+    }
 
 
 # What framework_values gives: the fields of a `framework` fact.
@@ -257,7 +347,15 @@ FRAMEWORK_FIELDS = (
     derived("stack", "string", "", "cuda | rocm | cpu | unknown: what the build runs on"),
     derived("build_from", "string", "", "where the build's CUDA/ROCm came from: variant | software.cuda | "
        "software.rocm | tested build"),
-    derived("build_exists", "boolean", "", "an official build of this release exists for that CUDA/ROCm"),
+    derived("source", "string", "", "where the install comes from: pypi | conda-forge | container | vendor"),
+    derived(
+        "build_exists", "boolean", "",
+        "an official build of this release exists for that CUDA/ROCm (PyPI builds only)",
+    ),
+    derived(
+        "build_listed", "boolean", "",
+        "false: the build is not in a build list the tables mark as possibly incomplete",
+    ),
     derived("builds", "string", "", "the official builds of the release, for messages"),
     derived(
         "cuda", "string", "",
@@ -270,6 +368,7 @@ FRAMEWORK_FIELDS = (
     derived("cuda_full_driver_num", "number", "version", "that driver as a version number"),
     derived("cuda_driver_floor", "string", "", "minor-version-compatibility minimum driver of its CUDA"),
     derived("cuda_driver_floor_num", "number", "version", "that driver as a version number"),
+    derived("cuda_driver_unverified", "boolean", "", "the tables mark that CUDA's driver minimum unverified"),
     derived("driver", "string", "", "the server's NVIDIA driver"),
     derived("driver_num", "number", "version", "that driver as a version number"),
     derived("gpu.model", "string", "", "the server's GPU model"),
@@ -277,6 +376,16 @@ FRAMEWORK_FIELDS = (
     derived("gpu.architecture", "string", "", "GPU architecture"),
     derived("gpu.min_rocm", "string", "", "first ROCm that supports the GPU"),
     derived("gpu.min_rocm_num", "number", "version", "that ROCm as a version number"),
+    derived("gpu.compute_capability", "string", "", "the GPU's compute capability (NVIDIA)"),
+    derived("gpu.cuda_dropped", "string", "", "first CUDA without support for the GPU"),
+    derived("gpu.cuda_dropped_num", "number", "version", "that CUDA as a version number"),
+    derived("platform", "string", "", "the server's cpu.arch, where the wheel tables use it"),
+    derived("wheel_min_cc", "string", "", "lowest compute capability the official wheel holds code for"),
+    derived(
+        "wheel_has_arch", "boolean", "",
+        "the official wheel holds code for the GPU's compute capability (absent: the tables do not say)",
+    ),
+    derived("wheel_arch_note", "string", "", "the wheel table's note on what the wheel leaves out"),
     derived("arch_min_cuda", "string", "", "oldest framework CUDA build that runs the GPU's architecture"),
     derived("arch_min_cuda_num", "number", "version", "that CUDA as a version number"),
     derived("arch_min_release", "string", "", "first framework release that runs the architecture"),
@@ -288,14 +397,21 @@ FRAMEWORK_FIELDS = (
 
 
 def framework_values(
-    name: str, version: str, software: m.Software, gpu: m.GpuModel | None, kb: Knowledge
+    name: str,
+    install: m.FrameworkInstall,
+    software: m.Software,
+    gpu: m.GpuModel | None,
+    kb: Knowledge,
+    platform: str | None = None,
 ) -> Values:
     """One installed framework: its release and build against the tables and the GPU."""
     fw = kb.frameworks.get(name)
+    version = install.version
     parsed = parse_version(version)
     values: Values = {
         "name": name,
         "version": version,
+        "source": install.source,
         "known": fw is not None,
         "gpu.model": gpu.name if gpu else None,
         **_versioned("driver", software.driver),
@@ -305,14 +421,15 @@ def framework_values(
         return values
     row = fw.release(version)
     release = str(release_line(version))
-    build = _explicit_build(kb, row, parsed.local) if parsed.local else _implicit_build(fw, row, software)
+    build = _build(fw, row, install, software, kb)
     values.update(
         {
             "canonical": fw.name,
             **_versioned("release", release),
             "release_known": row is not None,
             **_build_values(build, row, kb),
-            **_arch_values(fw, gpu, build.stack),
+            **_arch_values(fw, gpu, build, install.source == "pypi"),
+            **(_wheel_values(fw, release, gpu, build, platform) if install.source == "pypi" else {}),
         }
     )
     return values

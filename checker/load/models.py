@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     AfterValidator,
@@ -19,6 +19,7 @@ from pydantic import (
     Field,
     Strict,
     Tag,
+    WithJsonSchema,
     model_validator,
 )
 
@@ -289,6 +290,9 @@ class GpuRef(Model):
 
 class Cpu(Model):
     model: str | None = None
+    # The instruction set: framework builds differ (aarch64 wheels leave some GPU
+    # architectures out); GH200 / GB200 hosts are aarch64 (Grace).
+    arch: Literal["x86_64", "aarch64"] | None = None
     sockets: PosInt | None = None
     pcie_lanes: Count | None = None
 
@@ -308,14 +312,48 @@ class Network(Model):
     nvlink: Flag | None = None
 
 
+# Where a framework install comes from: PyPI's official wheels (a plain version
+# is the PyPI default build), conda-forge, a container image or a vendor build
+# (then it runs on the server's software.cuda / software.rocm).
+FrameworkSource = Literal["pypi", "conda-forge", "container", "vendor"]
+
+
+class FrameworkInstall(Model):
+    """A framework written as `{version: "2.9.1", source: conda-forge}`, or as
+    its version alone (`"2.9.1+cu126"`: from PyPI)."""
+
+    version: Version
+    source: FrameworkSource = "pypi"
+
+
+def _install(value: Any) -> Any:
+    return value if isinstance(value, dict | FrameworkInstall) else {"version": value}
+
+
+Install = Annotated[
+    FrameworkInstall,
+    BeforeValidator(_install),
+    WithJsonSchema({"anyOf": [{"type": "string"}, {
+        "type": "object",
+        "properties": {
+            "version": {"type": "string"},
+            "source": {"enum": list(get_args(FrameworkSource)), "default": "pypi"},
+        },
+        "required": ["version"],
+        "additionalProperties": False,
+    }]}),
+]
+
+
 class Software(Model):
     os: str | None = None
     driver: Version | None = None
     cuda: Version | None = None
     rocm: Version | None = None
+    # A version ("2.9.1+cu126": PyPI's wheels) or {version, source}.
     # A factory, not `= {}`: pydantic deep-copies a mutable default for every
     # server (10,000 copies of an empty dict); the schema still shows the default.
-    frameworks: dict[Name, Version] = Field(default_factory=dict, json_schema_extra={"default": {}})
+    frameworks: dict[Name, Install] = Field(default_factory=dict, json_schema_extra={"default": {}})
 
 
 class Support(Model):

@@ -72,10 +72,64 @@ def test_cuda_floor_is_never_above_the_full_driver() -> None:
 
 
 def test_cuda_rows_are_found_by_release_line() -> None:
-    row = KB.cuda.row("12.4.1")
+    row = KB.cuda.row("12.4")
     assert row is not None and row.driver == "550.54.14"
+    assert KB.cuda.row("12.4.0") is row
     assert KB.cuda.row("12.7") is None  # there is no CUDA 12.7
     assert KB.cuda.row(None) is None
+
+
+@pytest.mark.parametrize(("cuda", "row", "driver", "listed"), [
+    ("12.8.1", "12.8.1", "570.124.06", True),  # Update 1 needs more than 12.8's 570.26
+    ("12.2.2", "12.2.2", "535.104.05", True),
+    ("12.2.1", "12.2.1", "535.86.09", True),
+    ("13.0.2", "13.0.2", "580.95.05", True),
+    ("12.6.3", "12.6.3", "560.35.05", True),
+    ("12.2.3", "12.2.2", "535.104.05", False),  # an update the table does not list: the one before it
+    ("11.7.1", "11.7", "515.43.04", False),
+    ("13.2", "13.2", "595.45.04", True),
+])
+def test_update_releases_have_their_own_driver(cuda: str, row: str, driver: str, listed: bool) -> None:
+    found = KB.cuda.row(cuda)
+    assert found is not None and (found.cuda, found.driver) == (row, driver)
+    assert KB.cuda.update_listed(cuda) is listed
+
+
+def test_wheel_tags_name_ga_releases() -> None:
+    assert [r.cuda for r in KB.cuda.ga()].count("12.8") == 1
+    assert all(len(Version(r.cuda).release) == 2 for r in KB.cuda.ga())
+
+
+def test_the_tables_are_dated() -> None:
+    assert KB.as_of.isoformat() == "2026-12-01"
+
+
+@pytest.mark.parametrize(("release", "cuda", "platform", "min_cc", "excludes"), [
+    ("2.9.1", "12.6", None, ["5.0"], []),
+    ("2.10.0", "12.8", None, ["7.0"], []),
+    ("2.11.0", "12.8", None, ["7.5"], []),
+    ("2.9.1", "13.0", None, ["7.5"], []),
+    ("2.14.0", "13.2", None, ["7.5"], []),
+    ("2.7.1", "12.8", None, [], []),  # the build script notes say nothing of 2.7's cu128
+    ("2.9.1", "12.6", "aarch64", ["5.0"], ["7.0", "7.5", "8.6"]),
+])
+def test_wheel_architectures_per_release_and_variant(
+    release: str, cuda: str, platform: str | None, min_cc: list[str], excludes: list[str]
+) -> None:
+    torch = KB.frameworks.get("pytorch")
+    assert torch is not None
+    rows = torch.wheel_rows(release, cuda, platform)
+    assert [w.min_cc for w in rows if w.min_cc] == min_cc
+    assert [x for w in rows for x in w.excludes] == excludes
+
+
+def test_pypi_default_builds() -> None:
+    torch = KB.frameworks.get("pytorch")
+    assert torch is not None
+    defaults = {r.release: r.pypi_default for r in torch.releases}
+    assert (defaults["2.9"], defaults["2.11"], defaults["2.12"], defaults["2.14"]) == (
+        "12.8", None, "13.0", "13.2")
+    assert defaults["2.4"] is None  # the reference gives none before 2.5
 
 
 def test_every_row_names_a_known_source() -> None:
@@ -116,6 +170,11 @@ def _copy(tmp_path: Path) -> Path:
     ("frameworks.yaml", "variants: true", "variants: true\n    extra: 1", "unknown field"),
     ("rocm.yaml", '{rocm: "7.1", source: [pytorch-prev]}',
      '{rocm: "7.1", source: [pytorch-prev], verified: false}', "list the unverified fields"),
+    ("rocm.yaml", "as_of: 2026-12-01\n", "", "as_of"),
+    ("cuda.yaml", '{cuda: "12.0", driver', '{cuda: "12.0.9", driver', "an update of 12.0, which has no row"),
+    ("frameworks.yaml", '{release: "2.11", cuda', '{release: "2.10", cuda', "2.10 listed more than once"),
+    ("frameworks.yaml", '{cuda: "13.0", min_cc', '{cuda: "13.0", platform: aarch64, min_cc',
+     "give `cuda` (a wheel variant) or `platform`"),
 ])
 def test_bad_tables_are_located_user_errors(
     tmp_path: Path, file: str, old: str, new: str, message: str

@@ -6,19 +6,25 @@ expected value is the exact set of `compatibility.*` rules that fire on it.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 from packaging.version import Version
 
 from checker.derive import software
+from checker.derive.capacity import compute
+from checker.derive.facts import Context, build_all
 from checker.derive.knowledge import builtin, release_line
 from checker.load import models as m
+from checker.load.build import load
 from tests.rollout import audit, rules_by_entity
 
 KB = builtin()
-NEWEST_DRIVER = "590.44.01"
+# The newest full-feature driver the tables know: every CUDA build runs on it.
+NEWEST_DRIVER = max((r.driver for r in KB.cuda.releases), key=Version)
 
 
 @dataclass(frozen=True)
@@ -73,7 +79,7 @@ def _torch_cases() -> list[Case]:
     torch = KB.frameworks.get("pytorch")
     assert torch is not None
     cases = []
-    all_cuda = [r.cuda for r in KB.cuda.releases if Version(r.cuda) >= Version("11.0")]
+    all_cuda = [r.cuda for r in KB.cuda.ga() if Version(r.cuda) >= Version("11.0")]
     sw = {"driver": NEWEST_DRIVER, "cuda": "12.4"}
     for row in torch.releases:
         for cuda in row.cuda:
@@ -85,8 +91,10 @@ def _torch_cases() -> list[Case]:
         line = release_line(missing)
         assert line is not None
         version = f"{row.release}.0+cu{line.major}{line.minor}"
+        # A build not in a complete list is missing; in a list still to be verified, unknown.
+        absent = _c("framework-build-missing" if row.listed("cuda") else "framework-build-unlisted")
         cases.append(Case(f"torch{version}-missing", "a100-sxm-80gb",
-                          {**sw, "frameworks": {"pytorch": version}}, _c("framework-build-missing")))
+                          {**sw, "frameworks": {"pytorch": version}}, absent))
         for rocm in row.rocm:
             version = f"{row.release}.0+rocm{rocm}"
             rocm_sw = {"rocm": "6.1", "frameworks": {"pytorch": version}}
@@ -135,9 +143,10 @@ NAMED = [
     Case("b200-torch2.6", "b200", {"driver": "570.133.20", "cuda": "12.8",
                                    "frameworks": {"pytorch": "2.6.0+cu126"}},
          _c("framework-release-architecture", "framework-cuda-architecture")),
+    # A plain version is the PyPI default build (2.6: cu124), not the host's CUDA 12.8.
     Case("b200-torch2.6-no-variant", "b200", {"driver": "570.133.20", "cuda": "12.8",
                                               "frameworks": {"pytorch": "2.6.0"}},
-         _c("framework-release-architecture", "framework-build-missing")),
+         _c("framework-release-architecture", "framework-cuda-architecture")),
     Case("b200-torch2.7", "b200", {"driver": "570.133.20", "cuda": "12.8",
                                    "frameworks": {"pytorch": "2.7.1+cu128"}}, frozenset()),
     # HGX B200 needs driver 570.133.20, more than CUDA 12.8's 570.26.
@@ -184,8 +193,11 @@ NAMED = [
     Case("jax", "h100-sxm-80gb", {"driver": "570.133.20", "cuda": "12.8", "frameworks": {"jax": "0.4.30"}},
          _c("framework-unknown")),
     Case("torch-no-build", "h100-sxm-80gb", {"os": "ubuntu-22.04", "driver": "570.133.20",
-                                             "frameworks": {"pytorch": "2.7.1"}},
+                                             "frameworks": {"pytorch": {"version": "2.7.1",
+                                                                        "source": "conda-forge"}}},
          _c("framework-build-unknown")),
+    Case("torch-plain-pypi-no-cuda", "h100-sxm-80gb", {"os": "ubuntu-22.04", "driver": "570.133.20",
+                                                       "frameworks": {"pytorch": "2.7.1"}}, frozenset()),
     # Stack declared only in part.
     Case("no-stack", "h100-sxm-80gb", {"os": "ubuntu-22.04"}, _c("stack-missing")),
     Case("no-driver", "h100-sxm-80gb", {"cuda": "12.4"}, _c("driver-undeclared")),
@@ -197,7 +209,91 @@ NAMED = [
          {"gpu": {"model": "h100-sxm-80gb", "count": 8}, "power_w": {"max": 5000}}),
 ]
 
-CASES = _cuda_cases() + _torch_cases() + _tf_cases() + _rocm_cases() + NAMED
+# December 2026: update releases, wheels that bring their own CUDA, PyPI default builds.
+R580 = "580.95.05"  # CUDA 13.0 Update 2's driver
+CONDA = {"version": "2.9.1", "source": "conda-forge"}
+V100_HOST = {"driver": R580, "cuda": "12.9"}
+DEC_2026 = {"driver": R580, "cuda": "13.0.2",
+            "frameworks": {"pytorch": "2.12.1+cu130", "tensorflow": "2.21.0"}}
+CURRENT = [
+    # A wheel's own CUDA decides its GPUs: CUDA 13 dropped Volta, 2.11 dropped sm_70 from cu128.
+    Case("v100-torch2.9.1-cu130", "v100-sxm2-32gb", {**V100_HOST, "frameworks": {"pytorch": "2.9.1+cu130"}},
+         _c("framework-cuda-dropped")),
+    Case("v100-torch2.11-cu128", "v100-sxm2-32gb", {**V100_HOST, "frameworks": {"pytorch": "2.11.0+cu128"}},
+         _c("framework-wheel-architecture")),
+    Case("v100-torch2.10-cu128", "v100-sxm2-32gb", {**V100_HOST, "frameworks": {"pytorch": "2.10.0+cu128"}},
+         frozenset()),
+    Case("v100-torch2.9.1-cu126", "v100-sxm2-32gb", {**V100_HOST, "frameworks": {"pytorch": "2.9.1+cu126"}},
+         frozenset()),
+    Case("v100-torch2.11-cu126", "v100-sxm2-32gb", {**V100_HOST, "frameworks": {"pytorch": "2.11.0+cu126"}},
+         frozenset()),
+    Case("v100-torch2.14-cu126", "v100-sxm2-32gb", {**V100_HOST, "frameworks": {"pytorch": "2.14.0+cu126"}},
+         frozenset()),
+    # The PyPI default of 2.12 is cu130: a V100 cannot run `pip install torch==2.12.0`.
+    Case("v100-torch2.12-plain", "v100-sxm2-32gb", {**V100_HOST, "frameworks": {"pytorch": "2.12.0"}},
+         _c("framework-cuda-dropped")),
+    # A plain version is the PyPI default build (2.9: cu128), whatever the host's CUDA.
+    Case("a100-torch2.9.1-plain-cuda12.9", "a100-sxm-80gb",
+         {"driver": "575.57.08", "cuda": "12.9", "frameworks": {"pytorch": "2.9.1"}}, frozenset()),
+    Case("v100-torch2.9.1-plain-cuda12.9", "v100-sxm2-32gb",
+         {**V100_HOST, "frameworks": {"pytorch": "2.9.1"}}, frozenset()),
+    # The PyPI default of 2.11 is not settled, and 2.12's list may leave cu128 out.
+    Case("torch2.11-plain", "h100-sxm-80gb",
+         {"driver": R580, "cuda": "12.9", "frameworks": {"pytorch": "2.11.0"}},
+         _c("framework-build-unknown")),
+    Case("torch2.12-cu128", "h100-sxm-80gb", {"driver": R580, "cuda": "12.9",
+                                              "frameworks": {"pytorch": "2.12.0+cu128"}},
+         _c("framework-build-unlisted")),
+    # Other sources run on the server's CUDA, and PyPI's build lists do not apply to them.
+    Case("v100-conda-forge-cuda12.9", "v100-sxm2-32gb",
+         {**V100_HOST, "frameworks": {"pytorch": CONDA}}, frozenset()),
+    Case("v100-conda-forge-cuda13.0", "v100-sxm2-32gb",
+         {"driver": R580, "cuda": "13.0", "frameworks": {"pytorch": CONDA}},
+         _c("gpu-cuda-dropped", "framework-cuda-dropped")),
+    Case("vendor-build-unlisted-cuda", "h100-sxm-80gb",
+         {"driver": R580, "cuda": "12.9",
+          "frameworks": {"pytorch": {"version": "2.12.0", "source": "vendor"}}},
+         frozenset()),
+    # aarch64 wheels leave out sm_70, sm_75 and sm_86.
+    Case("aarch64-a10-cu126", "a10", {**V100_HOST, "frameworks": {"pytorch": "2.9.1+cu126"}},
+         _c("framework-wheel-architecture"), {"cpu": {"arch": "aarch64"}}),
+    Case("x86-a10-cu126", "a10", {**V100_HOST, "frameworks": {"pytorch": "2.9.1+cu126"}},
+         frozenset(), {"cpu": {"arch": "x86_64"}}),
+    Case("aarch64-gb200-cu130", "gb200", {**DEC_2026, "frameworks": {"pytorch": "2.13.0+cu130"}},
+         frozenset(), {"cpu": {"arch": "aarch64"}}),
+    # Update releases need more than their GA driver.
+    Case("cuda12.8.1-driver570.86.15", "h100-sxm-80gb", {"driver": "570.86.15", "cuda": "12.8.1"},
+         _c("driver-minor-version")),
+    Case("cuda12.8-driver570.86.15", "h100-sxm-80gb", {"driver": "570.86.15", "cuda": "12.8"}, frozenset()),
+    Case("cuda12.2.2-driver535.86.09", "a100-sxm-80gb", {"driver": "535.86.09", "cuda": "12.2.2"},
+         _c("driver-minor-version")),
+    Case("cuda12.2.2-driver535.104.05", "a100-sxm-80gb", {"driver": "535.104.05", "cuda": "12.2.2"},
+         frozenset()),
+    Case("cuda13.0.2-driver580.65.06", "h100-sxm-80gb", {"driver": "580.65.06", "cuda": "13.0.2"},
+         _c("driver-minor-version")),
+    Case("cuda11.7.1-unlisted", "a100-sxm-80gb", {"driver": "515.43.04", "cuda": "11.7.1"},
+         _c("cuda-update-unlisted")),
+    Case("cuda13.2-driver595", "h100-sxm-80gb", {"driver": "595.45.04", "cuda": "13.2"}, frozenset()),
+    Case("cuda13.3-driver595", "h100-sxm-80gb", {"driver": "595.58.03", "cuda": "13.3"},
+         _c("driver-minor-version")),
+    # A fully vendor-supported December 2026 stack: no finding.
+    Case("dec2026-h100", "h100-sxm-80gb", DEC_2026, frozenset()),
+    Case("dec2026-h100-torch2.13", "h100-sxm-80gb", {**DEC_2026, "frameworks": {"pytorch": "2.13.0+cu130"}},
+         frozenset()),
+    Case("dec2026-b200", "b200", {**DEC_2026, "frameworks": {"pytorch": "2.13.0+cu130"}}, frozenset()),
+    Case("dec2026-b300", "b300", {**DEC_2026, "frameworks": {"pytorch": "2.12.1+cu130"}}, frozenset()),
+    # TensorFlow 2.21 is built with CUDA 12.5, before Blackwell's 12.8.
+    Case("b200-tf2.21", "b200", DEC_2026, _c("framework-cuda-architecture")),
+    Case("dec2026-mi300x", "mi300x", {"rocm": "7.2.1", "frameworks": {"pytorch": "2.13.0+rocm7.2"}},
+         frozenset()),
+    Case("dec2026-mi355x", "mi355x", {"rocm": "7.2.1", "frameworks": {"pytorch": "2.13.0+rocm7.2"}},
+         frozenset()),
+    Case("mi355x-rocm6.4", "mi355x", {"rocm": "6.4"}, _c("gpu-rocm-too-old")),
+    Case("mi300x-torch2.10-rocm7.0", "mi300x", {"rocm": "7.0", "frameworks": {"pytorch": "2.10.0+rocm7.0"}},
+         frozenset()),
+]
+
+CASES = _cuda_cases() + _torch_cases() + _tf_cases() + _rocm_cases() + NAMED + CURRENT
 
 
 @pytest.fixture(scope="module")
@@ -235,13 +331,22 @@ def test_driver_number_orders_numerically() -> None:
     assert values["software.driver_branch"] == 535 and values["software.cuda_known"] is True
 
 
-def test_framework_version_without_variant_uses_software_cuda() -> None:
-    sw = m.Software.model_validate(
-        {"driver": "550.90.07", "cuda": "12.4.1", "frameworks": {"torch": "2.4.1"}}
-    )
-    values = software.framework_values("torch", "2.4.1", sw, None, KB)
+def _framework(install: Any, sw: dict[str, Any]) -> dict[str, Any]:
+    server = m.Software.model_validate({**sw, "frameworks": {"torch": install}})
+    return software.framework_values("torch", server.frameworks["torch"], server, None, KB)
+
+
+def test_a_plain_version_is_the_pypi_default_build() -> None:
+    values = _framework("2.9.1", {"driver": "575.57.08", "cuda": "12.9"})
     assert (values["canonical"], values["cuda"], values["build_from"], values["build_exists"]) == (
-        "pytorch", "12.4.1", "software.cuda", True)
+        "pytorch", "12.8", "PyPI default build (unverified)", True)
+
+
+def test_a_version_from_elsewhere_uses_software_cuda() -> None:
+    values = _framework({**CONDA, "version": "2.4.1"}, {"driver": "550.90.07", "cuda": "12.4.1"})
+    assert (values["cuda"], values["build_from"], values["source"]) == (
+        "12.4.1", "software.cuda", "conda-forge")
+    assert "build_exists" not in values or values["build_exists"] is None
 
 
 def test_installed_knows_aliases() -> None:
@@ -249,3 +354,15 @@ def test_installed_knows_aliases() -> None:
     assert software.installed(sw, "pytorch", KB) and not software.installed(sw, "tensorflow", KB)
     assert software.installed(m.Software.model_validate({"frameworks": {"jax": "0.4.30"}}), "jax", KB)
     assert not software.installed(None, "pytorch", KB)
+
+
+def test_new_gpus_have_their_own_memory() -> None:
+    # `gpu: b300` is its own model (288 GB), not a B200 (180 GB).
+    folder = Path(__file__).resolve().parents[1] / "fixtures" / "stacks2026"
+    inv, problems = load([folder])
+    assert problems == []
+    memory = {g: inv.gpu_models[g].value.memory_gb for g in ("b300", "gb300", "gb200", "h200-nvl", "mi355x")}
+    assert memory == {"b300": 288, "gb300": 288, "gb200": 186, "h200-nvl": 141, "mi355x": 288}
+    facts = build_all(inv, compute(inv), Context(dt.date(2027, 1, 15)))
+    b300 = next(f for f in facts if f.kind == "server" and f.entity == "server/b300-dec2026")
+    assert (b300.values["gpu.memory_gb"], b300.values["gpu.architecture"]) == (288, "Blackwell")
