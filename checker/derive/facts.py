@@ -25,6 +25,7 @@ from checker.core.entity import entity_id
 from checker.core.suggest import lookup
 from checker.derive import fit, software
 from checker.derive.capacity import (
+    COOLING_UNIT_COLUMNS,
     FACILITY_COLUMNS,
     FEED_COLUMNS,
     RACK_COLUMNS,
@@ -331,11 +332,15 @@ FACILITY_FIELDS = (
         "max | typical: the draw of the energy, cost and annual PUE figures (feeds, racks, the UPS "
         "and the utility are always checked on peak draw)",
     ),
-    written("cooling.capacity_kw", "number", "kW", "heat rejection with all units running"),
-    written("cooling.units", "number", "", "number of cooling units"),
+    derived(
+        "cooling.capacity_kw", "number", "kW",
+        "heat rejection with all units running (as written, or the sum of the units listed)",
+    ),
+    derived("cooling.units", "number", "", "number of cooling units (as written, or how many are listed)"),
+    derived("cooling_units_listed", "boolean", "", "cooling.units lists each unit with its capacity"),
     written("cooling.redundancy", "string", "", "N | N+1 | 2N"),
     written("cooling.inlet_c", "number", "degC", "design inlet temperature"),
-    written("cooling.ashrae_class", "string", "", "ASHRAE TC 9.9 class A1..A4"),
+    written("cooling.ashrae_class", "string", "", "ASHRAE TC 9.9 class A1..A4, H1"),
     written("cooling.delta_t_c", "number", "degC", "air temperature rise across servers, for airflow"),
     written("floor_max_kg_per_m2", "number", "kg/m2", "floor loading limit"),
     written("energy_price_per_kwh", "number", "currency/kWh", "energy price"),
@@ -347,7 +352,31 @@ FACILITY_FIELDS = (
 def _facilities(run: Derivation) -> list[Fact]:
     inv, cap = run.inv, run.cap
     entries: list[Entry] = [(entity_id("facility", n), place, {}) for n, place in inv.facilities.items()]
-    return _facts("facility", FACILITY_FIELDS, entries, cap.facilities.cells_for(list(inv.facilities)))
+    plants = [place.value.cooling for place in inv.facilities.values()]
+    written_as: dict[str, list[Any]] = {
+        "cooling.capacity_kw": [_whole(c.total_kw) if c else None for c in plants],
+        "cooling.units": [c.unit_count if c else None for c in plants],
+        "cooling_units_listed": [isinstance(c.units, list) if c else None for c in plants],
+    }
+    columns = {**cap.facilities.cells_for(list(inv.facilities)), **written_as}
+    return _facts("facility", FACILITY_FIELDS, entries, columns)
+
+
+# ---------------------------------------------------------------- cooling unit
+COOLING_UNIT_FIELDS = (
+    derived("facility", "string", "", "facility whose plant the unit is in"),
+    written("name", "string", "", "unit name"),
+    written("capacity_kw", "number", "kW", "heat the unit rejects"),
+    *_columns(COOLING_UNIT_COLUMNS),
+)
+
+
+def _cooling_units(run: Derivation) -> list[Fact]:
+    inv, cap = run.inv, run.cap
+    keys = list(inv.cooling_units)
+    entries: list[Entry] = [(entity_id("cooling_unit", k), p, {}) for k, p in inv.cooling_units.items()]
+    columns = {**cap.cooling_units.cells_for(keys), "facility": [k[0] for k in keys]}
+    return _facts("cooling_unit", COOLING_UNIT_FIELDS, entries, columns)
 
 
 # ---------------------------------------------------------------- rack
@@ -651,6 +680,13 @@ REGISTRY: dict[str, FactKind] = {
         ),
         FactKind("rack", "a rack position with its feeds and load", RACK_FIELDS, _racks, m.Rack),
         FactKind("feed", "one power feed of a rack", FEED_FIELDS, _feeds, m.Feed),
+        FactKind(
+            "cooling_unit",
+            "one unit of a facility's cooling plant listed with its capacity (cooling.units)",
+            COOLING_UNIT_FIELDS,
+            _cooling_units,
+            m.CoolingUnit,
+        ),
         FactKind(
             "server", "a server, with catalog and defaults merged in", SERVER_FIELDS, _servers, m.Server
         ),

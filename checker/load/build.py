@@ -38,7 +38,7 @@ from checker.core.suggest import did_you_mean
 from checker.load import models as m
 from checker.load.reading import ReadOptions, read_all
 from checker.source.parse import Document, LazySrc, Src, YamlProblem
-from checker.source.reader import describe_error, display_path, inner_models, not_a_file
+from checker.source.reader import describe_error, display_path, error_path, inner_models, not_a_file
 from checker.source.reader import problems as validation_problems
 
 M = TypeVar("M")
@@ -144,6 +144,7 @@ class Inventory:
     facilities: dict[str, Placed[m.Facility]] = field(default_factory=dict)
     racks: dict[tuple[str, str], Placed[m.Rack]] = field(default_factory=dict)
     feeds: dict[tuple[str, str, str], Placed[m.Feed]] = field(default_factory=dict)
+    cooling_units: dict[tuple[str, str], Placed[m.CoolingUnit]] = field(default_factory=dict)
     servers: dict[str, ServerEntry] = field(default_factory=dict)
     workloads: dict[str, Placed[m.Workload]] = field(default_factory=dict)
     waivers: list[Placed[m.Waiver]] = field(default_factory=list)
@@ -175,6 +176,7 @@ ENTITIES: dict[str, Entity] = {
     "facility": Entity("facilities", ("facility",)),
     "rack": Entity("racks", ("facility", "rack")),
     "feed": Entity("feeds", ("facility", "rack", "feed")),
+    "cooling_unit": Entity("cooling_units", ("facility", "unit")),
     "server": Entity("servers", ("server",)),
     "workload": Entity("workloads", ("workload",)),
 }
@@ -476,6 +478,11 @@ class _Builder:
         if not self.unique(self.inv.facilities, fac.name, "facility", place):
             return
         self.inv.facilities[fac.name] = place
+        units = fac.cooling.units if fac.cooling else 1
+        for i, unit in enumerate(units if isinstance(units, list) else []):
+            unit_place = Placed(unit, doc.file, doc.src.descend("cooling", "units", i))
+            if self.unique(self.inv.cooling_units, (fac.name, unit.name), "cooling unit", unit_place):
+                self.inv.cooling_units[(fac.name, unit.name)] = unit_place
         for i, rack in enumerate(fac.racks):
             self._add_rack(fac.name, rack, Placed(rack, doc.file, doc.src.descend("racks", i)))
 
@@ -614,7 +621,7 @@ class _Builder:
             index, *loc = error["loc"]
             assert isinstance(index, int)
             rule, message, key = describe_error({**error, "loc": tuple(loc)}, m.Server)
-            position = merged[index][1].locate([s for s in loc if isinstance(s, (str, int))], key=key)
+            position = merged[index][1].locate(error_path(loc), key=key)
             self.p.add(rule, Location(file, *position), message)
 
     def _merge_server(

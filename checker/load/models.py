@@ -10,7 +10,17 @@ import datetime as dt
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, Strict, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Strict,
+    Tag,
+    model_validator,
+)
 
 # \s in a str pattern is exactly str.isspace(); one search, not a Python loop per character.
 _SPACE_OR_SLASH = re.compile(r"[\s/]")
@@ -145,15 +155,69 @@ class FacilityPower(Model):
     basis: Literal["max", "typical"] = "max"
 
 
-class FacilityCooling(Model):
+class CoolingUnit(Model):
+    """One unit of the room's cooling plant (a chiller, CRAH or CRAC) with its own capacity."""
+
+    name: Name
     capacity_kw: Pos
-    units: PosInt = 1
+
+
+def _count_or_list(value: Any) -> str:
+    return "<list>" if isinstance(value, list) else "<count>"
+
+
+# A union told apart by the value's type, so an error names one branch only
+# (the tags are dropped from the error's path: checker.source.reader.error_path).
+CoolingUnits = Annotated[
+    Annotated[int, Strict(), Field(ge=1), Tag("<count>")]
+    | Annotated[list[CoolingUnit], Field(min_length=1), Tag("<list>")],
+    Discriminator(_count_or_list),
+]
+
+
+class FacilityCooling(Model):
+    # The plant's heat rejection with all units running: with a list of units,
+    # their sum (and if written as well, it must equal it).
+    capacity_kw: Pos | None = None
+    # A count of equal units, or each unit with its own capacity.
+    units: CoolingUnits = 1
+    # N: all of it; N+1: the total minus the largest unit; 2N: half of the total.
     redundancy: Literal["N", "N+1", "2N"] = "N"
     inlet_c: Annotated[float, Strict(), Field(ge=-10, le=60)] | None = None
-    ashrae_class: Literal["A1", "A2", "A3", "A4"] | None = None
+    ashrae_class: Literal["A1", "A2", "A3", "A4", "H1"] | None = None
     # Air temperature rise across the servers, for airflow (CFM) figures. Servers
     # typically run 11-14 C (20-25 F); the low end gives the most airflow.
     delta_t_c: Annotated[float, Strict(), Field(gt=0, le=40)] = 11
+
+    @model_validator(mode="after")
+    def _capacity_given(self) -> FacilityCooling:
+        if isinstance(self.units, int):
+            if self.capacity_kw is None:
+                raise ValueError("give capacity_kw, or list the units with their capacity_kw")
+        elif self.capacity_kw is not None and abs(self.capacity_kw - self.total_kw) > 1e-6:
+            raise ValueError(
+                f"capacity_kw {self.capacity_kw:g} is not the {self.total_kw:g} kW its units add up to"
+            )
+        return self
+
+    @property
+    def total_kw(self) -> float:
+        """Heat rejection with every unit running."""
+        if isinstance(self.units, int):
+            assert self.capacity_kw is not None  # the validator says so
+            return self.capacity_kw
+        return sum(u.capacity_kw for u in self.units)
+
+    @property
+    def unit_count(self) -> int:
+        return self.units if isinstance(self.units, int) else len(self.units)
+
+    @property
+    def largest_kw(self) -> float:
+        """The largest unit: what N+1 may lose (equal units: total / units)."""
+        if isinstance(self.units, int):
+            return self.total_kw / self.units
+        return max(u.capacity_kw for u in self.units)
 
 
 class Facility(Model):

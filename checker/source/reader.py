@@ -139,9 +139,16 @@ def _number_hint(text: str) -> str:
     return f": YAML 1.1 reads this exponent form as text; write {spelled} or the plain number"
 
 
+def error_path(loc: Sequence[Any]) -> list[str | int]:
+    """A pydantic error's location as a path in the document: without the tag of
+    a union branch (`<list>`: a tagged union names the branch it tried), which
+    is no key of the YAML."""
+    return [s for s in loc if isinstance(s, int) or (isinstance(s, str) and not s.startswith("<"))]
+
+
 def describe_error(error: Any, model: type[BaseModel]) -> tuple[str, str, bool]:
     """(rule, message, point-at-key) for one pydantic error."""
-    loc = [s for s in error["loc"] if isinstance(s, (str, int))]
+    loc = error_path(error["loc"])
     where = ".".join(str(s) for s in loc)
     kind = error["type"]
     if kind == "extra_forbidden":
@@ -167,7 +174,7 @@ def problems(
     of what was validated, `prefix` its path within it."""
     for error in exc.errors():
         rule, message, key = describe_error(error, model)
-        loc = [s for s in error["loc"] if isinstance(s, (str, int))]
+        loc = error_path(error["loc"])
         yield rule, src.locate([*prefix, *loc], key=key), message
 
 

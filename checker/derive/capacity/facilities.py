@@ -52,9 +52,15 @@ FACILITY_COLUMNS = (
     Column("heat_kw", "kW", "heat to reject: every watt drawn becomes heat (peak_it_kw)"),
     Column("heat_btu_h", "BTU/h", "heat_kw x 3,412"),
     Column(
+        "cooling_largest_unit_kw",
+        "kW",
+        "the largest cooling unit (equal units: cooling.capacity_kw / cooling.units): what N+1 may lose",
+    ),
+    Column(
         "cooling_usable_kw",
         "kW",
-        "cooling.capacity_kw with the designed failure: N all; N+1 x (units-1)/units; 2N half",
+        "cooling.capacity_kw with the designed failure: N all; N+1 the total minus the largest unit; "
+        "2N half",
     ),
     Column("cooling_utilization_pct", "%", "heat_kw / cooling_usable_kw x 100"),
     Column("cooling_headroom_kw", "kW", "cooling_usable_kw - heat_kw"),
@@ -87,13 +93,15 @@ def facility_inputs(inv: Inventory) -> dict[str, npt.NDArray[Any]]:
     }
 
 
-def usable_share(cooling: m.FacilityCooling | None) -> float:
-    """Share of room cooling left after the failure it is designed for: none (N),
-    one unit (N+1), one half (2N)."""
+def usable_cooling_kw(cooling: m.FacilityCooling | None) -> float:
+    """Room cooling left after the failure it is designed for: none (N), any one
+    unit (N+1: the total minus the largest unit, which for equal units is
+    capacity x (units - 1) / units), one half (2N)."""
     if cooling is None:
         return NAN
-    shares = {"N": 1.0, "N+1": (cooling.units - 1) / cooling.units, "2N": 0.5}
-    return shares[cooling.redundancy]
+    total = cooling.total_kw
+    usable = {"N": total, "N+1": total - cooling.largest_kw, "2N": total / 2}
+    return usable[cooling.redundancy]
 
 
 def projected_pue(facs: list[m.Facility], it_kw: F64) -> tuple[F64, npt.NDArray[Any]]:
@@ -122,8 +130,8 @@ def facility_table(inv: Inventory, rack_facility: npt.NDArray[np.intp], s: Serve
     peak_kw: F64 = np.bincount(s.facility, weights=s.peak_w / 1000.0, minlength=n).astype(np.float64)
     ups = _opt([f.power.it_capacity_kw if f.power else None for f in facs])
     utility = _opt([f.power.utility_kw if f.power else None for f in facs])
-    cooling = _opt([f.cooling.capacity_kw if f.cooling else None for f in facs])
-    usable = cooling * np.asarray([usable_share(f.cooling) for f in facs], dtype=np.float64)
+    usable = np.asarray([usable_cooling_kw(f.cooling) for f in facs], dtype=np.float64)
+    largest = _opt([f.cooling.largest_kw if f.cooling else None for f in facs])
     price = _opt([f.energy_price_per_kwh for f in facs])
     pue, source = projected_pue(facs, it_kw)
     peak_pue, _ = projected_pue(facs, peak_kw)
@@ -139,6 +147,7 @@ def facility_table(inv: Inventory, rack_facility: npt.NDArray[np.intp], s: Serve
             "ups_headroom_kw": ups - peak_kw,
             "heat_kw": peak_kw,
             "heat_btu_h": peak_kw * 1000.0 * BTU_H_PER_W,
+            "cooling_largest_unit_kw": largest,
             "cooling_usable_kw": usable,
             "cooling_utilization_pct": np.where(usable > 0, 100.0 * peak_kw / usable, NAN),
             "cooling_headroom_kw": usable - peak_kw,

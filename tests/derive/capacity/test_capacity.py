@@ -383,7 +383,7 @@ def test_ups_headroom_warning(audit: Auditor) -> None:
 
 def test_json_capacity_section_is_keyed_by_entity_id(audit: Auditor) -> None:
     doc = audit(rack(AB_415), TWO_DGX_H100).capacity.to_json()
-    assert list(doc) == ["facilities", "racks", "feeds", "servers"]
+    assert list(doc) == ["facilities", "racks", "feeds", "servers", "cooling_units"]
     assert [r["entity"] for r in doc["feeds"]] == ["feed/f/R1/a", "feed/f/R1/b"]
     assert doc["racks"][0]["entity"] == "rack/f/R1" and doc["racks"][0]["load_kw"] == 20.4
     assert [r["entity"] for r in doc["servers"]] == ["server/g1", "server/g2"]
@@ -497,3 +497,56 @@ def test_cli_json_capacity_section(cli: CliRunner, in_fixtures: Path) -> None:
     assert (f1["entity"], f1["cooling_usable_kw"], f1["projected_pue"]) == ("facility/f1", 165, 1.4)
     orin = next(s for s in doc["servers"] if s["entity"] == "server/orin")
     assert orin == {"entity": "server/orin", "peak_w": 60, "basis_w": 60}
+
+
+def test_cli_an_n_plus_1_plant_of_unequal_units_keeps_the_total_minus_the_largest(
+    cli: CliRunner, in_fixtures: Path
+) -> None:
+    """tests/fixtures/plant: 3 x 400 + 1 x 200 kW at N+1 keeps 1,000 kW with a 400 kW unit down (the
+    old capacity x (units - 1) / units credited 1,050 kW, and 1,030 kW of heat passed at 98 %)."""
+    run = cli("audit", "plant", *AS_OF)
+    assert run.err == "" and run.code == 1
+    lost = "kW) down, facility hall keeps 1000 kW of its 1400 kW for 1030 kW of heat at peak (103 %)"
+    assert run.lines == [
+        "plant/facility.yaml:9:3: warning cooling.inlet-recommended facility hall is designed for 24 °C "
+        "inlet air, outside ASHRAE's recommended 18-22 °C for class H1",
+        f"plant/facility.yaml:11:19: error cooling.unit-loss with cooling unit hall/CH1 (400 {lost}",
+        f"plant/facility.yaml:12:19: error cooling.unit-loss with cooling unit hall/CH2 (400 {lost}",
+        f"plant/facility.yaml:13:19: error cooling.unit-loss with cooling unit hall/CH3 (400 {lost}",
+        summary(error=3, warning=1),
+    ]
+    doc = json.loads(cli("audit", "plant", *AS_OF, "--format", "json").out)["capacity"]
+    (hall,) = doc["facilities"]
+    assert (hall["cooling_usable_kw"], hall["cooling_largest_unit_kw"], hall["cooling_utilization_pct"]) == (
+        1000,
+        400,
+        103,
+    )
+    ch1, _, _, ch4 = doc["cooling_units"]
+    assert ch1 == {
+        "entity": "cooling_unit/hall/CH1",
+        "plant_capacity_kw": 1400,
+        "share_pct": 28.571,
+        "remaining_kw": 1000,
+        "largest": True,
+        "loss_utilization_pct": 103,
+    }
+    assert (ch4["entity"], ch4["remaining_kw"], ch4["largest"], ch4["loss_utilization_pct"]) == (
+        "cooling_unit/hall/CH4",
+        1200,
+        False,
+        85.833,
+    )
+
+
+def test_a_duplicate_cooling_unit_is_a_located_error(cli: CliRunner, tmp_path: Path) -> None:
+    (tmp_path / "f.yaml").write_text(
+        "kind: Facility\nname: f\ncooling:\n  units:\n    - {name: CH1, capacity_kw: 400}\n"
+        "    - {name: CH1, capacity_kw: 200}\n"
+    )
+    run = cli("audit", str(tmp_path / "f.yaml"), "--no-cache")
+    assert run.code == 2
+    assert run.lines[0].endswith(
+        "f.yaml:6:14: error schema.duplicate-name duplicate cooling unit name 'CH1' (first defined at "
+        f"{tmp_path / 'f.yaml'}:5)"
+    )
