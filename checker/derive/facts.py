@@ -25,6 +25,7 @@ from checker.core.entity import entity_id
 from checker.core.suggest import lookup
 from checker.derive import fit, software
 from checker.derive.capacity import (
+    CDU_COLUMNS,
     COOLING_UNIT_COLUMNS,
     FACILITY_COLUMNS,
     FEED_COLUMNS,
@@ -342,7 +343,11 @@ FACILITY_FIELDS = (
     written("cooling.inlet_c", "number", "degC", "design inlet temperature"),
     written("cooling.ashrae_class", "string", "", "ASHRAE TC 9.9 class A1..A4, H1"),
     written("cooling.delta_t_c", "number", "degC", "air temperature rise across servers, for airflow"),
+    written("cooling.water_class", "string", "", "ASHRAE liquid-cooling class of the facility water: W17-W+"),
+    written("cooling.water_supply_c", "number", "degC", "design supply temperature of the facility water"),
     written("floor_max_kg_per_m2", "number", "kg/m2", "floor loading limit"),
+    written("floor_concentrated_kn", "number", "kN", "raised-floor panel concentrated-load rating"),
+    written("floor_rolling_kn", "number", "kN", "raised-floor panel rolling-load rating"),
     written("energy_price_per_kwh", "number", "currency/kWh", "energy price"),
     written("currency", "string", "", "currency of energy_price_per_kwh"),
     *_columns(FACILITY_COLUMNS),
@@ -379,6 +384,25 @@ def _cooling_units(run: Derivation) -> list[Fact]:
     return _facts("cooling_unit", COOLING_UNIT_FIELDS, entries, columns)
 
 
+# ---------------------------------------------------------------- CDU
+CDU_FIELDS = (
+    derived("facility", "string", "", "facility the CDU is in"),
+    written("name", "string", "", "CDU name"),
+    written("capacity_kw", "number", "kW", "heat it moves to the facility water with every unit running"),
+    written("units", "number", "", "equal CDUs (or modules) that share its racks"),
+    written("redundancy", "string", "", "N | N+1 | 2N across its units"),
+    *_columns(CDU_COLUMNS),
+)
+
+
+def _cdus(run: Derivation) -> list[Fact]:
+    inv, cap = run.inv, run.cap
+    keys = list(inv.cdus)
+    entries: list[Entry] = [(entity_id("cdu", k), p, {}) for k, p in inv.cdus.items()]
+    columns = {**cap.cdus.cells_for(keys), "facility": [k[0] for k in keys]}
+    return _facts("cdu", CDU_FIELDS, entries, columns)
+
+
 # ---------------------------------------------------------------- rack
 RACK_FIELDS = (
     derived("facility", "string", "", "facility the rack is in"),
@@ -390,6 +414,7 @@ RACK_FIELDS = (
     written("cooling", "string", "", "air | rear-door | liquid"),
     written("cooling_kw", "number", "kW", "heat this position can reject"),
     written("redundancy", "string", "", "N | N+1 | 2N"),
+    written("row", "string", "", "the row the rack stands in"),
     *_columns(RACK_COLUMNS),
 )
 
@@ -474,6 +499,10 @@ SERVER_FIELDS = (
     written("psu.input_v.min", "number", "V", "lowest AC input voltage the PSUs are rated for"),
     written("psu.input_v.max", "number", "V", "highest AC input voltage the PSUs are rated for"),
     written("cooling", "string", "", "air | liquid"),
+    written("liquid_fraction", "number", "", "share of the heat that goes to liquid (0-1)"),
+    written(
+        "max_coolant_supply_c", "number", "degC", "warmest coolant supply the equipment is specified for"
+    ),
     written("inlet_c.min", "number", "degC", "lowest inlet temperature the equipment is specified for"),
     written("inlet_c.max", "number", "degC", "highest inlet temperature the equipment is specified for"),
     written("gpu.model", "string", "", "catalog GPU model"),
@@ -687,6 +716,7 @@ REGISTRY: dict[str, FactKind] = {
             _cooling_units,
             m.CoolingUnit,
         ),
+        FactKind("cdu", "a coolant distribution unit and its racks", CDU_FIELDS, _cdus, m.Cdu),
         FactKind(
             "server", "a server, with catalog and defaults merged in", SERVER_FIELDS, _servers, m.Server
         ),

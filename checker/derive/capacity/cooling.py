@@ -65,3 +65,46 @@ def cooling_unit_table(inv: Inventory, facility_heat_kw: F64) -> Table[tuple[str
             "plant_redundancy": redundancy[facility] if len(keys) else np.zeros(0, dtype=object),
         }
     return Table(keys, COOLING_UNIT_COLUMNS, columns)
+
+
+CDU_COLUMNS = (
+    Column("rack_count", "", "racks it serves (its racks and the racks of its rows)"),
+    Column("liquid_heat_kw", "kW", "the liquid part of its racks' heat (their liquid_heat_kw) at peak"),
+    Column(
+        "usable_kw",
+        "kW",
+        "capacity_kw with the designed failure, units equal: N all; N+1 x (units-1)/units; 2N half",
+    ),
+    Column("utilization_pct", "%", "liquid_heat_kw / usable_kw x 100"),
+    Column("headroom_kw", "kW", "usable_kw - liquid_heat_kw"),
+)
+
+
+def cdu_table(inv: Inventory, rack_cdu: npt.NDArray[Any], rack_liquid_kw: F64) -> Table[tuple[str, str]]:
+    """Each CDU against the liquid heat of the racks it serves. `rack_cdu` is each
+    rack's CDU name (None: none), in the inventory's rack order."""
+    keys = list(inv.cdus)
+    index = {key: i for i, key in enumerate(keys)}
+    rack_facility = [f for f, _ in inv.racks]
+    which = np.asarray(
+        [-1 if c is None else index.get((f, c), -1) for f, c in zip(rack_facility, rack_cdu, strict=True)],
+        dtype=np.intp,
+    )
+    n = len(keys)
+    on = which >= 0
+    heat = np.bincount(which[on], weights=np.nan_to_num(rack_liquid_kw[on]), minlength=n)
+    cdus = [p.value for p in inv.cdus.values()]
+    capacity = np.asarray([c.capacity_kw for c in cdus], dtype=np.float64)
+    units = np.asarray([c.units for c in cdus], dtype=np.float64)
+    redundancy = np.asarray([c.redundancy for c in cdus], dtype=object)
+    share = np.where(redundancy == "N+1", (units - 1) / units, np.where(redundancy == "2N", 0.5, 1.0))
+    usable = capacity * share
+    with np.errstate(invalid="ignore", divide="ignore"):
+        columns: dict[str, npt.NDArray[Any]] = {
+            "rack_count": np.bincount(which[on], minlength=n).astype(np.float64),
+            "liquid_heat_kw": heat,
+            "usable_kw": usable,
+            "utilization_pct": np.where(usable > 0, 100.0 * heat / usable, NAN),
+            "headroom_kw": usable - heat,
+        }
+    return Table(keys, CDU_COLUMNS, columns)
