@@ -703,3 +703,40 @@ def test_liquid_fraction_needs_liquid_cooling(cli: CliRunner, tmp_path: Path) ->
         f"{tmp_path / 's.yaml'}:4:5: error schema.invalid document: "
         "liquid_fraction above 0 needs cooling: liquid"
     )
+
+
+@pytest.mark.parametrize(
+    ("cdu", "usable", "pct"),
+    [
+        # 100 kW of liquid heat (a 125 kW rack at 80 %) on a CDU of 300 kW
+        ("capacity_kw: 300", 300, 33.333),
+        ("capacity_kw: 300, units: 3, redundancy: N+1", 200, 50),
+        ("capacity_kw: 300, units: 2, redundancy: N+1", 150, 66.667),
+        ("capacity_kw: 300, units: 2, redundancy: 2N", 150, 66.667),
+        ("capacity_kw: 300, units: 1, redundancy: N+1", 0, None),  # one unit cannot lose one
+    ],
+)
+def test_cdu_usable_capacity(audit: Auditor, cdu: str, usable: float, pct: float | None) -> None:
+    top = f"cdus: [{{name: C1, {cdu}, racks: [R1]}}]\n"
+    facility = rack("[{name: F1, voltage: 415, amps: 400, phase: 3}]", "N", "cooling: liquid", top)
+    server = "{name: s, rack: R1, power_w: {max: 125000}, cooling: liquid, liquid_fraction: 0.8}"
+    row = audit(facility, servers(server)).capacity.cdus.row(("f", "C1"))
+    assert (row["liquid_heat_kw"], row["usable_kw"], row.get("utilization_pct")) == (100, usable, pct)
+
+
+@pytest.mark.parametrize(
+    ("units", "largest", "remaining"),
+    [
+        ([400, 400, 400, 200], [True, False, False, False], [1000, 1000, 1000, 1200]),
+        ([200, 500, 500], [False, True, False], [1000, 700, 700]),
+        ([300], [True], [0]),
+    ],
+)
+def test_each_cooling_unit_and_what_the_plant_keeps_without_it(
+    audit: Auditor, units: list[int], largest: list[bool], remaining: list[int]
+) -> None:
+    listed = ", ".join(f"{{name: U{i}, capacity_kw: {kw}}}" for i, kw in enumerate(units))
+    facility = rack("[]", "N", "", f"cooling: {{redundancy: N+1, units: [{listed}]}}\n")
+    table = audit(facility).capacity.cooling_units
+    assert [r["largest"] for r in table.rows] == largest
+    assert [r["remaining_kw"] for r in table.rows] == remaining
