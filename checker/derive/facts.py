@@ -25,6 +25,8 @@ from checker.core.entity import entity_id
 from checker.core.suggest import lookup
 from checker.derive import fit, software
 from checker.derive.capacity import (
+    CDU_COLUMNS,
+    COOLING_UNIT_COLUMNS,
     FACILITY_COLUMNS,
     FEED_COLUMNS,
     RACK_COLUMNS,
@@ -331,13 +333,21 @@ FACILITY_FIELDS = (
         "max | typical: the draw of the energy, cost and annual PUE figures (feeds, racks, the UPS "
         "and the utility are always checked on peak draw)",
     ),
-    written("cooling.capacity_kw", "number", "kW", "heat rejection with all units running"),
-    written("cooling.units", "number", "", "number of cooling units"),
+    derived(
+        "cooling.capacity_kw", "number", "kW",
+        "heat rejection with all units running (as written, or the sum of the units listed)",
+    ),
+    derived("cooling.units", "number", "", "number of cooling units (as written, or how many are listed)"),
+    derived("cooling_units_listed", "boolean", "", "cooling.units lists each unit with its capacity"),
     written("cooling.redundancy", "string", "", "N | N+1 | 2N"),
     written("cooling.inlet_c", "number", "degC", "design inlet temperature"),
-    written("cooling.ashrae_class", "string", "", "ASHRAE TC 9.9 class A1..A4"),
+    written("cooling.ashrae_class", "string", "", "ASHRAE TC 9.9 class A1..A4, H1"),
     written("cooling.delta_t_c", "number", "degC", "air temperature rise across servers, for airflow"),
+    written("cooling.water_class", "string", "", "ASHRAE liquid-cooling class of the facility water: W17-W+"),
+    written("cooling.water_supply_c", "number", "degC", "design supply temperature of the facility water"),
     written("floor_max_kg_per_m2", "number", "kg/m2", "floor loading limit"),
+    written("floor_concentrated_kn", "number", "kN", "raised-floor panel concentrated-load rating"),
+    written("floor_rolling_kn", "number", "kN", "raised-floor panel rolling-load rating"),
     written("energy_price_per_kwh", "number", "currency/kWh", "energy price"),
     written("currency", "string", "", "currency of energy_price_per_kwh"),
     *_columns(FACILITY_COLUMNS),
@@ -367,7 +377,50 @@ def _facilities(run: Derivation) -> list[Fact]:
         "knowledge.age_days": [(ctx.as_of - as_of).days] * len(names),
         "knowledge.software_servers": [checked[n] for n in names],
     }
-    return _facts("facility", FACILITY_FIELDS, entries, {**cap.facilities.cells_for(names), **knowledge})
+    plants = [place.value.cooling for place in inv.facilities.values()]
+    written_as: dict[str, list[Any]] = {
+        "cooling.capacity_kw": [_whole(c.total_kw) if c else None for c in plants],
+        "cooling.units": [c.unit_count if c else None for c in plants],
+        "cooling_units_listed": [isinstance(c.units, list) if c else None for c in plants],
+    }
+    columns = {**cap.facilities.cells_for(names), **knowledge, **written_as}
+    return _facts("facility", FACILITY_FIELDS, entries, columns)
+
+
+# ---------------------------------------------------------------- cooling unit
+COOLING_UNIT_FIELDS = (
+    derived("facility", "string", "", "facility whose plant the unit is in"),
+    written("name", "string", "", "unit name"),
+    written("capacity_kw", "number", "kW", "heat the unit rejects"),
+    *_columns(COOLING_UNIT_COLUMNS),
+)
+
+
+def _cooling_units(run: Derivation) -> list[Fact]:
+    inv, cap = run.inv, run.cap
+    keys = list(inv.cooling_units)
+    entries: list[Entry] = [(entity_id("cooling_unit", k), p, {}) for k, p in inv.cooling_units.items()]
+    columns = {**cap.cooling_units.cells_for(keys), "facility": [k[0] for k in keys]}
+    return _facts("cooling_unit", COOLING_UNIT_FIELDS, entries, columns)
+
+
+# ---------------------------------------------------------------- CDU
+CDU_FIELDS = (
+    derived("facility", "string", "", "facility the CDU is in"),
+    written("name", "string", "", "CDU name"),
+    written("capacity_kw", "number", "kW", "heat it moves to the facility water with every unit running"),
+    written("units", "number", "", "equal CDUs (or modules) that share its racks"),
+    written("redundancy", "string", "", "N | N+1 | 2N across its units"),
+    *_columns(CDU_COLUMNS),
+)
+
+
+def _cdus(run: Derivation) -> list[Fact]:
+    inv, cap = run.inv, run.cap
+    keys = list(inv.cdus)
+    entries: list[Entry] = [(entity_id("cdu", k), p, {}) for k, p in inv.cdus.items()]
+    columns = {**cap.cdus.cells_for(keys), "facility": [k[0] for k in keys]}
+    return _facts("cdu", CDU_FIELDS, entries, columns)
 
 
 # ---------------------------------------------------------------- rack
@@ -381,6 +434,7 @@ RACK_FIELDS = (
     written("cooling", "string", "", "air | rear-door | liquid"),
     written("cooling_kw", "number", "kW", "heat this position can reject"),
     written("redundancy", "string", "", "N | N+1 | 2N"),
+    written("row", "string", "", "the row the rack stands in"),
     *_columns(RACK_COLUMNS),
 )
 
@@ -465,6 +519,10 @@ SERVER_FIELDS = (
     written("psu.input_v.min", "number", "V", "lowest AC input voltage the PSUs are rated for"),
     written("psu.input_v.max", "number", "V", "highest AC input voltage the PSUs are rated for"),
     written("cooling", "string", "", "air | liquid"),
+    written("liquid_fraction", "number", "", "share of the heat that goes to liquid (0-1)"),
+    written(
+        "max_coolant_supply_c", "number", "degC", "warmest coolant supply the equipment is specified for"
+    ),
     written("inlet_c.min", "number", "degC", "lowest inlet temperature the equipment is specified for"),
     written("inlet_c.max", "number", "degC", "highest inlet temperature the equipment is specified for"),
     written("gpu.model", "string", "", "catalog GPU model"),
@@ -672,6 +730,14 @@ REGISTRY: dict[str, FactKind] = {
         ),
         FactKind("rack", "a rack position with its feeds and load", RACK_FIELDS, _racks, m.Rack),
         FactKind("feed", "one power feed of a rack", FEED_FIELDS, _feeds, m.Feed),
+        FactKind(
+            "cooling_unit",
+            "one unit of a facility's cooling plant listed with its capacity (cooling.units)",
+            COOLING_UNIT_FIELDS,
+            _cooling_units,
+            m.CoolingUnit,
+        ),
+        FactKind("cdu", "a coolant distribution unit and its racks", CDU_FIELDS, _cdus, m.Cdu),
         FactKind(
             "server", "a server, with catalog and defaults merged in", SERVER_FIELDS, _servers, m.Server
         ),

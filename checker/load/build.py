@@ -144,6 +144,8 @@ class Inventory:
     facilities: dict[str, Placed[m.Facility]] = field(default_factory=dict)
     racks: dict[tuple[str, str], Placed[m.Rack]] = field(default_factory=dict)
     feeds: dict[tuple[str, str, str], Placed[m.Feed]] = field(default_factory=dict)
+    cooling_units: dict[tuple[str, str], Placed[m.CoolingUnit]] = field(default_factory=dict)
+    cdus: dict[tuple[str, str], Placed[m.Cdu]] = field(default_factory=dict)
     servers: dict[str, ServerEntry] = field(default_factory=dict)
     workloads: dict[str, Placed[m.Workload]] = field(default_factory=dict)
     waivers: list[Placed[m.Waiver]] = field(default_factory=list)
@@ -175,6 +177,8 @@ ENTITIES: dict[str, Entity] = {
     "facility": Entity("facilities", ("facility",)),
     "rack": Entity("racks", ("facility", "rack")),
     "feed": Entity("feeds", ("facility", "rack", "feed")),
+    "cooling_unit": Entity("cooling_units", ("facility", "unit")),
+    "cdu": Entity("cdus", ("facility", "cdu")),
     "server": Entity("servers", ("server",)),
     "workload": Entity("workloads", ("workload",)),
 }
@@ -476,8 +480,46 @@ class _Builder:
         if not self.unique(self.inv.facilities, fac.name, "facility", place):
             return
         self.inv.facilities[fac.name] = place
+        units = fac.cooling.units if fac.cooling else 1
+        for i, unit in enumerate(units if isinstance(units, list) else []):
+            unit_place = Placed(unit, doc.file, doc.src.descend("cooling", "units", i))
+            if self.unique(self.inv.cooling_units, (fac.name, unit.name), "cooling unit", unit_place):
+                self.inv.cooling_units[(fac.name, unit.name)] = unit_place
         for i, rack in enumerate(fac.racks):
             self._add_rack(fac.name, rack, Placed(rack, doc.file, doc.src.descend("racks", i)))
+        served: dict[str, str] = {}  # rack -> the CDU that serves it
+        for i, cdu in enumerate(fac.cdus):
+            cdu_place = Placed(cdu, doc.file, doc.src.descend("cdus", i))
+            if self.unique(self.inv.cdus, (fac.name, cdu.name), "CDU", cdu_place):
+                self.inv.cdus[(fac.name, cdu.name)] = cdu_place
+                self._check_cdu(fac, cdu, cdu_place, served)
+
+    def _check_cdu(self, fac: m.Facility, cdu: m.Cdu, place: Placed[m.Cdu], served: dict[str, str]) -> None:
+        """A CDU serves racks and rows of its own facility, and a rack has one CDU (a
+        row's several CDUs that share its racks are one entry with `units`)."""
+        racks = [r.name for r in fac.racks]
+        rows = sorted({r.row for r in fac.racks if r.row is not None})
+        for field_name, names, known in (("racks", cdu.racks, racks), ("rows", cdu.rows, rows)):
+            for i, name in enumerate(names):
+                if name not in known:
+                    what = "rack" if field_name == "racks" else "row"
+                    self.p.add(
+                        SCHEMA_REFERENCE,
+                        place.at([field_name, i], key=False),
+                        f"CDU {cdu.name}: no {what} '{name}' in facility {fac.name}"
+                        f"{did_you_mean(name, known)}",
+                    )
+        mine = [(i, "racks", name) for i, name in enumerate(cdu.racks)]
+        mine += [(i, "rows", r.name) for i, row in enumerate(cdu.rows) for r in fac.racks if r.row == row]
+        for i, field_name, rack in mine:
+            other = served.setdefault(rack, cdu.name)
+            if other != cdu.name:
+                self.p.add(
+                    SCHEMA_REFERENCE,
+                    place.at([field_name, i], key=False),
+                    f"rack {rack} is served by CDU {other} already: CDUs that share racks are one entry "
+                    "with `units` and `redundancy`",
+                )
 
     def _add_rack(self, facility: str, rack: m.Rack, place: Placed[m.Rack]) -> None:
         key = (facility, rack.name)

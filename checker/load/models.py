@@ -174,6 +174,35 @@ class Rack(Model):
     # server to the first feed (or ATS) named, PSU 2 to the second, and round
     # again (a DGX's 6 PSUs over [A1, B1, A2, B2]: 2, 2, 1 and 1).
     psu_order: list[Name] | None = None
+    # The row the rack stands in: a CDU may serve whole rows (Cdu.rows).
+    row: Name | None = None
+
+
+class Cdu(Model):
+    """A coolant distribution unit, or a set of equal CDUs that serve the same
+    racks together (`units`, with the redundancy across them): it takes the
+    liquid part of its racks' heat to the facility water."""
+
+    name: Name
+    capacity_kw: Pos  # heat it moves with every unit running
+    units: PosInt = 1
+    redundancy: Literal["N", "N+1", "2N"] = "N"
+    racks: list[Name] = []  # racks it serves, by name
+    rows: list[Name] = []  # and/or whole rows (Rack.row)
+
+    @model_validator(mode="after")
+    def _serves_something(self) -> Cdu:
+        if not self.racks and not self.rows:
+            raise ValueError("a CDU serves racks or rows: give `racks`, `rows` or both")
+        return self
+
+
+# ASHRAE TC 9.9 liquid-cooling classes (2021 names) by the highest facility
+# water supply temperature each allows, in degC (the number in the name); W+
+# is above 45 degC, with no upper bound.
+WATER_CLASS_MAX_C: dict[str, float | None] = {
+    "W17": 17, "W27": 27, "W32": 32, "W40": 40, "W45": 45, "W+": None,
+}
 
 
 class PueModel(Model):
@@ -188,15 +217,72 @@ class FacilityPower(Model):
     basis: Literal["max", "typical"] = "max"
 
 
-class FacilityCooling(Model):
+class CoolingUnit(Model):
+    """One unit of the room's cooling plant (a chiller, CRAH or CRAC) with its own capacity."""
+
+    name: Name
     capacity_kw: Pos
-    units: PosInt = 1
+
+
+def _count_or_list(value: Any) -> str:
+    return f"{UNION_TAG}list" if isinstance(value, list) else f"{UNION_TAG}count"
+
+
+# A union told apart by the value's type, so an error names one branch only
+# (the tags are dropped from the error's path: checker.source.reader.error_path).
+CoolingUnits = Annotated[
+    Annotated[int, Strict(), Field(ge=1), Tag(f"{UNION_TAG}count")]
+    | Annotated[list[CoolingUnit], Field(min_length=1), Tag(f"{UNION_TAG}list")],
+    Discriminator(_count_or_list),
+]
+
+
+class FacilityCooling(Model):
+    # The plant's heat rejection with all units running: with a list of units,
+    # their sum (and if written as well, it must equal it).
+    capacity_kw: Pos | None = None
+    # A count of equal units, or each unit with its own capacity.
+    units: CoolingUnits = 1
+    # N: all of it; N+1: the total minus the largest unit; 2N: half of the total.
     redundancy: Literal["N", "N+1", "2N"] = "N"
     inlet_c: Annotated[float, Strict(), Field(ge=-10, le=60)] | None = None
-    ashrae_class: Literal["A1", "A2", "A3", "A4"] | None = None
+    ashrae_class: Literal["A1", "A2", "A3", "A4", "H1"] | None = None
     # Air temperature rise across the servers, for airflow (CFM) figures. Servers
     # typically run 11-14 C (20-25 F); the low end gives the most airflow.
     delta_t_c: Annotated[float, Strict(), Field(gt=0, le=40)] = 11
+    # Facility water: its ASHRAE class and, where known, its design supply temperature.
+    water_class: Literal["W17", "W27", "W32", "W40", "W45", "W+"] | None = None
+    water_supply_c: Annotated[float, Strict(), Field(ge=0, le=80)] | None = None
+
+    @model_validator(mode="after")
+    def _capacity_given(self) -> FacilityCooling:
+        if isinstance(self.units, int):
+            if self.capacity_kw is None:
+                raise ValueError("give capacity_kw, or list the units with their capacity_kw")
+        elif self.capacity_kw is not None and abs(self.capacity_kw - self.total_kw) > 1e-6:
+            raise ValueError(
+                f"capacity_kw {self.capacity_kw:g} is not the {self.total_kw:g} kW its units add up to"
+            )
+        return self
+
+    @property
+    def total_kw(self) -> float:
+        """Heat rejection with every unit running."""
+        if isinstance(self.units, int):
+            assert self.capacity_kw is not None  # the validator says so
+            return self.capacity_kw
+        return sum(u.capacity_kw for u in self.units)
+
+    @property
+    def unit_count(self) -> int:
+        return self.units if isinstance(self.units, int) else len(self.units)
+
+    @property
+    def largest_kw(self) -> float:
+        """The largest unit: what N+1 may lose (equal units: total / units)."""
+        if isinstance(self.units, int):
+            return self.total_kw / self.units
+        return max(u.capacity_kw for u in self.units)
 
 
 class Facility(Model):
@@ -209,6 +295,11 @@ class Facility(Model):
     power: FacilityPower | None = None
     cooling: FacilityCooling | None = None
     floor_max_kg_per_m2: Pos | None = None
+    # Raised-floor panel ratings (CISCA test methods): concentrated (one caster
+    # or foot of a standing rack) and rolling (a caster while a rack is moved in).
+    floor_concentrated_kn: Pos | None = None
+    floor_rolling_kn: Pos | None = None
+    cdus: list[Cdu] = []
     energy_price_per_kwh: NonNeg | None = None
     currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")] | None = None
     racks: list[Rack] = []
@@ -370,12 +461,24 @@ class ServerSpec(Model):
     power_w: PowerDraw | None = None
     psu: Psu | None = None
     cooling: Literal["air", "liquid"] | None = None
+    # Share of the heat that goes to liquid (cold plates: the CDU, facility
+    # water); the rest goes to the room air. A liquid-cooled server without it
+    # counts as all liquid; hybrid systems put part of their heat on air.
+    liquid_fraction: Annotated[float, Strict(), Field(ge=0, le=1)] | None = None
+    # The warmest coolant supply the equipment is specified for, against the facility water.
+    max_coolant_supply_c: Annotated[float, Strict(), Field(ge=0, le=80)] | None = None
     inlet_c: InletRange | None = None
     gpu: GpuRef | None = None
     cpu: Cpu | None = None
     memory_gb: NonNeg | None = None
     storage: Storage | None = None
     network: Network | None = None
+
+    @model_validator(mode="after")
+    def _liquid_needs_liquid(self) -> ServerSpec:
+        if self.cooling == "air" and self.liquid_fraction:
+            raise ValueError("liquid_fraction above 0 needs cooling: liquid")
+        return self
 
 
 class Server(ServerSpec):

@@ -47,6 +47,9 @@ EXAMPLES = sorted([
     *(ROOT / "inventories").rglob("*.yaml"),
     *(ROOT / "rules" / "knowledge" / name for name in CATALOG_FILES),
     *(ROOT / "templates" / "init" / "inventories").glob("*.yaml"),
+    # The cooling plant unit by unit, CDUs and liquid fractions, floor ratings.
+    *(ROOT / "tests" / "fixtures" / name / "facility.yaml" for name in ("plant", "liquid", "floor")),
+    *(ROOT / "tests" / "fixtures" / name / "servers.yaml" for name in ("plant", "liquid", "floor")),
 ])
 
 
@@ -63,6 +66,10 @@ def test_schema_accepts_every_example_inventory(path: Path) -> None:
     [
         ({"kind": "Facility", "name": "f", "racks": [{"name": "R", "u_hieght": 42}]}, ["racks", 0]),
         ({"kind": "Servers", "facility": "f", "servers": [{"name": "s", "memroy_gb": 512}]}, ["servers", 0]),
+        ({"kind": "Facility", "name": "f", "cooling": {"units": [{"name": "CH1", "capacity_kv": 400}]}},
+         ["cooling", "units", 0]),
+        ({"kind": "Facility", "name": "f", "cdus": [{"name": "C", "capacity_kw": 1, "row": ["L"]}]},
+         ["cdus", 0]),
         ({"kind": "Workloads", "workloads": [
             {"name": "w", "task": "inference", "params_b": 1, "precision": "bf16", "framwork": "pytorch"},
         ]}, ["workloads", 0]),

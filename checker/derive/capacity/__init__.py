@@ -14,6 +14,7 @@ from typing import Any
 
 from checker.core.entity import entity_id
 from checker.derive.capacity import feeds, servers
+from checker.derive.capacity.cooling import CDU_COLUMNS, COOLING_UNIT_COLUMNS, cdu_table, cooling_unit_table
 from checker.derive.capacity.facilities import FACILITY_COLUMNS, facility_inputs, facility_table
 from checker.derive.capacity.feeds import (
     FEED_COLUMNS,
@@ -29,6 +30,8 @@ from checker.derive.capacity.table import Column, Table
 from checker.load.build import Inventory
 
 __all__ = [
+    "CDU_COLUMNS",
+    "COOLING_UNIT_COLUMNS",
     "FACILITY_COLUMNS",
     "FEED_COLUMNS",
     "RACK_COLUMNS",
@@ -53,6 +56,8 @@ class Capacity:
     racks: Table[tuple[str, str]]
     feeds: Table[tuple[str, str, str]]
     servers: Table[str]
+    cooling_units: Table[tuple[str, str]]
+    cdus: Table[tuple[str, str]]
 
     def to_json(self) -> dict[str, Any]:
         """The JSON `capacity` section: one object per entity, sorted by entity id."""
@@ -61,6 +66,8 @@ class Capacity:
             "racks": _entities("rack", self.racks),
             "feeds": _entities("feed", self.feeds),
             "servers": _entities("server", self.servers),
+            "cooling_units": _entities("cooling_unit", self.cooling_units),
+            "cdus": _entities("cdu", self.cdus),
         }
 
 
@@ -99,4 +106,7 @@ def compute(inv: Inventory) -> Capacity:
     side_pct = failover["psu_side_pct"]
     rack_t = rack_table(inv, racks, facilities, f, feed_columns, (switches, ats_pct), arrays, side_pct)
     feed_t = feed_table(inv, f, feed_columns, rack_t.column("utilization_pct"))
-    return Capacity(facility_table(inv, racks["facility"], arrays), rack_t, feed_t, server_t)
+    facility_t = facility_table(inv, racks["facility"], arrays)
+    units_t = cooling_unit_table(inv, facility_t.column("heat_kw"))
+    cdus_t = cdu_table(inv, racks["cdu"], rack_t.column("liquid_heat_kw"))
+    return Capacity(facility_t, rack_t, feed_t, server_t, units_t, cdus_t)

@@ -51,10 +51,21 @@ FACILITY_COLUMNS = (
     Column("ups_headroom_kw", "kW", "power.it_capacity_kw - peak_it_kw"),
     Column("heat_kw", "kW", "heat to reject: every watt drawn becomes heat (peak_it_kw)"),
     Column("heat_btu_h", "BTU/h", "heat_kw x 3,412"),
+    Column("liquid_heat_kw", "kW", "sum of the servers' liquid_heat_w: heat to CDUs and facility water"),
+    Column(
+        "air_heat_kw", "kW", "heat_kw - liquid_heat_kw: heat to the room air (CRAH / CRAC, rear doors); "
+        "absent without liquid heat"
+    ),
+    Column(
+        "cooling_largest_unit_kw",
+        "kW",
+        "the largest cooling unit (equal units: cooling.capacity_kw / cooling.units): what N+1 may lose",
+    ),
     Column(
         "cooling_usable_kw",
         "kW",
-        "cooling.capacity_kw with the designed failure: N all; N+1 x (units-1)/units; 2N half",
+        "cooling.capacity_kw with the designed failure: N all; N+1 the total minus the largest unit; "
+        "2N half",
     ),
     Column("cooling_utilization_pct", "%", "heat_kw / cooling_usable_kw x 100"),
     Column("cooling_headroom_kw", "kW", "cooling_usable_kw - heat_kw"),
@@ -84,16 +95,33 @@ def facility_inputs(inv: Inventory) -> dict[str, npt.NDArray[Any]]:
         "inlet_c": _opt([f.cooling.inlet_c if f.cooling else None for f in facs]),
         "delta_t_c": _opt([f.cooling.delta_t_c if f.cooling else DEFAULT_DELTA_T_C for f in facs]),
         "floor_max_kg_per_m2": _opt([f.floor_max_kg_per_m2 for f in facs]),
+        "floor_concentrated_kn": _opt([f.floor_concentrated_kn for f in facs]),
+        "floor_rolling_kn": _opt([f.floor_rolling_kn for f in facs]),
+        "water_supply_c": _opt([water_supply_c(f.cooling) for f in facs]),
+        "water_class": np.asarray([f.cooling.water_class if f.cooling else None for f in facs], dtype=object),
+        "cdu_count": np.asarray([len(f.cdus) for f in facs], dtype=np.float64),
     }
 
 
-def usable_share(cooling: m.FacilityCooling | None) -> float:
-    """Share of room cooling left after the failure it is designed for: none (N),
-    one unit (N+1), one half (2N)."""
+def water_supply_c(cooling: m.FacilityCooling | None) -> float | None:
+    """The facility water's supply temperature: as designed, else the warmest its
+    class allows (W32: 32 degC); None for W+ (above 45 degC, unbounded) or no class."""
+    if cooling is None:
+        return None
+    if cooling.water_supply_c is not None:
+        return cooling.water_supply_c
+    return m.WATER_CLASS_MAX_C.get(cooling.water_class) if cooling.water_class else None
+
+
+def usable_cooling_kw(cooling: m.FacilityCooling | None) -> float:
+    """Room cooling left after the failure it is designed for: none (N), any one
+    unit (N+1: the total minus the largest unit, which for equal units is
+    capacity x (units - 1) / units), one half (2N)."""
     if cooling is None:
         return NAN
-    shares = {"N": 1.0, "N+1": (cooling.units - 1) / cooling.units, "2N": 0.5}
-    return shares[cooling.redundancy]
+    total = cooling.total_kw
+    usable = {"N": total, "N+1": total - cooling.largest_kw, "2N": total / 2}
+    return usable[cooling.redundancy]
 
 
 def projected_pue(facs: list[m.Facility], it_kw: F64) -> tuple[F64, npt.NDArray[Any]]:
@@ -120,10 +148,11 @@ def facility_table(inv: Inventory, rack_facility: npt.NDArray[np.intp], s: Serve
     n = len(facs)
     it_kw: F64 = np.bincount(s.facility, weights=s.basis_w / 1000.0, minlength=n).astype(np.float64)
     peak_kw: F64 = np.bincount(s.facility, weights=s.peak_w / 1000.0, minlength=n).astype(np.float64)
+    liquid_kw = np.bincount(s.facility, weights=s.peak_w * s.liquid_share / 1000.0, minlength=n)
     ups = _opt([f.power.it_capacity_kw if f.power else None for f in facs])
     utility = _opt([f.power.utility_kw if f.power else None for f in facs])
-    cooling = _opt([f.cooling.capacity_kw if f.cooling else None for f in facs])
-    usable = cooling * np.asarray([usable_share(f.cooling) for f in facs], dtype=np.float64)
+    usable = np.asarray([usable_cooling_kw(f.cooling) for f in facs], dtype=np.float64)
+    largest = _opt([f.cooling.largest_kw if f.cooling else None for f in facs])
     price = _opt([f.energy_price_per_kwh for f in facs])
     pue, source = projected_pue(facs, it_kw)
     peak_pue, _ = projected_pue(facs, peak_kw)
@@ -139,6 +168,9 @@ def facility_table(inv: Inventory, rack_facility: npt.NDArray[np.intp], s: Serve
             "ups_headroom_kw": ups - peak_kw,
             "heat_kw": peak_kw,
             "heat_btu_h": peak_kw * 1000.0 * BTU_H_PER_W,
+            "liquid_heat_kw": np.where(liquid_kw > 0, liquid_kw, NAN),
+            "air_heat_kw": np.where(liquid_kw > 0, peak_kw - liquid_kw, NAN),
+            "cooling_largest_unit_kw": largest,
             "cooling_usable_kw": usable,
             "cooling_utilization_pct": np.where(usable > 0, 100.0 * peak_kw / usable, NAN),
             "cooling_headroom_kw": usable - peak_kw,

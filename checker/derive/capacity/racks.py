@@ -23,6 +23,13 @@ from checker.load.build import Inventory
 # i.e. CFM = 3.16 x W / dT(F).
 BTU_H_PER_W = 3.412
 CFM_W_PER_F = 3.16
+# Standard gravity, m/s2: kg -> N.
+G = 9.80665
+# Floor point loads (IBM's sizing, after the CISCA test methods): one tile or
+# caster carries up to a third of a standing rack, and up to half of it on one
+# caster while the rack is rolled in.
+CONCENTRATED_SHARE = 1 / 3
+ROLLING_SHARE = 1 / 2
 
 RACK_COLUMNS = (
     Column("feed_count", "", "power feeds"),
@@ -65,9 +72,18 @@ RACK_COLUMNS = (
     Column("worst_ats", "", "the ATS with worst_ats_pct", "string"),
     Column("heat_kw", "kW", "heat to reject: every watt drawn becomes heat (load_kw)"),
     Column("heat_btu_h", "BTU/h", "heat_kw x 3,412"),
+    Column("liquid_heat_kw", "kW", "sum of its servers' liquid_heat_w: heat to its CDU (absent: none)"),
     Column(
-        "airflow_cfm", "CFM", "air through the servers: 3.16 x W / dT(F), dT = facility cooling.delta_t_c"
+        "air_heat_kw", "kW", "heat_kw - liquid_heat_kw: heat to room air or a rear door (racks with liquid)"
     ),
+    Column(
+        "airflow_cfm",
+        "CFM",
+        "air through the servers for the air part of the heat: 3.16 x air W / dT(F), dT = facility "
+        "cooling.delta_t_c",
+    ),
+    Column("cdu", "", "the CDU that serves the rack (by racks or rows)", "string"),
+    Column("facility_cdu_count", "", "CDUs the rack's facility declares", context=True),
     Column("cooling_headroom_kw", "kW", "cooling_kw - heat_kw (racks with cooling_kw)"),
     Column("cooling_utilization_pct", "%", "heat_kw / cooling_kw x 100 (racks with cooling_kw)"),
     Column("liquid_server_count", "", "servers with cooling: liquid"),
@@ -78,12 +94,27 @@ RACK_COLUMNS = (
     Column("unweighed_server_count", "", "servers without weight_kg (not in total_weight_kg)"),
     Column("floor_load_kg_per_m2", "kg/m2", "total_weight_kg / footprint_m2"),
     Column("floor_max_kg_per_m2", "kg/m2", "the facility's floor loading limit", context=True),
+    Column(
+        "concentrated_load_kn",
+        "kN",
+        "total_weight_kg x 9.80665 / 3 / 1000: what one caster or foot of the standing rack may put on a "
+        "panel (up to a third of the rack)",
+    ),
+    Column(
+        "rolling_load_kn",
+        "kN",
+        "total_weight_kg x 9.80665 / 2 / 1000: what one caster may carry while the loaded rack is rolled in "
+        "(up to half of it)",
+    ),
+    Column("floor_concentrated_kn", "kN", "the facility's panel concentrated-load rating", context=True),
+    Column("floor_rolling_kn", "kN", "the facility's panel rolling-load rating", context=True),
 )
 
 
 def rack_inputs(inv: Inventory) -> dict[str, npt.NDArray[Any]]:
     """Declared rack attributes as arrays, for server lookups and rack figures."""
     racks = [p.value for p in inv.racks.values()]
+    served = rack_cdus(inv)
     fac_index = {name: i for i, name in enumerate(inv.facilities)}
     return {
         "facility": np.asarray([fac_index[f] for f, _ in inv.racks], dtype=np.intp),
@@ -95,7 +126,22 @@ def rack_inputs(inv: Inventory) -> dict[str, npt.NDArray[Any]]:
         "cooling_kw": np.asarray(
             [NAN if r.cooling_kw is None else r.cooling_kw for r in racks], dtype=np.float64
         ),
+        "cdu": np.asarray([served.get(key) for key in inv.racks], dtype=object),
     }
+
+
+def rack_cdus(inv: Inventory) -> dict[tuple[str, str], str]:
+    """The CDU that serves each rack, by its `racks` or its `rows` (the first, where
+    an input error names two)."""
+    served: dict[tuple[str, str], str] = {}
+    for (facility, name), place in inv.cdus.items():
+        rows = set(place.value.rows)
+        for rack_name in place.value.racks:
+            served.setdefault((facility, rack_name), name)
+        for (fac, rack_name), rack in inv.racks.items():
+            if fac == facility and rack.value.row in rows:
+                served.setdefault((fac, rack_name), name)
+    return served
 
 
 def _power(racks: dict[str, Any], f: FeedArrays, s: ServerArrays, side_pct: F64) -> dict[str, F64]:
@@ -146,16 +192,24 @@ def _side_loss(n: int, s: ServerArrays, side_pct: F64) -> dict[str, F64]:
     }
 
 
-def _thermal(racks: dict[str, Any], facilities: dict[str, Any], load: F64, s: ServerArrays) -> dict[str, F64]:
+def _thermal(
+    racks: dict[str, Any], facilities: dict[str, Any], load: F64, s: ServerArrays
+) -> dict[str, npt.NDArray[Any]]:
     n = len(load)
     on = s.rack >= 0
     delta_f = facilities["delta_t_c"][racks["facility"]] * 9.0 / 5.0
     cooling = racks["cooling_kw"]
+    liquid = np.bincount(s.rack[on], weights=s.peak_w[on] * s.liquid_share[on] / 1000.0, minlength=n)
+    air = load - liquid
     with np.errstate(invalid="ignore", divide="ignore"):
         return {
             "heat_kw": load,
             "heat_btu_h": load * 1000.0 * BTU_H_PER_W,
-            "airflow_cfm": CFM_W_PER_F * load * 1000.0 / delta_f,
+            "liquid_heat_kw": np.where(liquid > 0, liquid, NAN),
+            "air_heat_kw": np.where(liquid > 0, air, NAN),
+            "airflow_cfm": CFM_W_PER_F * air * 1000.0 / delta_f,
+            "cdu": racks["cdu"],
+            "facility_cdu_count": facilities["cdu_count"][racks["facility"]],
             "cooling_headroom_kw": cooling - load,
             "cooling_utilization_pct": np.where(cooling > 0, 100.0 * load / cooling, NAN),
             "liquid_server_count": np.bincount(
@@ -182,6 +236,10 @@ def _space(racks: dict[str, Any], facilities: dict[str, Any], s: ServerArrays) -
         ),
         "floor_load_kg_per_m2": weight / racks["footprint_m2"],
         "floor_max_kg_per_m2": facilities["floor_max_kg_per_m2"][racks["facility"]],
+        "concentrated_load_kn": weight * G * CONCENTRATED_SHARE / 1000.0,
+        "rolling_load_kn": weight * G * ROLLING_SHARE / 1000.0,
+        "floor_concentrated_kn": facilities["floor_concentrated_kn"][racks["facility"]],
+        "floor_rolling_kn": facilities["floor_rolling_kn"][racks["facility"]],
     }
 
 

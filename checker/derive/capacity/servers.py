@@ -41,6 +41,21 @@ SERVER_COLUMNS = (
     Column("rack_redundancy", "", "N | N+1 | 2N of the server's rack", "string", context=True),
     Column("rack_cooling", "", "air | rear-door | liquid of the server's rack", "string", context=True),
     Column("facility_inlet_c", "degC", "design inlet temperature of the server's facility", context=True),
+    Column(
+        "liquid_share",
+        "",
+        "share of its heat to liquid: liquid_fraction, else 1 for cooling: liquid (absent: all air)",
+    ),
+    Column("liquid_heat_w", "W", "peak_w x liquid_share: heat to the CDU and the facility water"),
+    Column("air_heat_w", "W", "peak_w - liquid_heat_w: heat to the room air"),
+    Column(
+        "facility_water_supply_c",
+        "degC",
+        "the facility water's supply temperature: cooling.water_supply_c, else the top of its "
+        "cooling.water_class (W27: 27); absent for W+ without water_supply_c",
+        context=True,
+    ),
+    Column("facility_water_class", "", "ASHRAE class of the facility water", "string", context=True),
 )
 
 
@@ -56,6 +71,7 @@ class ServerArrays:
     mounted: npt.NDArray[np.bool_]
     weight_kg: F64
     liquid: npt.NDArray[np.bool_]
+    liquid_share: F64  # share of its heat that goes to liquid, 0-1
     # Each server's PSUs as an index into `psu_parts`, the distinct parts (the
     # loader shares one frozen part between servers that have the same), so
     # the feed checks work per part, not per server.
@@ -160,6 +176,9 @@ def server_table(
     overlap = overlaps(rack, position, u_height, mounted)
     psu_index, psu_parts = _parts([e.server.psu for e in entries])
     psus = _psus(psu_index, psu_parts)
+    liquid = np.asarray([e.server.cooling == "liquid" for e in entries], dtype=bool)
+    fraction = _col([e.server.liquid_fraction for e in entries])
+    share = np.where(np.isnan(fraction), liquid.astype(np.float64), fraction)
     columns: dict[str, npt.NDArray[Any]] = {
         "peak_w": peak,
         "basis_w": basis,
@@ -171,6 +190,12 @@ def server_table(
         "rack_redundancy": redundancy,
         "rack_cooling": at(racks["cooling"], rack, None),
         "facility_inlet_c": facilities["inlet_c"][facility],
+        # Absent for air-cooled servers: all their heat is air, as peak_w says.
+        "liquid_share": np.where(share > 0, share, NAN),
+        "liquid_heat_w": np.where(share > 0, peak * share, NAN),
+        "air_heat_w": np.where(share > 0, peak * (1.0 - share), NAN),
+        "facility_water_supply_c": facilities["water_supply_c"][facility],
+        "facility_water_class": facilities["water_class"][facility],
     }
     arrays = ServerArrays(
         facility,
@@ -180,7 +205,8 @@ def server_table(
         np.where(mounted, u_height, NAN),
         mounted,
         _col([e.server.weight_kg for e in entries]),
-        np.asarray([e.server.cooling == "liquid" for e in entries], dtype=bool),
+        liquid,
+        share,
         psu_index,
         psu_parts,
     )

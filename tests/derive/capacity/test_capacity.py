@@ -383,7 +383,7 @@ def test_ups_headroom_warning(audit: Auditor) -> None:
 
 def test_json_capacity_section_is_keyed_by_entity_id(audit: Auditor) -> None:
     doc = audit(rack(AB_415), TWO_DGX_H100).capacity.to_json()
-    assert list(doc) == ["facilities", "racks", "feeds", "servers"]
+    assert list(doc) == ["facilities", "racks", "feeds", "servers", "cooling_units", "cdus"]
     assert [r["entity"] for r in doc["feeds"]] == ["feed/f/R1/a", "feed/f/R1/b"]
     assert doc["racks"][0]["entity"] == "rack/f/R1" and doc["racks"][0]["load_kw"] == 20.4
     assert [r["entity"] for r in doc["servers"]] == ["server/g1", "server/g2"]
@@ -450,14 +450,14 @@ def test_cli_reports_each_capacity_problem_on_its_line(cli: CliRunner, in_fixtur
         "losing a side drops the rack",
         "capacity/facility.yaml:21:5: error weight.rack-capacity rack f1/R03 weighs 346.3 kg with its "
         "servers, over its 300 kg rating",
-        "capacity/facility.yaml:21:5: info weight.unknown rack f1/R03 has 1 servers without weight_kg; its "
-        "346.3 kg total leaves them out",
+        "capacity/facility.yaml:21:5: warning weight.unknown rack f1/R03 has 1 servers without weight_kg; "
+        "its 346.3 kg total leaves them out of its weight checks",
         "capacity/servers.yaml:6:25: error power.psu-side-loss server b200 in 2N rack R01 keeps 9900 W of "
         "PSUs when a side fails, 69 % of its 14300 W peak draw: it throttles hard or shuts down though the "
         "rack's feeds survive",
         "capacity/servers.yaml:9:48: error space.u-overlap server a100-2 at U3-U8 of rack R03 overlaps "
         "server a100-1",
-        summary(error=5, warning=1, info=1),
+        summary(error=5, warning=2),
     ]
 
 
@@ -497,3 +497,246 @@ def test_cli_json_capacity_section(cli: CliRunner, in_fixtures: Path) -> None:
     assert (f1["entity"], f1["cooling_usable_kw"], f1["projected_pue"]) == ("facility/f1", 165, 1.4)
     orin = next(s for s in doc["servers"] if s["entity"] == "server/orin")
     assert orin == {"entity": "server/orin", "peak_w": 60, "basis_w": 60}
+
+
+def test_cli_an_n_plus_1_plant_of_unequal_units_keeps_the_total_minus_the_largest(
+    cli: CliRunner, in_fixtures: Path
+) -> None:
+    """tests/fixtures/plant: 3 x 400 + 1 x 200 kW at N+1 keeps 1,000 kW with a 400 kW unit down (the
+    old capacity x (units - 1) / units credited 1,050 kW, and 1,030 kW of heat passed at 98 %)."""
+    run = cli("audit", "plant", *AS_OF)
+    assert run.err == "" and run.code == 1
+    lost = "kW) down, facility hall keeps 1000 kW of its 1400 kW for 1030 kW of heat at peak (103 %)"
+    assert run.lines == [
+        "plant/facility.yaml:9:3: warning cooling.inlet-recommended facility hall is designed for 24 °C "
+        "inlet air, outside ASHRAE's recommended 18-22 °C for class H1",
+        f"plant/facility.yaml:11:19: error cooling.unit-loss with cooling unit hall/CH1 (400 {lost}",
+        f"plant/facility.yaml:12:19: error cooling.unit-loss with cooling unit hall/CH2 (400 {lost}",
+        f"plant/facility.yaml:13:19: error cooling.unit-loss with cooling unit hall/CH3 (400 {lost}",
+        summary(error=3, warning=1),
+    ]
+    doc = json.loads(cli("audit", "plant", *AS_OF, "--format", "json").out)["capacity"]
+    (hall,) = doc["facilities"]
+    assert (hall["cooling_usable_kw"], hall["cooling_largest_unit_kw"], hall["cooling_utilization_pct"]) == (
+        1000,
+        400,
+        103,
+    )
+    ch1, _, _, ch4 = doc["cooling_units"]
+    assert ch1 == {
+        "entity": "cooling_unit/hall/CH1",
+        "plant_capacity_kw": 1400,
+        "share_pct": 28.571,
+        "remaining_kw": 1000,
+        "largest": True,
+        "loss_utilization_pct": 103,
+    }
+    assert (ch4["entity"], ch4["remaining_kw"], ch4["largest"], ch4["loss_utilization_pct"]) == (
+        "cooling_unit/hall/CH4",
+        1200,
+        False,
+        85.833,
+    )
+
+
+def test_a_duplicate_cooling_unit_is_a_located_error(cli: CliRunner, tmp_path: Path) -> None:
+    (tmp_path / "f.yaml").write_text(
+        "kind: Facility\nname: f\ncooling:\n  units:\n    - {name: CH1, capacity_kw: 400}\n"
+        "    - {name: CH1, capacity_kw: 200}\n"
+    )
+    run = cli("audit", str(tmp_path / "f.yaml"), "--no-cache")
+    assert run.code == 2
+    assert run.lines[0].endswith(
+        "f.yaml:6:14: error schema.duplicate-name duplicate cooling unit name 'CH1' (first defined at "
+        f"{tmp_path / 'f.yaml'}:5)"
+    )
+
+
+# ---------------------------------------------------------------- liquid and air, CDUs, floors
+def test_cli_a_liquid_hall_whose_cdus_are_over_while_the_plant_is_under(
+    cli: CliRunner, in_fixtures: Path
+) -> None:
+    """tests/fixtures/liquid: 8 x 142 kW hybrid racks, 85 % to liquid: 965.6 kW on a CDU pair that
+    keeps 800 kW at N+1 (120.7 %), while the plant keeps 1,600 kW for 1,136 kW (71 %)."""
+    run = cli("audit", "liquid", *AS_OF)
+    assert run.err == "" and run.code == 1
+    assert run.lines == [
+        "liquid/facility.yaml:21:5: error cooling.cdu-capacity CDU hall/CDU-L takes 965.6 kW of liquid heat "
+        "from its 8 racks at peak, over the 800 kW it keeps at N+1 (1600 kW over 2 units)",
+        summary(error=1),
+    ]
+    doc = json.loads(cli("audit", "liquid", *AS_OF, "--format", "json").out)["capacity"]
+    (hall,) = doc["facilities"]
+    assert (hall["heat_kw"], hall["liquid_heat_kw"], hall["air_heat_kw"]) == (1136, 965.6, 170.4)
+    assert (hall["cooling_usable_kw"], hall["cooling_utilization_pct"]) == (1600, 71)
+    assert doc["cdus"] == [
+        {
+            "entity": "cdu/hall/CDU-L",
+            "rack_count": 8,
+            "liquid_heat_kw": 965.6,
+            "usable_kw": 800,
+            "utilization_pct": 120.7,
+            "headroom_kw": -165.6,
+        }
+    ]
+    l01 = doc["racks"][0]
+    # Airflow for the air part only: 3.16 x 21,300 W / (11 x 9/5) F = 3,399 CFM (all air: 22,663 CFM).
+    split = (l01["heat_kw"], l01["liquid_heat_kw"], l01["air_heat_kw"], l01["cdu"])
+    assert split == (142, 120.7, 21.3, "CDU-L")
+    assert l01["airflow_cfm"] == 3399.394
+    nvl = doc["servers"][0]
+    assert (nvl["liquid_share"], nvl["liquid_heat_w"], nvl["air_heat_w"]) == (0.85, 120700, 21300)
+
+
+def test_cli_an_nvl72_on_a_floor_rated_below_its_caster_load(cli: CliRunner, in_fixtures: Path) -> None:
+    """tests/fixtures/floor: 1,360 kg x 9.80665 / 2 = 6.67 kN on one caster while rolled in, over a
+    4.45 kN panel; standing, a third, 4.446 kN, is within. An unweighed server on a rated floor warns."""
+    run = cli("audit", "floor", *AS_OF)
+    assert run.err == "" and run.code == 1
+    assert run.lines == [
+        "floor/facility.yaml:11:5: error weight.floor-rolling rack hall/L01 (1360 kg) puts up to 6.67 kN on "
+        "one caster while it is rolled in (half of it), over the panels' 4.45 kN rolling rating",
+        "floor/facility.yaml:15:5: warning weight.unknown rack hall/S01 has 1 servers without weight_kg; its "
+        "0 kg total leaves them out of its floor checks",
+        summary(error=1, warning=1),
+    ]
+    racks = json.loads(cli("audit", "floor", *AS_OF, "--format", "json").out)["capacity"]["racks"]
+    assert (racks[0]["concentrated_load_kn"], racks[0]["rolling_load_kn"]) == (4.446, 6.669)
+
+
+LIQUID_RACK = rack(
+    "[{name: F1, voltage: 415, amps: 400, phase: 3, max_utilization: 100}]", "N", "cooling: liquid"
+)
+
+
+@pytest.mark.parametrize(
+    ("server", "liquid_kw", "air_kw", "cfm"),
+    [
+        # 3.16 x W / (11 C x 9/5 = 19.8 F)
+        ("{name: s, rack: R1, power_w: {max: 142000}, cooling: liquid, liquid_fraction: 0.85}", 120.7, 21.3,
+         3399.394),
+        ("{name: s, rack: R1, power_w: {max: 142000}, cooling: liquid, liquid_fraction: 0.9}", 127.8, 14.2,
+         2266.263),
+        # liquid without a fraction: all liquid, no air (and an info says so)
+        ("{name: s, rack: R1, power_w: {max: 142000}, cooling: liquid}", 142, 0, 0),
+        # air: all of it to air, as before (22,663 CFM)
+        ("{name: s, rack: R1, power_w: {max: 142000}, cooling: air}", None, None, 22662.626),
+        ("{name: s, rack: R1, power_w: {max: 142000}, power_cap_w: 100000, cooling: liquid, "
+         "liquid_fraction: 0.8}", 80, 20, 3191.919),
+    ],
+)
+def test_heat_splits_into_liquid_and_air(
+    audit: Auditor, server: str, liquid_kw: float | None, air_kw: float | None, cfm: float
+) -> None:
+    r1 = audit(LIQUID_RACK, servers(server)).capacity.racks.row(("f", "R1"))
+    assert (r1.get("liquid_heat_kw"), r1.get("air_heat_kw"), r1["airflow_cfm"]) == (liquid_kw, air_kw, cfm)
+
+
+def test_a_liquid_server_without_a_fraction_is_an_info(audit: Auditor) -> None:
+    run = audit(LIQUID_RACK, servers("{name: s, rack: R1, power_w: {max: 1000}, cooling: liquid}"))
+    assert "cooling.liquid-fraction-unknown" in run.fired("server/s")
+
+
+@pytest.mark.parametrize(
+    ("water", "limit", "rule"),
+    [
+        ("water_class: W32", 30, "cooling.water-supply-equipment"),  # the class's top, 32 C, over 30
+        ("water_class: W32", 32, None),
+        ("{water_class: W32, water_supply_c: 28}", 30, None),  # the design supply where given
+        ("{water_class: W27, water_supply_c: 29}", 35, "cooling.water-class-supply"),
+        ("water_class: W+", 45, "cooling.water-class-unbounded"),
+        ("{water_class: W+, water_supply_c: 50}", 45, "cooling.water-supply-equipment"),
+        ("water_class: W17", 17, None),
+    ],
+)
+def test_facility_water_against_the_equipment(
+    audit: Auditor, water: str, limit: int, rule: str | None
+) -> None:
+    cooling = water if water.startswith("{") else "{" + water + "}"
+    plant = f"cooling: {{capacity_kw: 1000, {cooling[1:-1]}}}\n"
+    server = f"{{name: s, rack: R1, power_w: {{max: 1000}}, cooling: liquid, liquid_fraction: 0.8, " \
+             f"max_coolant_supply_c: {limit}}}"
+    run = audit(rack("[{name: F1, voltage: 415, amps: 32, phase: 3}]", "N", "cooling: liquid", plant),
+                servers(server))
+    water_rules = {r for e in ("server/s", "facility/f") for r in run.fired(e) if "water" in r}
+    assert water_rules == ({rule} if rule else set())
+
+
+def test_a_rack_with_liquid_heat_and_no_cdu_is_an_error(audit: Auditor) -> None:
+    top = "cdus: [{name: C1, capacity_kw: 500, racks: [R2]}]\n"
+    facility = rack("[{name: F1, voltage: 415, amps: 32, phase: 3}]", "N", "cooling: liquid", top)
+    facility += "  - {name: R2, cooling: liquid}\n"
+    server = "{name: s, rack: R1, power_w: {max: 1000}, cooling: liquid, liquid_fraction: 1}"
+    run = audit(facility, servers(server))
+    assert "cooling.rack-without-cdu" in run.fired("rack/f/R1")
+    assert run.capacity.cdus.row(("f", "C1"))["liquid_heat_kw"] == 0  # R2 has no servers
+
+
+@pytest.mark.parametrize(
+    ("cdus", "message"),
+    [
+        ("[{name: C1, capacity_kw: 500, racks: [R9]}]", "CDU C1: no rack 'R9' in facility f"),
+        ("[{name: C1, capacity_kw: 500, rows: [M]}]", "CDU C1: no row 'M' in facility f"),
+        ("[{name: C1, capacity_kw: 500, rows: [L]}, {name: C2, capacity_kw: 500, racks: [R1]}]",
+         "rack R1 is served by CDU C1 already"),
+        ("[{name: C1, capacity_kw: 500}]", "a CDU serves racks or rows"),
+    ],
+)
+def test_cdu_input_errors_are_located(cli: CliRunner, tmp_path: Path, cdus: str, message: str) -> None:
+    (tmp_path / "f.yaml").write_text(
+        f"kind: Facility\nname: f\ncdus: {cdus}\nracks:\n  - {{name: R1, row: L}}\n"
+    )
+    run = cli("audit", str(tmp_path / "f.yaml"), "--no-cache")
+    assert run.code == 2 and run.err == ""
+    assert message in run.lines[0] and run.lines[0].startswith(f"{tmp_path / 'f.yaml'}:3:")
+
+
+def test_liquid_fraction_needs_liquid_cooling(cli: CliRunner, tmp_path: Path) -> None:
+    (tmp_path / "f.yaml").write_text("kind: Facility\nname: f\nracks: [{name: R1}]\n")
+    (tmp_path / "s.yaml").write_text(
+        "kind: Servers\nfacility: f\nservers:\n  - {name: s, rack: R1, power_w: {max: 1}, cooling: air, "
+        "liquid_fraction: 0.5}\n"
+    )
+    run = cli("audit", str(tmp_path), "--no-cache")
+    assert run.code == 2
+    assert run.lines[0] == (
+        f"{tmp_path / 's.yaml'}:4:5: error schema.invalid document: "
+        "liquid_fraction above 0 needs cooling: liquid"
+    )
+
+
+@pytest.mark.parametrize(
+    ("cdu", "usable", "pct"),
+    [
+        # 100 kW of liquid heat (a 125 kW rack at 80 %) on a CDU of 300 kW
+        ("capacity_kw: 300", 300, 33.333),
+        ("capacity_kw: 300, units: 3, redundancy: N+1", 200, 50),
+        ("capacity_kw: 300, units: 2, redundancy: N+1", 150, 66.667),
+        ("capacity_kw: 300, units: 2, redundancy: 2N", 150, 66.667),
+        ("capacity_kw: 300, units: 1, redundancy: N+1", 0, None),  # one unit cannot lose one
+    ],
+)
+def test_cdu_usable_capacity(audit: Auditor, cdu: str, usable: float, pct: float | None) -> None:
+    top = f"cdus: [{{name: C1, {cdu}, racks: [R1]}}]\n"
+    facility = rack("[{name: F1, voltage: 415, amps: 400, phase: 3}]", "N", "cooling: liquid", top)
+    server = "{name: s, rack: R1, power_w: {max: 125000}, cooling: liquid, liquid_fraction: 0.8}"
+    row = audit(facility, servers(server)).capacity.cdus.row(("f", "C1"))
+    assert (row["liquid_heat_kw"], row["usable_kw"], row.get("utilization_pct")) == (100, usable, pct)
+
+
+@pytest.mark.parametrize(
+    ("units", "largest", "remaining"),
+    [
+        ([400, 400, 400, 200], [True, False, False, False], [1000, 1000, 1000, 1200]),
+        ([200, 500, 500], [False, True, False], [1000, 700, 700]),
+        ([300], [True], [0]),
+    ],
+)
+def test_each_cooling_unit_and_what_the_plant_keeps_without_it(
+    audit: Auditor, units: list[int], largest: list[bool], remaining: list[int]
+) -> None:
+    listed = ", ".join(f"{{name: U{i}, capacity_kw: {kw}}}" for i, kw in enumerate(units))
+    facility = rack("[]", "N", "", f"cooling: {{redundancy: N+1, units: [{listed}]}}\n")
+    table = audit(facility).capacity.cooling_units
+    assert [r["largest"] for r in table.rows] == largest
+    assert [r["remaining_kw"] for r in table.rows] == remaining

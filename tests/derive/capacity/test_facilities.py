@@ -1,22 +1,55 @@
-"""Room cooling with unit redundancy and the load-dependent PUE, hand-computed."""
+"""Room cooling with unit redundancy (units of their own sizes too) and the load-dependent PUE,
+hand-computed."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from checker.derive.capacity.facilities import projected_pue, usable_share
+from checker.derive.capacity.facilities import projected_pue, usable_cooling_kw
 from checker.load import models as m
 
 
+def units(*kw: float) -> list[dict[str, object]]:
+    return [{"name": f"U{i}", "capacity_kw": k} for i, k in enumerate(kw, 1)]
+
+
 @pytest.mark.parametrize(
-    ("redundancy", "units", "share"),
-    [("N", 4, 1.0), ("N+1", 4, 0.75), ("N+1", 10, 0.9), ("N+1", 1, 0.0), ("2N", 2, 0.5)],
+    ("cooling", "usable"),
+    [
+        # equal units, written as a count: N+1 keeps capacity x (units - 1) / units
+        ({"capacity_kw": 220, "units": 4, "redundancy": "N"}, 220),
+        ({"capacity_kw": 220, "units": 4, "redundancy": "N+1"}, 165),
+        ({"capacity_kw": 220, "units": 10, "redundancy": "N+1"}, 198),
+        ({"capacity_kw": 220, "units": 1, "redundancy": "N+1"}, 0),
+        ({"capacity_kw": 220, "units": 2, "redundancy": "2N"}, 110),
+        # units of their own sizes: N+1 keeps the total minus the largest (1,400 - 400), not 1,050
+        ({"units": units(400, 400, 400, 200), "redundancy": "N+1"}, 1000),
+        ({"units": units(400, 400, 400, 200), "redundancy": "N"}, 1400),
+        ({"units": units(400, 400, 400, 200), "redundancy": "2N"}, 700),
+        ({"units": units(200, 500), "capacity_kw": 700, "redundancy": "N+1"}, 200),
+        # listed equal units mean what the count meant
+        ({"units": units(120, 120, 120, 120), "redundancy": "N+1"}, 360),
+    ],
 )
-def test_usable_cooling_share(redundancy: str, units: int, share: float) -> None:
-    cooling = m.FacilityCooling.model_validate({"capacity_kw": 220, "units": units, "redundancy": redundancy})
-    assert usable_share(cooling) == share
-    assert 220 * usable_share(cooling) == {1.0: 220, 0.75: 165, 0.9: 198, 0.0: 0, 0.5: 110}[share]
+def test_usable_cooling(cooling: dict[str, object], usable: float) -> None:
+    assert usable_cooling_kw(m.FacilityCooling.model_validate(cooling)) == usable
+
+
+def test_no_cooling_section_has_no_usable_cooling() -> None:
+    assert np.isnan(usable_cooling_kw(None))
+
+
+@pytest.mark.parametrize(
+    ("cooling", "message"),
+    [
+        ({"units": 4}, "give capacity_kw, or list the units"),
+        ({"units": units(400, 200), "capacity_kw": 500}, "capacity_kw 500 is not the 600 kW its units"),
+    ],
+)
+def test_a_plant_needs_a_capacity_that_adds_up(cooling: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        m.FacilityCooling.model_validate(cooling)
 
 
 def facility(**fields: object) -> m.Facility:
