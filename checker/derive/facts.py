@@ -31,6 +31,7 @@ from checker.derive.capacity import (
     FEED_COLUMNS,
     RACK_COLUMNS,
     SERVER_COLUMNS,
+    UPS_COLUMNS,
     Capacity,
     Column,
 )
@@ -324,7 +325,11 @@ FACILITY_FIELDS = (
     written("pue_model.fixed_kw", "number", "kW", "fixed overhead: lighting, offices, security"),
     written("pue_model.cooling_kw_per_it_kw", "number", "kW/kW", "cooling power per IT kW"),
     written("pue_model.loss_fraction", "number", "", "UPS and distribution losses per IT kW"),
-    written("power.it_capacity_kw", "number", "kW", "UPS / critical IT capacity"),
+    written("power.it_capacity_kw", "number", "kW", "UPS / critical IT capacity, as written (it_capacity_kw: "
+            "this or the UPS blocks')"),
+    written(
+        "power.ups.redundancy", "string", "", "N | N+1 | 2N | distributed | catcher: the UPS blocks' topology"
+    ),
     written("power.utility_kw", "number", "kW", "utility supply"),
     written(
         "power.basis",
@@ -402,6 +407,24 @@ def _cooling_units(run: Derivation) -> list[Fact]:
     entries: list[Entry] = [(entity_id("cooling_unit", k), p, {}) for k, p in inv.cooling_units.items()]
     columns = {**cap.cooling_units.cells_for(keys), "facility": [k[0] for k in keys]}
     return _facts("cooling_unit", COOLING_UNIT_FIELDS, entries, columns)
+
+
+# ---------------------------------------------------------------- UPS block
+UPS_FIELDS = (
+    derived("facility", "string", "", "facility whose UPS the block is"),
+    written("name", "string", "", "block name"),
+    written("reserve", "boolean", "", "a catcher's reserve block"),
+    written("mechanical_kw", "number", "kW", "cooling that rides on the block (CDU and water pumps)"),
+    *_columns(UPS_COLUMNS),
+)
+
+
+def _ups_blocks(run: Derivation) -> list[Fact]:
+    inv, cap = run.inv, run.cap
+    keys = list(inv.ups_blocks)
+    entries: list[Entry] = [(entity_id("ups", k), p, {}) for k, p in inv.ups_blocks.items()]
+    columns = {**cap.ups_blocks.cells_for(keys), "facility": [k[0] for k in keys]}
+    return _facts("ups", UPS_FIELDS, entries, columns)
 
 
 # ---------------------------------------------------------------- CDU
@@ -738,6 +761,9 @@ REGISTRY: dict[str, FactKind] = {
             m.CoolingUnit,
         ),
         FactKind("cdu", "a coolant distribution unit and its racks", CDU_FIELDS, _cdus, m.Cdu),
+        FactKind(
+            "ups", "one block of a facility's UPS (power.ups.blocks)", UPS_FIELDS, _ups_blocks, m.UpsBlock
+        ),
         FactKind(
             "server", "a server, with catalog and defaults merged in", SERVER_FIELDS, _servers, m.Server
         ),

@@ -146,6 +146,7 @@ class Inventory:
     feeds: dict[tuple[str, str, str], Placed[m.Feed]] = field(default_factory=dict)
     cooling_units: dict[tuple[str, str], Placed[m.CoolingUnit]] = field(default_factory=dict)
     cdus: dict[tuple[str, str], Placed[m.Cdu]] = field(default_factory=dict)
+    ups_blocks: dict[tuple[str, str], Placed[m.UpsBlock]] = field(default_factory=dict)
     servers: dict[str, ServerEntry] = field(default_factory=dict)
     workloads: dict[str, Placed[m.Workload]] = field(default_factory=dict)
     waivers: list[Placed[m.Waiver]] = field(default_factory=list)
@@ -179,6 +180,7 @@ ENTITIES: dict[str, Entity] = {
     "feed": Entity("feeds", ("facility", "rack", "feed")),
     "cooling_unit": Entity("cooling_units", ("facility", "unit")),
     "cdu": Entity("cdus", ("facility", "cdu")),
+    "ups": Entity("ups_blocks", ("facility", "block")),
     "server": Entity("servers", ("server",)),
     "workload": Entity("workloads", ("workload",)),
 }
@@ -485,14 +487,53 @@ class _Builder:
             unit_place = Placed(unit, doc.file, doc.src.descend("cooling", "units", i))
             if self.unique(self.inv.cooling_units, (fac.name, unit.name), "cooling unit", unit_place):
                 self.inv.cooling_units[(fac.name, unit.name)] = unit_place
+        ups = fac.power.ups if fac.power else None
+        for i, block in enumerate(ups.blocks if ups else []):
+            block_place = Placed(block, doc.file, doc.src.descend("power", "ups", "blocks", i))
+            if self.unique(self.inv.ups_blocks, (fac.name, block.name), "UPS block", block_place):
+                self.inv.ups_blocks[(fac.name, block.name)] = block_place
         for i, rack in enumerate(fac.racks):
-            self._add_rack(fac.name, rack, Placed(rack, doc.file, doc.src.descend("racks", i)))
+            rack_place = Placed(rack, doc.file, doc.src.descend("racks", i))
+            self._add_rack(fac.name, rack, rack_place)
+            self._check_feed_blocks(fac, ups, rack, rack_place)
         served: dict[str, str] = {}  # rack -> the CDU that serves it
         for i, cdu in enumerate(fac.cdus):
             cdu_place = Placed(cdu, doc.file, doc.src.descend("cdus", i))
             if self.unique(self.inv.cdus, (fac.name, cdu.name), "CDU", cdu_place):
                 self.inv.cdus[(fac.name, cdu.name)] = cdu_place
                 self._check_cdu(fac, cdu, cdu_place, served)
+
+    def _check_feed_blocks(
+        self, fac: m.Facility, ups: m.Ups | None, rack: m.Rack, place: Placed[m.Rack]
+    ) -> None:
+        """A feed names a UPS block of its facility where the blocks are mapped
+        (Ups.mapped), and only then: an unmapped feed would be on no block, and
+        the block checks would pass on less than the load."""
+        blocks = [b.name for b in ups.blocks] if ups else []
+        for i, feed in enumerate(rack.feeds):
+            where = place.at(["feeds", i, "ups"], key=True)
+            if feed.ups is None:
+                if ups is not None and ups.mapped:
+                    self.p.add(
+                        SCHEMA_MISSING_FIELD,
+                        place.at(["feeds", i]),
+                        f"feed {feed.name} of rack {rack.name}: say which UPS block feeds it (ups: NAME);"
+                        f" facility {fac.name} has {', '.join(blocks)} ({ups.redundancy})",
+                    )
+            elif ups is None:
+                self.p.add(SCHEMA_REFERENCE, where, f"facility {fac.name} has no UPS blocks (power.ups)")
+            elif feed.ups not in blocks:
+                self.p.add(
+                    SCHEMA_REFERENCE,
+                    place.at(["feeds", i, "ups"], key=False),
+                    f"facility {fac.name} has no UPS block '{feed.ups}'{did_you_mean(feed.ups, blocks)}",
+                )
+            elif ups.redundancy == "N+1":
+                self.p.add(
+                    SCHEMA_REFERENCE,
+                    where,
+                    f"facility {fac.name}'s N+1 UPS is modules on one bus: its feeds name no block",
+                )
 
     def _check_cdu(self, fac: m.Facility, cdu: m.Cdu, place: Placed[m.Cdu], served: dict[str, str]) -> None:
         """A CDU serves racks and rows of its own facility, and a rack has one CDU (a

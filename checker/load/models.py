@@ -132,6 +132,7 @@ class Feed(Model):
     phase: Annotated[Literal[1, 3], BeforeValidator(_whole_number)] = 1
     max_utilization: Percent = 80  # NetBox default: the NEC 210.20(A) 80 % rule
     power_factor: Annotated[float, Strict(), Field(gt=0, le=1)] = 1.0
+    ups: Name | None = None  # the facility's UPS block it is fed from (power.ups)
 
     @property
     def phases(self) -> tuple[str, ...]:
@@ -211,10 +212,62 @@ class PueModel(Model):
     loss_fraction: Annotated[float, Strict(), Field(ge=0, lt=1)]
 
 
+class UpsBlock(Model):
+    """One UPS system (a block) of the facility, with what rides on it beside IT."""
+
+    name: Name
+    capacity_kw: Pos  # its output rating, kW
+    # Catcher (isolated redundant) designs: the block that takes over a failed one.
+    reserve: Flag = False
+    # Cooling that must ride the UPS (CDU and chilled-water pumps: liquid-cooled
+    # racks have seconds of thermal ride-through), kW on this block.
+    mechanical_kw: NonNeg = 0
+
+
+class Ups(Model):
+    """The UPS as blocks (Schneider Electric WP 75): N, one system; N+1, modules in
+    parallel on one bus (any one may fail); 2N, system plus system; distributed,
+    block redundant ("3-make-2"): each rack side on a block, any one block may
+    fail and its racks' load moves to the blocks their other side is on;
+    catcher, isolated redundant: a reserve block takes a failed block's load."""
+
+    redundancy: Literal["N", "N+1", "2N", "distributed", "catcher"] = "N"
+    blocks: Annotated[list[UpsBlock], Field(min_length=1)]
+
+    @model_validator(mode="after")
+    def _blocks_fit_the_topology(self) -> Ups:
+        reserves = sum(b.reserve for b in self.blocks)
+        if self.redundancy == "catcher" and (reserves < 1 or reserves == len(self.blocks)):
+            raise ValueError("a catcher UPS has reserve blocks (reserve: true) and blocks they back")
+        if self.redundancy != "catcher" and reserves:
+            raise ValueError(f"reserve blocks are for catcher designs, not {self.redundancy}")
+        if self.redundancy == "2N" and len(self.blocks) != 2:
+            raise ValueError(f"2N is two systems: give 2 blocks, not {len(self.blocks)} (or: distributed)")
+        if self.redundancy in ("N+1", "distributed") and len(self.blocks) < 2:
+            raise ValueError(f"{self.redundancy} needs two or more blocks")
+        return self
+
+    @property
+    def mapped(self) -> bool:
+        """Whether each feed says which block it is on: with more than one block,
+        but for N+1 (modules on one bus, which every feed draws from)."""
+        return len(self.blocks) > 1 and self.redundancy != "N+1"
+
+
 class FacilityPower(Model):
-    it_capacity_kw: Pos
+    # The UPS capacity peak IT is checked against; with `ups`, its blocks' (not both).
+    it_capacity_kw: Pos | None = None
+    ups: Ups | None = None
     utility_kw: Pos | None = None
     basis: Literal["max", "typical"] = "max"
+
+    @model_validator(mode="after")
+    def _one_capacity(self) -> FacilityPower:
+        if self.it_capacity_kw is None and self.ups is None:
+            raise ValueError("give the UPS capacity: it_capacity_kw, or ups blocks")
+        if self.it_capacity_kw is not None and self.ups is not None:
+            raise ValueError("give it_capacity_kw or ups blocks, not both: the blocks give the capacity")
+        return self
 
 
 class CoolingUnit(Model):

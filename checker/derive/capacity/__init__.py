@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from checker.core.entity import entity_id
-from checker.derive.capacity import feeds, servers
+from checker.derive.capacity import feeds, servers, ups
+from checker.derive.capacity import racks as rack_figures
 from checker.derive.capacity.cooling import CDU_COLUMNS, COOLING_UNIT_COLUMNS, cdu_table, cooling_unit_table
 from checker.derive.capacity.facilities import FACILITY_COLUMNS, facility_inputs, facility_table
 from checker.derive.capacity.feeds import (
@@ -23,8 +24,9 @@ from checker.derive.capacity.feeds import (
     feed_kw,
     feed_loads,
     feed_table,
+    pairs,
 )
-from checker.derive.capacity.racks import RACK_COLUMNS, rack_inputs, rack_table
+from checker.derive.capacity.racks import rack_inputs, rack_table
 from checker.derive.capacity.servers import server_table
 from checker.derive.capacity.table import Column, Table
 from checker.load.build import Inventory
@@ -36,6 +38,7 @@ __all__ = [
     "FEED_COLUMNS",
     "RACK_COLUMNS",
     "SERVER_COLUMNS",
+    "UPS_COLUMNS",
     "Capacity",
     "Column",
     "Table",
@@ -46,6 +49,9 @@ __all__ = [
 
 # A server's own figures, then what it keeps when a feed fails (feeds.py).
 SERVER_COLUMNS = servers.SERVER_COLUMNS + feeds.SERVER_COLUMNS
+# A rack's own figures, then what a UPS block's failure does to it (ups.py).
+RACK_COLUMNS = rack_figures.RACK_COLUMNS + ups.RACK_COLUMNS
+UPS_COLUMNS = ups.UPS_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,7 @@ class Capacity:
     servers: Table[str]
     cooling_units: Table[tuple[str, str]]
     cdus: Table[tuple[str, str]]
+    ups_blocks: Table[tuple[str, str]]
 
     def to_json(self) -> dict[str, Any]:
         """The JSON `capacity` section: one object per entity, sorted by entity id."""
@@ -68,6 +75,7 @@ class Capacity:
             "servers": _entities("server", self.servers),
             "cooling_units": _entities("cooling_unit", self.cooling_units),
             "cdus": _entities("cdu", self.cdus),
+            "ups_blocks": _entities("ups", self.ups_blocks),
         }
 
 
@@ -101,12 +109,15 @@ def compute(inv: Inventory) -> Capacity:
     facilities = facility_inputs(inv)
     own, arrays = server_table(inv, rack_index, racks, facilities)
     f, switches = feed_arrays(inv, rack_index), ats_arrays(inv, rack_index)
-    feed_columns, failover, ats_pct = feed_loads(inv, f, switches, racks["redundancy"], arrays)
+    cabled = pairs(inv, f, switches, racks["redundancy"], arrays)
+    feed_columns, failover, ats_pct = feed_loads(inv, f, switches, racks["redundancy"], arrays, cabled)
     server_t = Table(own.keys, SERVER_COLUMNS, {**own.columns, **failover})
     side_pct = failover["psu_side_pct"]
-    rack_t = rack_table(inv, racks, facilities, f, feed_columns, (switches, ats_pct), arrays, side_pct)
+    own_rack = rack_table(inv, racks, facilities, f, feed_columns, (switches, ats_pct), arrays, side_pct)
+    ups_t, ups_racks, ups_capacity = ups.ups_table(inv, f, cabled, arrays, feed_columns["load_kw"])
+    rack_t = Table(own_rack.keys, RACK_COLUMNS, {**own_rack.columns, **ups_racks})
     feed_t = feed_table(inv, f, feed_columns, rack_t.column("utilization_pct"))
-    facility_t = facility_table(inv, racks["facility"], arrays)
+    facility_t = facility_table(inv, racks["facility"], arrays, ups_capacity)
     units_t = cooling_unit_table(inv, facility_t.column("heat_kw"))
     cdus_t = cdu_table(inv, racks["cdu"], rack_t.column("liquid_heat_kw"))
-    return Capacity(facility_t, rack_t, feed_t, server_t, units_t, cdus_t)
+    return Capacity(facility_t, rack_t, feed_t, server_t, units_t, cdus_t, ups_t)

@@ -25,6 +25,7 @@ import numpy.typing as npt
 from checker.derive.capacity.racks import BTU_H_PER_W
 from checker.derive.capacity.servers import F64, NAN, ServerArrays
 from checker.derive.capacity.table import Column, Table
+from checker.derive.capacity.ups import FACILITY_CAPACITY_DOC
 from checker.load import models as m
 from checker.load.build import Inventory
 
@@ -40,15 +41,17 @@ FACILITY_COLUMNS = (
         "kW",
         "sum of server draw per power.basis: the load of the energy, cost and annual PUE figures",
     ),
-    Column("it_capacity_kw", "kW", "power.it_capacity_kw: the UPS capacity peak_it_kw is checked against"),
+    Column("it_capacity_kw", "kW", FACILITY_CAPACITY_DOC),
     Column(
         "peak_it_kw",
         "kW",
         "sum of server peak draw (power_cap_w where declared, else power_w.max): what the UPS carries, "
         "whatever power.basis",
     ),
-    Column("ups_utilization_pct", "%", "peak_it_kw / power.it_capacity_kw x 100"),
-    Column("ups_headroom_kw", "kW", "power.it_capacity_kw - peak_it_kw"),
+    Column("ups_mechanical_kw", "kW", "cooling that rides on the UPS: its blocks' mechanical_kw"),
+    Column("ups_load_kw", "kW", "what the UPS carries at peak: peak_it_kw + ups_mechanical_kw"),
+    Column("ups_utilization_pct", "%", "ups_load_kw / it_capacity_kw x 100"),
+    Column("ups_headroom_kw", "kW", "it_capacity_kw - ups_load_kw"),
     Column("heat_kw", "kW", "heat to reject: every watt drawn becomes heat (peak_it_kw)"),
     Column("heat_btu_h", "BTU/h", "heat_kw x 3,412"),
     Column("liquid_heat_kw", "kW", "sum of the servers' liquid_heat_w: heat to CDUs and facility water"),
@@ -143,13 +146,17 @@ def projected_pue(facs: list[m.Facility], it_kw: F64) -> tuple[F64, npt.NDArray[
     return pue, source
 
 
-def facility_table(inv: Inventory, rack_facility: npt.NDArray[np.intp], s: ServerArrays) -> Table[str]:
+def facility_table(
+    inv: Inventory, rack_facility: npt.NDArray[np.intp], s: ServerArrays, ups: tuple[F64, F64]
+) -> Table[str]:
+    """`ups`: each facility's UPS capacity and the mechanical load on it (ups.py)."""
     facs = [p.value for p in inv.facilities.values()]
     n = len(facs)
     it_kw: F64 = np.bincount(s.facility, weights=s.basis_w / 1000.0, minlength=n).astype(np.float64)
     peak_kw: F64 = np.bincount(s.facility, weights=s.peak_w / 1000.0, minlength=n).astype(np.float64)
     liquid_kw = np.bincount(s.facility, weights=s.peak_w * s.liquid_share / 1000.0, minlength=n)
-    ups = _opt([f.power.it_capacity_kw if f.power else None for f in facs])
+    capacity, mechanical = ups
+    ups_load = peak_kw + mechanical
     utility = _opt([f.power.utility_kw if f.power else None for f in facs])
     usable = np.asarray([usable_cooling_kw(f.cooling) for f in facs], dtype=np.float64)
     largest = _opt([f.cooling.largest_kw if f.cooling else None for f in facs])
@@ -162,10 +169,12 @@ def facility_table(inv: Inventory, rack_facility: npt.NDArray[np.intp], s: Serve
             "server_count": np.bincount(s.facility, minlength=n).astype(np.float64),
             "rack_count": np.bincount(rack_facility, minlength=n).astype(np.float64),
             "it_load_kw": it_kw,
-            "it_capacity_kw": ups,
+            "it_capacity_kw": capacity,
             "peak_it_kw": peak_kw,
-            "ups_utilization_pct": 100.0 * peak_kw / ups,
-            "ups_headroom_kw": ups - peak_kw,
+            "ups_mechanical_kw": mechanical,
+            "ups_load_kw": ups_load,
+            "ups_utilization_pct": 100.0 * ups_load / capacity,
+            "ups_headroom_kw": capacity - ups_load,
             "heat_kw": peak_kw,
             "heat_btu_h": peak_kw * 1000.0 * BTU_H_PER_W,
             "liquid_heat_kw": np.where(liquid_kw > 0, liquid_kw, NAN),

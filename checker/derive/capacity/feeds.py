@@ -380,28 +380,27 @@ def _group(keys: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], IDX]:
     return unique, inverse.reshape(-1)
 
 
-def feed_loads(
-    inv: Inventory, f: FeedArrays, a: AtsArrays, redundancy: npt.NDArray[Any], s: ServerArrays
-) -> tuple[dict[str, npt.NDArray[Any]], dict[str, npt.NDArray[Any]], F64]:
-    """The feed columns that come of the loads (FEED_COLUMNS but capacity and the
-    rack's utilization), SERVER_COLUMNS, and each ATS's highest load in % of its
-    capacity (with every feed up or after a designed failure)."""
+@dataclass(frozen=True)
+class Rows:
+    """Each scenario with every connection of its rack: the feed a row's PSUs
+    draw from there (the secondary, behind an ATS whose primary is down), its
+    live PSUs and the kW they carry, and its (scenario, server) group."""
+
+    scen: IDX
+    pair: IDX
+    feed: IDX
+    server: IDX
+    live: F64
+    carried: F64
+    at: IDX  # the row's (scenario, server) group
+    groups: npt.NDArray[np.int64]  # scenario * servers + server, per group
+    live_psus: F64  # per group
+
+
+def scenario_rows(p: Pairs, f: FeedArrays, s: ServerArrays, sc: Scenarios) -> Rows:
+    """What every connection carries in every scenario: a server's peak draw
+    shared equally by its PSUs that are live there."""
     n_feeds, n_servers = len(f.kw), len(s.rack)
-    p = pairs(inv, f, a, redundancy, s)
-    parts = s.psu_parts
-    rating = np.asarray([p.rating_w if p and p.rating_w else NAN for p in parts], dtype=np.float64)[s.psu]
-    total = np.bincount(p.server, weights=p.psus, minlength=n_servers)  # PSUs cabled, per server
-    with np.errstate(invalid="ignore", divide="ignore"):
-        share = p.psus * s.peak_w[p.server] / total[p.server] / 1000.0
-        psu_count = np.bincount(p.feed, weights=p.psus, minlength=n_feeds)
-        load = np.bincount(p.feed, weights=share, minlength=n_feeds)
-        feed_cols: dict[str, npt.NDArray[Any]] = {
-            "psu_count": psu_count,
-            "load_kw": load,
-            "utilization_pct": np.where(f.kw > 0, 100.0 * load / f.kw, NAN),
-        }
-    sc = scenarios(redundancy, f)
-    # Rows: each scenario with every connection of its rack.
     order = np.argsort(f.rack[p.feed], kind="stable")
     pair_rack = f.rack[p.feed][order]
     start = np.searchsorted(pair_rack, sc.rack, side="left")
@@ -424,6 +423,32 @@ def feed_loads(
     live_psus: F64 = np.bincount(at, weights=live, minlength=len(groups)).astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         carried = np.where(live > 0, live * s.peak_w[row_server] / live_psus[at] / 1000.0, 0.0)
+    return Rows(row_scen, row_pair, row_feed, row_server, live, carried, at, groups, live_psus)
+
+
+def feed_loads(
+    inv: Inventory, f: FeedArrays, a: AtsArrays, redundancy: npt.NDArray[Any], s: ServerArrays, p: Pairs
+) -> tuple[dict[str, npt.NDArray[Any]], dict[str, npt.NDArray[Any]], F64]:
+    """The feed columns that come of the loads (FEED_COLUMNS but capacity and the
+    rack's utilization), SERVER_COLUMNS, and each ATS's highest load in % of its
+    capacity (with every feed up or after a designed failure)."""
+    n_feeds, n_servers = len(f.kw), len(s.rack)
+    parts = s.psu_parts
+    rating = np.asarray([p.rating_w if p and p.rating_w else NAN for p in parts], dtype=np.float64)[s.psu]
+    total = np.bincount(p.server, weights=p.psus, minlength=n_servers)  # PSUs cabled, per server
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = p.psus * s.peak_w[p.server] / total[p.server] / 1000.0
+        psu_count = np.bincount(p.feed, weights=p.psus, minlength=n_feeds)
+        load = np.bincount(p.feed, weights=share, minlength=n_feeds)
+        feed_cols: dict[str, npt.NDArray[Any]] = {
+            "psu_count": psu_count,
+            "load_kw": load,
+            "utilization_pct": np.where(f.kw > 0, 100.0 * load / f.kw, NAN),
+        }
+    sc = scenarios(redundancy, f)
+    rows = scenario_rows(p, f, s, sc)
+    row_scen, row_pair, row_feed, row_server = rows.scen, rows.pair, rows.feed, rows.server
+    live, carried, at, groups, live_psus = rows.live, rows.carried, rows.at, rows.groups, rows.live_psus
     feed_groups, feed_at = _group(row_scen.astype(np.int64) * n_feeds + row_feed)
     feed_load: F64 = np.bincount(feed_at, weights=carried, minlength=len(feed_groups)).astype(np.float64)
     feed_of, scen_of = feed_groups % max(n_feeds, 1), feed_groups // max(n_feeds, 1)
