@@ -331,6 +331,9 @@ FACILITY_FIELDS = (
         "power.ups.redundancy", "string", "", "N | N+1 | 2N | distributed | catcher: the UPS blocks' topology"
     ),
     written("power.utility_kw", "number", "kW", "utility supply"),
+    written("power.generators.count", "number", "", "standby generator sets"),
+    written("power.generators.capacity_kw", "number", "kW", "rating of each generator set"),
+    written("power.generators.redundancy", "string", "", "N | N+1 | 2N across the generator sets"),
     written(
         "power.basis",
         "string",

@@ -254,11 +254,29 @@ class Ups(Model):
         return len(self.blocks) > 1 and self.redundancy != "N+1"
 
 
+class Generators(Model):
+    """Standby generators: they carry the whole site (IT, cooling and losses, the
+    design-day demand) while the utility is out. N+1: any one may fail; 2N: half."""
+
+    count: PosInt
+    capacity_kw: Pos  # each, at the rating the site runs them to
+    redundancy: Literal["N", "N+1", "2N"] = "N"
+
+    @model_validator(mode="after")
+    def _enough_sets(self) -> Generators:
+        if self.redundancy == "N+1" and self.count < 2:
+            raise ValueError("N+1 needs two or more generators")
+        if self.redundancy == "2N" and self.count % 2:
+            raise ValueError(f"2N is two equal halves: an even count, not {self.count}")
+        return self
+
+
 class FacilityPower(Model):
     # The UPS capacity peak IT is checked against; with `ups`, its blocks' (not both).
     it_capacity_kw: Pos | None = None
     ups: Ups | None = None
     utility_kw: Pos | None = None
+    generators: Generators | None = None
     basis: Literal["max", "typical"] = "max"
 
     @model_validator(mode="after")

@@ -81,6 +81,13 @@ FACILITY_COLUMNS = (
         "design-day demand: peak_it_kw x peak_pue, peak IT with the cooling and losses at that load",
     ),
     Column("utility_headroom_kw", "kW", "power.utility_kw - utility_demand_kw"),
+    Column(
+        "generator_usable_kw",
+        "kW",
+        "power.generators with the designed failure: count x capacity_kw (N), (count - 1) x"
+        " capacity_kw (N+1), half (2N)",
+    ),
+    Column("generator_utilization_pct", "%", "utility_demand_kw / generator_usable_kw x 100"),
     Column("it_energy_mwh_per_year", "MWh", "it_load_kw x 8,760 h / 1,000"),
     Column("energy_mwh_per_year", "MWh", "it_load_kw x projected_pue x 8,760 h / 1,000"),
     Column("energy_cost_per_year", "currency", "energy_mwh_per_year x 1,000 x energy_price_per_kwh"),
@@ -127,6 +134,14 @@ def usable_cooling_kw(cooling: m.FacilityCooling | None) -> float:
     return usable[cooling.redundancy]
 
 
+def _generators_kw(g: m.Generators | None) -> float | None:
+    """What the generators carry after the failure they are designed for."""
+    if g is None:
+        return None
+    running = {"N": g.count, "N+1": g.count - 1, "2N": g.count / 2}[g.redundancy]
+    return running * g.capacity_kw
+
+
 def projected_pue(facs: list[m.Facility], it_kw: F64) -> tuple[F64, npt.NDArray[Any]]:
     model = [f.pue_model for f in facs]
     fixed = _opt([p.fixed_kw if p else None for p in model])
@@ -158,6 +173,7 @@ def facility_table(
     capacity, mechanical = ups
     ups_load = peak_kw + mechanical
     utility = _opt([f.power.utility_kw if f.power else None for f in facs])
+    generators = _opt([_generators_kw(f.power.generators if f.power else None) for f in facs])
     usable = np.asarray([usable_cooling_kw(f.cooling) for f in facs], dtype=np.float64)
     largest = _opt([f.cooling.largest_kw if f.cooling else None for f in facs])
     price = _opt([f.energy_price_per_kwh for f in facs])
@@ -188,6 +204,8 @@ def facility_table(
             "peak_pue": peak_pue,
             "utility_demand_kw": peak_kw * peak_pue,
             "utility_headroom_kw": utility - peak_kw * peak_pue,
+            "generator_usable_kw": generators,
+            "generator_utilization_pct": 100.0 * peak_kw * peak_pue / generators,
             "it_energy_mwh_per_year": it_kw * HOURS_PER_YEAR / 1000.0,
             "energy_mwh_per_year": energy,
             "energy_cost_per_year": energy * 1000.0 * price,

@@ -206,11 +206,11 @@ def test_cli_finds_the_block_two_others_lean_on(
     run = cli("audit", "ups-blocks", *selected, *AS_OF)
     assert (run.code, run.err) == (1, "")
     assert run.lines == [
-        "ups-blocks/facility.yaml:12:3: warning power.facility-ups-headroom facility dc1 loads its UPS to"
+        "ups-blocks/facility.yaml:15:3: warning power.facility-ups-headroom facility dc1 loads its UPS to"
         " 90.9 % at peak (2272 of 2500 kW)",
-        "ups-blocks/facility.yaml:15:9: error power.ups-block-failover-overload when UPS block U2 fails,"
+        "ups-blocks/facility.yaml:19:9: error power.ups-block-failover-overload when UPS block U2 fails,"
         " block dc1/U1 carries 1420 kW, 114 % of its 1250 kW (distributed UPS)",
-        "ups-blocks/facility.yaml:16:9: error power.ups-block-failover-overload when UPS block U1 fails,"
+        "ups-blocks/facility.yaml:20:9: error power.ups-block-failover-overload when UPS block U1 fails,"
         " block dc1/U2 carries 1420 kW, 114 % of its 1250 kW (distributed UPS)",
         "checker: 2 errors, 1 warning, 0 info, 0 waived: fail",
     ]
@@ -232,6 +232,28 @@ def test_the_report_has_a_row_per_block(monkeypatch: pytest.MonkeyPatch, cli: Cl
     run = cli("report", "ups-blocks", *AS_OF)
     assert run.code == 1
     assert (
-        "| [U1](ups-blocks/facility.yaml#L15) | dc1 | distributed | 1,250 kW | 852 kW | 68.16 % | block U2"
+        "| [U1](ups-blocks/facility.yaml#L19) | dc1 | distributed | 1,250 kW | 852 kW | 68.16 % | block U2"
         " | 1,420 kW | 113.6 % |"
     ) in run.lines
+
+
+@pytest.mark.parametrize(
+    ("generators", "usable", "pct", "fires"),
+    [
+        # 1,500 kW of peak IT x design PUE 1.3 = 1,950 kW on the design day.
+        ("{count: 3, capacity_kw: 1000, redundancy: N+1}", 2000, 97.5, False),  # two of three run
+        ("{count: 2, capacity_kw: 1000, redundancy: N+1}", 1000, 195, True),
+        ("{count: 4, capacity_kw: 1000, redundancy: 2N}", 2000, 97.5, False),  # either half
+        ("{count: 2, capacity_kw: 1000}", 2000, 97.5, False),  # N: both run
+    ],
+)
+def test_generators_carry_the_design_day_after_their_designed_failure(
+    audit: Auditor, generators: str, usable: float, pct: float, fires: bool
+) -> None:
+    one_block = "{blocks: [{name: U1, capacity_kw: 2000}]}"
+    text = facility(one_block, [(None, None)] * 10, f"generators: {generators}")
+    run = audit(text.replace("name: f\n", "name: f\ndesign_pue: 1.3\n"), servers([150] * 10))
+    fac = run.capacity.facilities.row("f")
+    assert (fac["utility_demand_kw"], fac["generator_usable_kw"]) == (1950, usable)
+    assert fac["generator_utilization_pct"] == pytest.approx(pct, abs=0.01)
+    assert ("power.generator-capacity" in run.fired("facility/f")) == fires
