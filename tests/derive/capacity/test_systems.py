@@ -175,3 +175,24 @@ def test_the_catalog_has_the_2027_systems_with_their_sources() -> None:
     assert "power_w.max" in gb300.unverified and gb300.power_w.max == 142000
     # The reference gives no maximum draw for these: the inventory supplies it.
     assert models["dell-xe9680"].power_w is None and models["lenovo-sr685a-v3"].power_w is None
+
+
+def test_the_nvl72_example_passes_with_its_readme_figures(cli: CliRunner) -> None:
+    """examples/nvl72 (its README walks through rack L01): no finding at all."""
+    example = str(Path(__file__).parents[3] / "examples" / "nvl72")
+    run = cli("audit", example, *AS_OF, "--no-cache")
+    assert run.err == "" and run.code == 0
+    assert run.lines == [summary(verdict="pass")]
+    doc = json.loads(cli("audit", example, *AS_OF, "--no-cache", "--format", "json").out)["capacity"]
+    l01 = next(r for r in doc["racks"] if r["entity"] == "rack/su1/L01")
+    assert (l01["capacity_kw"], l01["load_kw"], l01["side_b_failover_pct"]) == (230.016, 132, 57.387)
+    assert (l01["liquid_heat_kw"], l01["air_heat_kw"], l01["airflow_cfm"]) == (105.6, 26.4, 4213.333)
+    assert (l01["u_used"], l01["total_weight_kg"], l01["rolling_load_kn"]) == (48, 1360, 6.669)
+    a1 = next(f for f in doc["feeds"] if f["entity"] == "feed/su1/L01/A1")
+    assert (a1["load_kw"], a1["failover_load_kw"], a1["worst_phase_load_kw"]) == (16.5, 33, 11)
+    system = next(s for s in doc["servers"] if s["entity"] == "server/su1-l01")
+    assert (system["psu_side_w"], system["psu_side_pct"], system["busbar_pct"]) == (132000, 100, 88)
+    (cdu,) = doc["cdus"]
+    assert (cdu["liquid_heat_kw"], cdu["usable_kw"], cdu["utilization_pct"]) == (844.8, 1200, 70.4)
+    (su1,) = doc["facilities"]
+    assert (su1["heat_kw"], su1["air_heat_kw"], su1["cooling_usable_kw"]) == (1080, 235.2, 1500)
