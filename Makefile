@@ -18,8 +18,9 @@ $(BIN)/checker: pyproject.toml
 	@$(BIN)/python -c 'import durable.engine' || { echo "durable-rules does not import; a wheel cached from an earlier build may lack the 3.13 fix: pip cache remove durable_rules, then make clean" >&2; exit 1; }
 	touch $@
 
-audit: $(BIN)/checker  ## audit the example rollout in inventories/
+audit: $(BIN)/checker  ## audit the example rollouts in inventories/ and examples/nvl72/
 	$(BIN)/checker audit inventories/
+	$(BIN)/checker audit examples/nvl72/
 
 test: $(BIN)/checker  ## linters, the rulebook's own examples, then the whole test suite
 	$(BIN)/ruff check checker tests benchmarks

@@ -537,11 +537,12 @@ SERVER_FIELDS = (
         "not nvidia-smi -pl, which limits GPU board power only and resets at reboot); "
         "replaces power_w.max wherever peak draw counts",
     ),
-    written("psu.count", "number", "", "power supplies"),
-    written("psu.rating_w", "number", "W", "rating of one PSU"),
+    written("psu.count", "number", "", "power supplies (a rack-scale system: its power shelves)"),
+    written("psu.rating_w", "number", "W", "rating of one PSU (or power shelf)"),
     written("psu.redundant", "number", "", "PSUs that may fail (the +N)"),
     written("psu.per_side", "number", "", "PSUs on the smaller side of a 2N rack (default count // 2)"),
     written("psu.efficiency", "string", "", "80 PLUS level"),
+    written("psu.phase", "number", "", "1: single-phase PSUs; 3: three-phase input (power shelves)"),
     written("psu.input_v.min", "number", "V", "lowest AC input voltage the PSUs are rated for"),
     written("psu.input_v.max", "number", "V", "highest AC input voltage the PSUs are rated for"),
     written("cooling", "string", "", "air | liquid"),
@@ -552,10 +553,14 @@ SERVER_FIELDS = (
     written("inlet_c.min", "number", "degC", "lowest inlet temperature the equipment is specified for"),
     written("inlet_c.max", "number", "degC", "highest inlet temperature the equipment is specified for"),
     written("gpu.model", "string", "", "catalog GPU model"),
-    written("gpu.count", "number", "", "GPUs"),
+    written("gpu.count", "number", "", "GPUs (of each compute tray, for a rack-scale system)"),
+    written(
+        "trays", "number", "", "compute trays of a rack-scale system, each a node (gpu, cpu, memory per tray)"
+    ),
+    written("busbar_w", "number", "W", "rating of a rack-scale system's DC busbar"),
     written("cpu.sockets", "number", "", "CPU sockets"),
     written("cpu.pcie_lanes", "number", "", "PCIe lanes"),
-    written("memory_gb", "number", "GB", "system memory"),
+    written("memory_gb", "number", "GB", "system memory (of each compute tray, for a rack-scale system)"),
     written("storage.nvme_tb", "number", "TB", "NVMe capacity"),
     written("storage.raid", "string", "", "none | 0 | 1 | 5 | 6 | 10"),
     written("storage.scratch", "boolean", "", "local NVMe is a scratch or cache tier (data lives elsewhere)"),
@@ -563,6 +568,7 @@ SERVER_FIELDS = (
     written("network.gbps", "number", "Gb/s", "per-port speed"),
     written("network.ports", "number", "", "fabric ports"),
     written("network.nvlink", "boolean", "", "NVLink between the GPUs"),
+    written("network.nvlink_domain", "number", "", "GPUs in one NVLink domain (NVL72: 72)"),
     written("software.os", "string", "", "operating system"),
     written("software.driver", "string", "", "NVIDIA driver version"),
     written("software.cuda", "string", "", "CUDA version the software is built for"),
@@ -641,7 +647,9 @@ def _derived(
     for entry in inv.servers.values():
         server, sw = entry.server, entry.server.software
         nvlink = server.network.nvlink if server.network else None
-        gpu_keys.append((server.gpu.model, server.gpu.count, nvlink, server.model) if server.gpu else None)
+        domain = server.network.nvlink_domain if server.network else None
+        gpu = server.gpu
+        gpu_keys.append((gpu.model, gpu.count, nvlink, domain, server.trays, server.model) if gpu else None)
         sw_keys.append((sw.driver, sw.cuda, sw.rocm) if sw else None)
         # Without a rollout date the server is checked as of the audit date, not skipped.
         until = server.support.until if server.support else None

@@ -31,7 +31,12 @@ class ServerGpus:
     """The per-server columns the aggregation reads (one row per server)."""
 
     workload: npt.NDArray[np.int64]  # index into the workloads, -1 for none
-    devices: Floats  # logical GPUs
+    devices: Floats  # logical GPUs of the whole server or system
+    # Logical GPUs one model instance may span within a server (the memory of
+    # `server` scope): a server's GPUs; a rack-scale system's NVLink domain
+    # (network.nvlink_domain), else one compute tray.
+    domain: Floats
+    nodes: Floats  # nodes software sees: compute trays, else 1
     device_gb: Floats  # memory of one logical GPU (nan without a GPU)
     tflops: Floats  # dense BF16 (FP16 where there is no BF16) per logical GPU, nan if unknown
     tflops_unverified: npt.NDArray[np.bool_]
@@ -42,10 +47,12 @@ def server_columns(
 ) -> ServerGpus:
     index = {name: i for i, name in enumerate(workloads)}
     rows = [_row(s, gpus, index) for s in servers]
-    columns = list(zip(*rows, strict=True)) if rows else [(), (), (), (), ()]
+    columns = list(zip(*rows, strict=True)) if rows else [()] * 7
     return ServerGpus(
         np.array(columns[0], dtype=np.int64),
         np.array(columns[1], dtype=np.float64),
+        np.array(columns[5], dtype=np.float64),
+        np.array(columns[6], dtype=np.float64),
         np.array(columns[2], dtype=np.float64),
         np.array(columns[3], dtype=np.float64),
         np.array(columns[4], dtype=np.bool_),
@@ -54,21 +61,21 @@ def server_columns(
 
 def _row(
     server: m.Server, gpus: Mapping[str, m.GpuModel], index: Mapping[str, int]
-) -> tuple[int, float, float, float, bool]:
+) -> tuple[int, float, float, float, bool, float, float]:
     workload = index.get(server.workload, -1) if server.workload else -1
     gpu = gpus.get(server.gpu.model) if server.gpu else None
+    nodes = float(server.nodes)
     if server.gpu is None or gpu is None:
-        return workload, 0.0, np.nan, np.nan, False
+        return workload, 0.0, np.nan, np.nan, False, 0.0, nodes
     peak = gpu.bf16_tflops or gpu.fp16_tflops
     field = "bf16_tflops" if gpu.bf16_tflops else "fp16_tflops"
     per_device = peak / gpu.logical_gpus if peak else np.nan
-    return (
-        workload,
-        float(server.gpu.count * gpu.logical_gpus),
-        gpu.memory_gb / gpu.logical_gpus,
-        per_device,
-        field in gpu.unverified,
-    )
+    per_node = float(server.gpu.count * gpu.logical_gpus)
+    devices = per_node * nodes
+    domain = server.network.nvlink_domain if server.network else None
+    span = devices if server.trays is None else min(float(domain), devices) if domain else per_node
+    unverified = field in gpu.unverified
+    return workload, devices, gpu.memory_gb / gpu.logical_gpus, per_device, unverified, span, nodes
 
 
 def _group(cols: ServerGpus, n: int) -> dict[str, npt.NDArray[Any]]:
@@ -76,9 +83,11 @@ def _group(cols: ServerGpus, n: int) -> dict[str, npt.NDArray[Any]]:
     mask = cols.workload >= 0
     w = cols.workload[mask]
     devices, device_gb, tflops = cols.devices[mask], cols.device_gb[mask], cols.tflops[mask]
-    server_gb = devices * np.nan_to_num(device_gb)
+    domain = cols.domain[mask]
+    server_gb = domain * np.nan_to_num(device_gb)
     out: dict[str, npt.NDArray[Any]] = {
         "servers": np.bincount(w, minlength=n).astype(np.float64),
+        "nodes": np.bincount(w, weights=cols.nodes[mask], minlength=n),
         "gpus": np.bincount(w, weights=devices, minlength=n),
         "memory_gb": np.bincount(w, weights=server_gb, minlength=n),
         # nan where any server's peak is unknown: no estimate rather than a wrong one
@@ -86,7 +95,7 @@ def _group(cols: ServerGpus, n: int) -> dict[str, npt.NDArray[Any]]:
         "unverified": np.bincount(w, weights=cols.tflops_unverified[mask] & (devices > 0), minlength=n),
     }
     for name, values, fn, start in (
-        ("gpus_per_server_min", devices, np.minimum, np.inf),
+        ("gpus_per_server_min", domain, np.minimum, np.inf),
         ("server_memory_gb_min", server_gb, np.minimum, np.inf),
         ("gpu_memory_gb_min", np.where(devices > 0, device_gb, np.inf), np.minimum, np.inf),
         ("gpu_memory_gb_max", np.where(devices > 0, device_gb, -np.inf), np.maximum, -np.inf),
@@ -122,11 +131,19 @@ WORKLOAD_FIT_FIELDS = (
     derived("memory_allowance_pct", "number", "%", "activation / KV-cache allowance in memory_required_gb "
        "(a planning default, unverified)"),
     derived("memory_required_gb", "number", "GB", "GPU memory needed (rules/knowledge/fit.yaml)"),
-    derived("memory_available_gb", "number", "GB", "GPU memory of the job, or of its smallest server"),
+    derived(
+        "memory_available_gb", "number", "GB",
+        "GPU memory of the job, or of its smallest server (a rack-scale system: of its NVLink domain, "
+        "network.nvlink_domain, else of one compute tray)",
+    ),
     derived("memory_per_gpu_gb", "number", "GB", "memory_required_gb over job_gpu_count"),
     derived("gpu_count", "number", "", "GPUs of all its servers, as software sees them"),
     derived("job_gpu_count", "number", "", "GPUs one job uses: all (job scope) or its smallest server's"),
-    derived("gpus_per_server_min", "number", "", "GPUs of its smallest server"),
+    derived(
+        "gpus_per_server_min", "number", "",
+        "GPUs of its smallest server (a rack-scale system: its NVLink domain, else one tray)",
+    ),
+    derived("node_count", "number", "", "nodes that run it: servers, a rack-scale system's compute trays"),
     derived("gpu_memory_gb_min", "number", "GB", "smallest per-GPU memory among its servers"),
     derived("gpu_memory_gb_max", "number", "GB", "largest per-GPU memory among its servers"),
     derived("peak_tflops", "number", "TFLOPS", "dense BF16 peak of all its GPUs (absent if one is unknown)"),
@@ -161,6 +178,7 @@ def _one(workload: m.Workload, a: Mapping[str, float], fit: FitModel) -> dict[st
         "gpu_count": a["gpus"],
         "job_gpu_count": gpus,
         "gpus_per_server_min": a["gpus_per_server_min"],
+        "node_count": a["nodes"],
         "gpu_memory_gb_min": _finite(a["gpu_memory_gb_min"]),
         "gpu_memory_gb_max": _finite(a["gpu_memory_gb_max"]),
         "peak_tflops": _finite(a["peak_tflops"]),

@@ -45,7 +45,18 @@ GPU_FIELDS = (
         "gpu.forward_compatible", "boolean", "",
         "CUDA forward compatibility (cuda-compat) works on the GPU",
     ),
-    derived("gpu.devices", "number", "", "GPUs as software sees them (an MI250X is two)"),
+    derived(
+        "gpu.devices", "number", "", "GPUs of one node as software sees them (an MI250X is two; a rack-scale "
+        "system: per compute tray)",
+    ),
+    derived(
+        "gpu.system_devices", "number", "",
+        "GPUs of the whole system as software sees them: gpu.devices x trays (a server: gpu.devices)",
+    ),
+    derived(
+        "gpu.nvlink_domain", "number", "",
+        "GPUs in one NVLink domain: network.nvlink_domain, else gpu.devices where gpu.nvlink",
+    ),
     derived("gpu.memory_gb", "number", "GB", "memory of one GPU as software sees it (MI250X: 64)"),
     derived("gpu.memory_total_gb", "number", "GB", "GPU memory of the server"),
     derived("gpu.tdp_w", "number", "W", "board power of one GPU package"),
@@ -75,18 +86,22 @@ def gpu_values(server: m.Server, gpu: m.GpuModel | None, model: m.ServerModel | 
         return {}
     count = server.gpu.count
     nvlink = server.network.nvlink if server.network and server.network.nvlink is not None else None
+    linked = gpu.interconnect == "nvlink" if nvlink is None else nvlink
+    domain = server.network.nvlink_domain if server.network else None
     values: Values = {
         "gpu.vendor": gpu.vendor,
         "gpu.architecture": gpu.architecture,
         "gpu.form_factor": gpu.form_factor,
         "gpu.forward_compatible": gpu.forward_compatible,
         "gpu.devices": count * gpu.logical_gpus,
+        "gpu.system_devices": count * gpu.logical_gpus * server.nodes,
+        "gpu.nvlink_domain": domain if domain is not None else (count * gpu.logical_gpus if linked else None),
         "gpu.memory_gb": gpu.memory_gb / gpu.logical_gpus,
         "gpu.memory_total_gb": gpu.memory_gb * count,
         "gpu.tdp_w": gpu.tdp_w,
         "gpu.tdp_total_w": gpu.tdp_w * count if gpu.tdp_w else None,
         "gpu.tdp_unverified": "tdp_w" in gpu.unverified,
-        "gpu.nvlink": gpu.interconnect == "nvlink" if nvlink is None else nvlink,
+        "gpu.nvlink": linked,
         "gpu.last_driver_branch": gpu.last_driver_branch,
         **_versioned("gpu.min_cuda", gpu.min_cuda),
         **_versioned("gpu.cuda_dropped", gpu.cuda_dropped),

@@ -772,6 +772,13 @@ class _Builder:
                 )
             elif isinstance(count, dict):
                 self._check_psu_phases(server, name, phases[name], count, place)
+            elif server.psu.phase == 3 and not phases[name]:
+                what = "an ATS" if phases[name] is None else "a single-phase feed"
+                self.p.add(
+                    SCHEMA_REFERENCE,
+                    place.at(["psu", "feeds", name], key=True),
+                    f"server {server.name}: its three-phase PSUs (psu.phase: 3) cannot be on {name}, {what}",
+                )
 
     def _check_psu_phases(
         self,

@@ -419,6 +419,11 @@ class Psu(Model):
     # The AC input voltage range the PSUs are rated for; checked against what
     # the rack's feeds give them (power.psu-input-voltage).
     input_v: InputVoltage | None = None
+    # 1: each PSU is a single-phase load on one line (or line pair) of a
+    # three-phase feed; 3: each takes three-phase input and draws evenly from
+    # the three lines (a rack-scale system's power shelf: an NVL72 shelf holds
+    # 6 PSUs, two a phase).
+    phase: Annotated[Literal[1, 3], BeforeValidator(_whole_number)] = 1
 
     @model_validator(mode="after")
     def _redundant_below_count(self) -> Psu:
@@ -426,6 +431,8 @@ class Psu(Model):
             raise ValueError("redundant PSUs must be fewer than the PSU count")
         if self.per_side is not None and 2 * self.per_side > self.count:
             raise ValueError("per_side counts the smaller side: at most half the PSU count")
+        if self.phase == 3 and self.feeds and any(isinstance(n, dict) for n in self.feeds.values()):
+            raise ValueError("three-phase PSUs (phase: 3) draw from every line: give psu.feeds as counts")
         cabled = self.feed_counts()
         if cabled is not None and sum(cabled.values()) != self.count:
             raise ValueError(f"feeds cable {sum(cabled.values())} PSUs, but count is {self.count}")
@@ -472,6 +479,9 @@ class Network(Model):
     gbps: Pos | None = None
     ports: Count | None = None
     nvlink: Flag | None = None
+    # GPUs in one NVLink domain, where it spans more than one node: a GB200
+    # NVL72's NVLink switch trays join its 18 compute trays into one of 72.
+    nvlink_domain: PosInt | None = None
 
 
 # Where a framework install comes from: PyPI's official wheels (a plain version
@@ -544,12 +554,25 @@ class ServerSpec(Model):
     memory_gb: NonNeg | None = None
     storage: Storage | None = None
     network: Network | None = None
+    # A rack-scale system (a GB200 NVL72): `trays` compute trays, each a node
+    # that software and workloads see, with the gpu, cpu, memory_gb, storage
+    # and network above (all per tray); power_w, weight_kg, psu (its power
+    # shelves) and cooling are the whole system's. Without a position and
+    # u_height it fills its rack.
+    trays: PosInt | None = None
+    # The rating of the system's DC busbar (power shelves to trays), in W.
+    busbar_w: Pos | None = None
 
     @model_validator(mode="after")
     def _liquid_needs_liquid(self) -> ServerSpec:
         if self.cooling == "air" and self.liquid_fraction:
             raise ValueError("liquid_fraction above 0 needs cooling: liquid")
         return self
+
+    @property
+    def nodes(self) -> int:
+        """Nodes as software sees them: its compute trays, else 1."""
+        return self.trays or 1
 
 
 class Server(ServerSpec):

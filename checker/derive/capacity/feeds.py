@@ -94,7 +94,7 @@ SERVER_COLUMNS = (
         "psu_voltage_min_v",
         "V",
         "the lowest psu_voltage_v of the feeds its PSUs are on (psu.feeds where given, else every feed"
-        " of its rack)",
+        " of its rack); three-phase PSUs (psu.phase: 3) see the feeds' line-to-line voltage",
         context=True,
     ),
     Column("psu_voltage_max_v", "V", "the highest psu_voltage_v of those feeds", context=True),
@@ -475,7 +475,9 @@ def feed_loads(
     normal_each = s.peak_w[p.server] / total[p.server] / 1000.0
     with np.errstate(invalid="ignore", divide="ignore"):
         failed_each = s.peak_w[row_server] / live_psus[at] / 1000.0
-    known = np.asarray([p is not None for p in parts], dtype=bool)[s.psu]
+    # Three-phase PSUs (power shelves) draw evenly from the three lines, as a
+    # server whose PSUs the inventory does not give.
+    known = np.asarray([p is not None and p.phase == 1 for p in parts], dtype=bool)[s.psu]
     feed_cols |= _phases(
         f,
         np.concatenate((p.feed, row_feed)),
@@ -515,16 +517,24 @@ def _psu_voltages(
     the rack (any may be used), and whether its input range is one the catalog
     marks unverified."""
     n_servers = len(s.rack)
-    rack_low, rack_high = np.full(n_racks, NAN), np.full(n_racks, NAN)
-    np.fmin.at(rack_low, f.rack, f.psu_voltage)  # fmin / fmax skip the NaN start
-    np.fmax.at(rack_high, f.rack, f.psu_voltage)
-    cabled_low, cabled_high = np.full(n_servers, NAN), np.full(n_servers, NAN)
-    np.fmin.at(cabled_low, p.server, f.psu_voltage[p.feed])
-    np.fmax.at(cabled_high, p.server, f.psu_voltage[p.feed])
-    mapped = p.mapped
+    # A three-phase PSU (a power shelf) sees the feed's line-to-line voltage.
+    three = np.asarray([p is not None and p.phase == 3 for p in s.psu_parts], dtype=bool)[s.psu]
+    line_v = np.where(f.line_to_neutral, f.psu_voltage * np.sqrt(3.0), f.psu_voltage)
+    figures = {}
+    for name, volts in (("single", f.psu_voltage), ("three", line_v)):
+        rack_low, rack_high = np.full(n_racks, NAN), np.full(n_racks, NAN)
+        np.fmin.at(rack_low, f.rack, volts)  # fmin / fmax skip the NaN start
+        np.fmax.at(rack_high, f.rack, volts)
+        cabled_low, cabled_high = np.full(n_servers, NAN), np.full(n_servers, NAN)
+        np.fmin.at(cabled_low, p.server, volts[p.feed])
+        np.fmax.at(cabled_high, p.server, volts[p.feed])
+        figures[name] = (
+            np.where(p.mapped, cabled_low, at(rack_low, s.rack, NAN)),
+            np.where(p.mapped, cabled_high, at(rack_high, s.rack, NAN)),
+        )
     return {
-        "psu_voltage_min_v": np.where(mapped, cabled_low, at(rack_low, s.rack, NAN)),
-        "psu_voltage_max_v": np.where(mapped, cabled_high, at(rack_high, s.rack, NAN)),
+        "psu_voltage_min_v": np.where(three, figures["three"][0], figures["single"][0]),
+        "psu_voltage_max_v": np.where(three, figures["three"][1], figures["single"][1]),
         "psu_input_v_unverified": _unverified_ranges(inv, s),
     }
 

@@ -51,7 +51,9 @@ RACK_COLUMNS = (
     Column("side_a_failover_pct", "%", "2N: load on side A alone (side B failed) / side A capacity x 100"),
     Column("side_b_failover_pct", "%", "2N: load on side B alone (side A failed) / side B capacity x 100"),
     Column(
-        "side_short_server_count", "", "2N: servers whose one-side PSUs deliver less than their peak draw"
+        "side_short_server_count",
+        "",
+        "2N: servers whose one-side PSUs deliver less than their peak draw (rack-scale systems apart)",
     ),
     Column(
         "min_psu_side_pct",
@@ -183,7 +185,9 @@ def _power(racks: dict[str, Any], f: FeedArrays, s: ServerArrays, side_pct: F64)
 
 def _side_loss(n: int, s: ServerArrays, side_pct: F64) -> dict[str, F64]:
     known = (s.rack >= 0) & ~np.isnan(side_pct)
-    short = known & (side_pct < 100.0)
+    # A rack-scale system short on a side loss has a finding of its own
+    # (power.shelf-side-loss): it is the rack.
+    short = known & (side_pct < 100.0) & ~s.system
     lowest = np.full(n, np.inf)
     np.minimum.at(lowest, s.rack[known], side_pct[known])
     return {

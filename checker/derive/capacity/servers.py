@@ -35,6 +35,13 @@ SERVER_COLUMNS = (
     Column("basis_w", "W", "draw per the facility's power.basis (capped by power_cap_w)"),
     Column("psu_usable_w", "W", "(psu.count - psu.redundant) x psu.rating_w"),
     Column("top_u", "U", "highest U occupied: position + u_height - 1 (rack-mounted servers)"),
+    Column(
+        "fills_rack",
+        "",
+        "a rack-scale system (trays) written without position and u_height: it takes U 1 to the top",
+        "boolean",
+    ),
+    Column("busbar_pct", "%", "peak_w / busbar_w x 100: the system's DC busbar at peak draw"),
     Column("rack_u_height", "U", "height of the server's rack", context=True),
     Column("overlaps_with", "", "the server whose U range this one's overlaps (first in U order)", "string"),
     Column("rack_mounted", "", "whether the server has a position (takes U)", "boolean", context=True),
@@ -77,6 +84,7 @@ class ServerArrays:
     # the feed checks work per part, not per server.
     psu: IDX
     psu_parts: tuple[m.Psu | None, ...]
+    system: npt.NDArray[np.bool_]  # a rack-scale system (trays)
 
 
 def pick(mask: npt.NDArray[np.bool_], values: npt.NDArray[Any]) -> npt.NDArray[Any]:
@@ -169,6 +177,11 @@ def server_table(
     rack = np.asarray([rack_index.get((e.facility, e.server.rack), -1) for e in entries], dtype=np.intp)
     position = _col([e.server.position for e in entries])
     u_height = _col([e.server.u_height for e in entries])
+    trays = _col([e.server.trays for e in entries])
+    # A rack-scale system written without a place fills its rack: U 1 to the top.
+    fills = ~np.isnan(trays) & np.isnan(position) & np.isnan(u_height) & (rack >= 0)
+    position = np.where(fills, 1.0, position)
+    u_height = np.where(fills, at(racks["u_height"], rack, NAN), u_height)
     mounted = ~np.isnan(position) & ~np.isnan(u_height)
     peak, basis = _draws(inv, facilities["basis_typical"], facility)
     redundancy = at(racks["redundancy"], rack, None)
@@ -184,6 +197,8 @@ def server_table(
         "basis_w": basis,
         **psus,
         "top_u": np.where(mounted, position + u_height - 1, NAN),
+        "fills_rack": np.where(np.isnan(trays), NAN, fills.astype(np.float64)),
+        "busbar_pct": 100.0 * peak / _col([e.server.busbar_w for e in entries]),
         "rack_u_height": at(racks["u_height"], rack, NAN),
         "overlaps_with": pick(overlap >= 0, names[overlap]),
         "rack_mounted": mounted.astype(np.float64),
@@ -209,6 +224,7 @@ def server_table(
         share,
         psu_index,
         psu_parts,
+        ~np.isnan(trays),
     )
     return Table(list(inv.servers), SERVER_COLUMNS, columns), arrays
 

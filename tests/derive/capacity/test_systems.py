@@ -1,0 +1,198 @@
+"""Rack-scale systems (a server with `trays`): power shelves as PSUs on the
+per-feed machinery, the busbar, a rack filled by one system, and compute trays
+that workloads see as nodes. Figures hand-computed from the NVL72 facts:
+8 power shelves x 6 x 5.5 kW PSUs = 33 kW a shelf; GB300 NVL72 up to ~142 kW,
+GB200 ~120-132 kW; 18 compute trays x 4 GPUs, one 72-GPU NVLink domain."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+
+from checker.derive.capacity import compute
+from checker.derive.facts import Context, build_all
+from checker.load.build import load
+from tests.conftest import AS_OF, CliRunner, summary
+
+# 4 feeds a side, 415 V 100 A three-phase at 80 %: 415 x 100 x 0.8 x 1.732 = 57.5 kW a feed.
+FACILITY = """kind: Facility
+name: f
+power: {it_capacity_kw: 1000}
+racks:
+  - name: R1
+    u_height: 48
+    cooling: liquid
+    redundancy: 2N
+    psu_order: [A1, B1, A2, B2, A3, B3, A4, B4]
+    feeds:
+"""
+FEEDS = "".join(
+    f"      - {{name: {s}{i}, side: {s}, voltage: 415, amps: 100, phase: 3}}\n"
+    for s in "AB"
+    for i in range(1, 5)
+)
+
+
+def _facts(tmp_path: Path, servers: str, workloads: str = "") -> dict[str, dict[str, object]]:
+    (tmp_path / "facility.yaml").write_text(FACILITY + FEEDS)
+    (tmp_path / "servers.yaml").write_text(f"kind: Servers\nfacility: f\nservers:\n{servers}")
+    if workloads:
+        (tmp_path / "workloads.yaml").write_text(f"kind: Workloads\nworkloads:\n{workloads}")
+    inv, problems = load([tmp_path])
+    assert problems == []
+    return {f.entity: dict(f.values) for f in build_all(inv, compute(inv), Context(dt.date(2027, 1, 15)))}
+
+
+def test_cli_nvl72_power_shelves_busbar_and_power_cap(cli: CliRunner, in_fixtures: Path) -> None:
+    """tests/fixtures/nvl72: a GB300 NVL72 (142 kW) keeps 4 of its 8 shelves on a side loss,
+    4 x 33 kW = 132 kW, 93.0 % of its peak (a warning: it relies on power capping); capped at
+    132 kW it keeps 100 %; a GB200 (132 kW) on a 120 kW busbar is 110 % of it."""
+    run = cli("audit", "nvl72", *AS_OF)
+    assert run.err == "" and run.code == 1
+    assert run.lines == [
+        "nvl72/servers.yaml:6:30: warning power.shelf-side-loss system gb300-r01 in 2N rack R01: after a "
+        "side loss (side A) its 4 remaining power shelves give 132.0 kW for its 142.0 kW peak (93.0 %): it "
+        "rides through only on power capping",
+        "nvl72/servers.yaml:8:54: error power.busbar-capacity system gb200-r03: its 132.0 kW peak draw is "
+        "110 % of its 120.0 kW busbar rating",
+        summary(error=1, warning=1),
+    ]
+    doc = json.loads(cli("audit", "nvl72", *AS_OF, "--format", "json").out)["capacity"]
+    servers = {s["entity"]: s for s in doc["servers"]}
+    r01 = servers["server/gb300-r01"]
+    assert (r01["peak_w"], r01["psu_side_w"], r01["psu_side_pct"]) == (142000, 132000, 92.958)
+    assert (r01["fills_rack"], r01["top_u"]) == (True, 48)
+    # 80 % to liquid (the catalog's, unverified): 113.6 kW to the CDU, 28.4 kW to the room air.
+    assert (r01["liquid_heat_w"], r01["air_heat_w"]) == (113600, 28400)
+    r02 = servers["server/gb300-r02"]
+    assert (r02["peak_w"], r02["psu_side_w"], r02["psu_side_pct"]) == (132000, 132000, 100)
+    assert servers["server/gb200-r03"]["busbar_pct"] == 110
+    racks = {r["entity"]: r for r in doc["racks"]}
+    rack = racks["rack/hall/R01"]
+    assert (rack["u_used"], rack["u_free"], rack["total_weight_kg"]) == (48, 0, 1360)
+    assert (rack["capacity_kw"], rack["load_kw"], rack["side_short_server_count"]) == (230.016, 142, 0)
+    feed = next(f for f in doc["feeds"] if f["entity"] == "feed/hall/R01/A1")
+    # One shelf a feed: 142 / 8 = 17.75 kW, and 142 / 4 = 35.5 kW after side B fails; a shelf takes
+    # three-phase input, so each line carries a third of it (11.83 of 19.17 kW), not all 35.5 kW.
+    assert (feed["psu_count"], feed["load_kw"], feed["failover_load_kw"]) == (1, 17.75, 35.5)
+    assert (feed["worst_phase_load_kw"], feed["phase_capacity_kw"]) == (11.833, 19.168)
+
+
+def test_a_gb200_nvl72_rides_through_a_side_loss_on_four_shelves(tmp_path: Path) -> None:
+    facts = _facts(tmp_path, "  - {name: n1, model: gb200-nvl72, rack: R1}\n")
+    n1 = facts["server/n1"]
+    # 4 x 33,000 W = 132,000 W for a 132,000 W peak.
+    shelves = (n1["psu_side_w"], n1["psu_side_pct"], n1["psu.count"], n1["psu.rating_w"])
+    assert shelves == (132000, 100, 8, 33000)
+    # 415 V line to line on the shelves (three-phase input), not the 239.6 V of a single-phase PSU.
+    assert (n1["psu_voltage_min_v"], n1["psu_voltage_max_v"]) == (415, 415)
+
+
+def test_trays_are_the_nodes_workloads_see(tmp_path: Path) -> None:
+    """An NVL72: 18 trays x 4 GB200 (186 GB) = 72 GPUs in one NVLink domain, 13,392 GB for one
+    model instance; without the domain a model instance has one tray, 4 x 186 = 744 GB."""
+    servers = (
+        "  - {name: n1, model: gb200-nvl72, rack: R1, workload: serve}\n"
+        "  - {name: n2, model: gb200-nvl72, rack: R1, position: 1, u_height: 48, workload: other,\n"
+        "     network: {nvlink: true, nvlink_domain: null}}\n"
+    )
+    workloads = (
+        "  - {name: serve, task: inference, params_b: 405, precision: bf16}\n"
+        "  - {name: other, task: inference, params_b: 405, precision: bf16}\n"
+    )
+    facts = _facts(tmp_path, servers, workloads)
+    n1, serve, other = facts["server/n1"], facts["workload/serve"], facts["workload/other"]
+    assert (n1["gpu.count"], n1["gpu.devices"], n1["gpu.system_devices"], n1["gpu.nvlink_domain"]) == (
+        4, 4, 72, 72
+    )
+    assert (serve["server_count"], serve["node_count"], serve["gpu_count"]) == (1, 18, 72)
+    assert (serve["gpus_per_server_min"], serve["memory_available_gb"]) == (72, 13392)
+    assert (other["gpus_per_server_min"], other["memory_available_gb"]) == (4, 744)
+
+
+def test_a_device_in_a_rack_a_system_fills_overlaps_it(tmp_path: Path) -> None:
+    facts = _facts(
+        tmp_path,
+        "  - {name: n1, model: gb200-nvl72, rack: R1}\n"
+        "  - {name: sw, rack: R1, position: 48, u_height: 1, power_w: {max: 500}}\n",
+    )
+    assert facts["server/sw"]["overlaps_with"] == "n1"
+
+
+@pytest.mark.parametrize(
+    ("psu", "message"),
+    [
+        ("{count: 2, rating_w: 33000, phase: 3, feeds: {S1: 2}}",
+         "its three-phase PSUs (psu.phase: 3) cannot be on S1, a single-phase feed"),
+        ("{count: 2, rating_w: 33000, phase: 3, feeds: {T1: {L1: 2}}}",
+         "three-phase PSUs (phase: 3) draw from every line: give psu.feeds as counts"),
+        ("{count: 2, rating_w: 33000, phase: 2}", "Input should be 1 or 3"),
+    ],
+)
+def test_three_phase_psu_input_errors_are_located(
+    cli: CliRunner, tmp_path: Path, psu: str, message: str
+) -> None:
+    (tmp_path / "f.yaml").write_text(
+        "kind: Facility\nname: f\nracks:\n  - name: R1\n    feeds:\n"
+        "      - {name: S1, voltage: 230, amps: 32}\n      - {name: T1, voltage: 415, amps: 32, phase: 3}\n"
+    )
+    (tmp_path / "s.yaml").write_text(
+        "kind: Servers\nfacility: f\nservers:\n"
+        f"  - {{name: s, rack: R1, power_w: {{max: 1000}}, psu: {psu}}}\n"
+    )
+    run = cli("audit", str(tmp_path), "--no-cache")
+    assert run.code == 2 and run.err == ""
+    assert message in run.lines[0] and run.lines[0].startswith(f"{tmp_path / 's.yaml'}:4:")
+
+
+def test_an_oem_server_without_power_in_the_catalog_must_give_it(cli: CliRunner, tmp_path: Path) -> None:
+    """The reference gives no maximum draw for the Dell XE9680 or Lenovo SR685a V3: the inventory does."""
+    (tmp_path / "f.yaml").write_text("kind: Facility\nname: f\nracks: [{name: R1}]\n")
+    (tmp_path / "s.yaml").write_text(
+        "kind: Servers\nfacility: f\nservers:\n  - {name: x1, model: dell-xe9680, rack: R1, position: 1}\n"
+    )
+    run = cli("audit", str(tmp_path), "--no-cache")
+    assert run.code == 2
+    assert run.lines[0] == (
+        f"{tmp_path / 's.yaml'}:4:5: error schema.missing-field server x1: no `power_w` "
+        "(give it or a catalog `model` that has it)"
+    )
+
+
+def test_the_catalog_has_the_2027_systems_with_their_sources() -> None:
+    inv, problems = load([Path(__file__).parents[2] / "fixtures" / "minimal"])
+    assert problems == []
+    models = {name: placed.value for name, placed in inv.server_models.items()}
+    new = ["gb200-nvl72", "gb300-nvl72", "dgx-b300", "hgx-b300", "h200-nvl-server", "mi350x-platform",
+           "mi355x-platform"]
+    assert all(models[n].source and not models[n].verified for n in new)
+    gb300 = models["gb300-nvl72"]
+    assert gb300.gpu is not None and gb300.psu is not None and gb300.power_w is not None
+    assert (gb300.trays, gb300.gpu.count, gb300.psu.count, gb300.psu.rating_w) == (18, 4, 8, 33000)
+    assert "power_w.max" in gb300.unverified and gb300.power_w.max == 142000
+    # The reference gives no maximum draw for these: the inventory supplies it.
+    assert models["dell-xe9680"].power_w is None and models["lenovo-sr685a-v3"].power_w is None
+
+
+def test_the_nvl72_example_passes_with_its_readme_figures(cli: CliRunner) -> None:
+    """examples/nvl72 (its README walks through rack L01): no finding at all."""
+    example = str(Path(__file__).parents[3] / "examples" / "nvl72")
+    run = cli("audit", example, *AS_OF, "--no-cache")
+    assert run.err == "" and run.code == 0
+    assert run.lines == [summary(verdict="pass")]
+    doc = json.loads(cli("audit", example, *AS_OF, "--no-cache", "--format", "json").out)["capacity"]
+    l01 = next(r for r in doc["racks"] if r["entity"] == "rack/su1/L01")
+    assert (l01["capacity_kw"], l01["load_kw"], l01["side_b_failover_pct"]) == (230.016, 132, 57.387)
+    assert (l01["liquid_heat_kw"], l01["air_heat_kw"], l01["airflow_cfm"]) == (105.6, 26.4, 4213.333)
+    assert (l01["u_used"], l01["total_weight_kg"], l01["rolling_load_kn"]) == (48, 1360, 6.669)
+    a1 = next(f for f in doc["feeds"] if f["entity"] == "feed/su1/L01/A1")
+    assert (a1["load_kw"], a1["failover_load_kw"], a1["worst_phase_load_kw"]) == (16.5, 33, 11)
+    system = next(s for s in doc["servers"] if s["entity"] == "server/su1-l01")
+    assert (system["psu_side_w"], system["psu_side_pct"], system["busbar_pct"]) == (132000, 100, 88)
+    (cdu,) = doc["cdus"]
+    assert (cdu["liquid_heat_kw"], cdu["usable_kw"], cdu["utilization_pct"]) == (844.8, 1200, 70.4)
+    (su1,) = doc["facilities"]
+    assert (su1["heat_kw"], su1["air_heat_kw"], su1["cooling_usable_kw"]) == (1080, 235.2, 1500)
