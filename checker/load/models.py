@@ -278,6 +278,10 @@ class FacilityPower(Model):
     utility_kw: Pos | None = None
     generators: Generators | None = None
     basis: Literal["max", "typical"] = "max"
+    # The IT load the site runs at on average over a year, as a percentage of
+    # its peak: the annual PUE, energy and cost are figured at it (ISO/IEC
+    # 30134-2: PUE is a ratio of annual energies). Without it, at `basis`.
+    average_load_pct: Percent | None = None
 
     @model_validator(mode="after")
     def _one_capacity(self) -> FacilityPower:

@@ -39,7 +39,14 @@ FACILITY_COLUMNS = (
     Column(
         "it_load_kw",
         "kW",
-        "sum of server draw per power.basis: the load of the energy, cost and annual PUE figures",
+        "the load of the energy, cost and annual PUE figures: peak_it_kw x power.average_load_pct / 100"
+        " where given, else the sum of server draw per power.basis",
+    ),
+    Column(
+        "it_load_basis",
+        "",
+        "what it_load_kw is: average_load_pct | typical | max (max: the annual figures at peak IT)",
+        "string",
     ),
     Column("it_capacity_kw", "kW", FACILITY_CAPACITY_DOC),
     Column(
@@ -167,8 +174,18 @@ def facility_table(
     """`ups`: each facility's UPS capacity and the mechanical load on it (ups.py)."""
     facs = [p.value for p in inv.facilities.values()]
     n = len(facs)
-    it_kw: F64 = np.bincount(s.facility, weights=s.basis_w / 1000.0, minlength=n).astype(np.float64)
+    basis_kw: F64 = np.bincount(s.facility, weights=s.basis_w / 1000.0, minlength=n).astype(np.float64)
     peak_kw: F64 = np.bincount(s.facility, weights=s.peak_w / 1000.0, minlength=n).astype(np.float64)
+    average = _opt([f.power.average_load_pct if f.power else None for f in facs])
+    it_kw: F64 = np.where(np.isnan(average), basis_kw, peak_kw * average / 100.0)
+    it_basis = np.asarray(
+        [
+            "average_load_pct" if f.power and f.power.average_load_pct is not None
+            else f.power.basis if f.power else "max"
+            for f in facs
+        ],
+        dtype=object,
+    )
     liquid_kw = np.bincount(s.facility, weights=s.peak_w * s.liquid_share / 1000.0, minlength=n)
     capacity, mechanical = ups
     ups_load = peak_kw + mechanical
@@ -185,6 +202,7 @@ def facility_table(
             "server_count": np.bincount(s.facility, minlength=n).astype(np.float64),
             "rack_count": np.bincount(rack_facility, minlength=n).astype(np.float64),
             "it_load_kw": it_kw,
+            "it_load_basis": it_basis,
             "it_capacity_kw": capacity,
             "peak_it_kw": peak_kw,
             "ups_mechanical_kw": mechanical,

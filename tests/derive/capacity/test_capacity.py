@@ -363,6 +363,30 @@ def test_projected_pue_above_target(audit: Auditor) -> None:
     assert "pue.target" in run.fired("facility/f")
 
 
+@pytest.mark.parametrize(
+    ("power", "it_kw", "basis", "pue", "at_peak_info"),
+    [
+        # Two DGX H100, 20.4 kW peak; fixed 10 kW, 0.20 kW per IT kW. At peak:
+        # (20.4 + 10 + 4.08) / 20.4 = 1.690, the best the site can do: an info says so.
+        ("", 20.4, "max", 1.690, True),
+        # At an average of 50 % of peak, 10.2 kW: (10.2 + 10 + 2.04) / 10.2 = 2.180.
+        (", average_load_pct: 50", 10.2, "average_load_pct", 2.180, False),
+    ],
+)
+def test_the_annual_pue_at_the_average_load(
+    audit: Auditor, power: str, it_kw: float, basis: str, pue: float, at_peak_info: bool
+) -> None:
+    model = "pue_model: {fixed_kw: 10, cooling_kw_per_it_kw: 0.15, loss_fraction: 0.05}\n"
+    facility = rack(AB_415, top=model).replace("it_capacity_kw: 1000", f"it_capacity_kw: 1000{power}")
+    run = audit(facility, TWO_DGX_H100)
+    fac = run.capacity.facilities.row("f")
+    assert (fac["it_load_kw"], fac["it_load_basis"]) == (it_kw, basis)
+    assert fac["projected_pue"] == pytest.approx(pue, abs=0.001)
+    assert fac["peak_pue"] == pytest.approx(1.690, abs=0.001)  # the design day is at peak, either way
+    assert fac["energy_mwh_per_year"] == pytest.approx(it_kw * pue * 8.76, abs=0.05)
+    assert ("pue.annual-at-peak" in run.fired("facility/f")) == at_peak_info
+
+
 def test_utility_energy_and_cost(audit: Auditor) -> None:
     top = "design_pue: 1.25\nenergy_price_per_kwh: 0.78\ncurrency: CNY\n"
     facility = rack(AB_415, top=top).replace("it_capacity_kw: 1000", "it_capacity_kw: 1000, utility_kw: 25")
@@ -429,9 +453,10 @@ def test_the_example_tight_rack_b02(example: AuditResult) -> None:
         117.512,
     )
     tight = [f for f in example.findings if f.rule == "power.rack-headroom"]
-    assert [(f.entity, Path(f.file).name, f.line) for f in tight] == [("rack/sh1/B02", "facility.yaml", 119)]
+    assert [(f.entity, Path(f.file).name, f.line) for f in tight] == [("rack/sh1/B02", "facility.yaml", 120)]
     sh1 = example.capacity.facilities.row("sh1")
-    assert (sh1["cooling_usable_kw"], sh1["projected_pue"]) == (360, 1.244)
+    # The annual PUE at the planned 80 % of the 220.6 kW peak: 1 + 12 / 176.48 + 0.19 = 1.258.
+    assert (sh1["cooling_usable_kw"], sh1["projected_pue"]) == (360, 1.258)
 
 
 # ---------------------------------------------------------------- end to end
