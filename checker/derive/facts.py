@@ -483,6 +483,8 @@ SERVER_FIELDS = (
     written("software.driver", "string", "", "NVIDIA driver version"),
     written("software.cuda", "string", "", "CUDA version the software is built for"),
     written("software.rocm", "string", "", "ROCm version"),
+    written("software.cudnn", "string", "", "the host's cuDNN version"),
+    written("software.nccl", "string", "", "the host's NCCL version"),
     written("support.vendor", "string", "", "support vendor"),
     written("support.level", "string", "", "24x7 | 8x5 | nbd | none"),
     written("support.until", "date", "", "end of the support contract"),
@@ -623,6 +625,37 @@ def _frameworks(run: Derivation) -> list[Fact]:
     return _facts("framework", software.FRAMEWORK_FIELDS, entries, columns)
 
 
+# ---------------------------------------------------------------- container
+
+
+def _containers(run: Derivation) -> list[Fact]:
+    inv, ctx = run.inv, run.ctx
+    entries: list[Entry] = []
+    keys: list[Hashable] = []
+    items: list[tuple[m.Container, m.Software, str | None]] = []
+    servers: list[str] = []
+    for name, entry in inv.servers.items():
+        sw = entry.server.software
+        if sw is None:
+            continue
+        gpu = entry.server.gpu.model if entry.server.gpu else None
+        for i, container in enumerate(sw.containers):
+            src = entry.place.src.descend("software", "containers", i)
+            entries.append((entity_id("server", name), Placed(container, entry.place.file, src), _NO_VALUES))
+            # What software.container_values reads of the container and its server.
+            keys.append((container, sw.driver, gpu))
+            items.append((container, sw, gpu))
+            servers.append(name)
+
+    def values(item: tuple[m.Container, m.Software, str | None]) -> dict[str, Any]:
+        container, sw, gpu_name = item
+        gpu = inv.gpu_models.get(gpu_name) if gpu_name is not None else None
+        return software.container_values(container, sw, gpu.value if gpu else None, ctx.knowledge)
+
+    columns = {**_spread(keys, items, values), "server": servers}
+    return _facts("container", software.CONTAINER_FIELDS, entries, columns)
+
+
 # ---------------------------------------------------------------- workload
 
 WORKLOAD_FIELDS = (
@@ -684,6 +717,14 @@ REGISTRY: dict[str, FactKind] = {
             software.FRAMEWORK_FIELDS,
             _frameworks,
             m.Software,
+        ),
+        FactKind(
+            "container",
+            "one container image a server runs, with what it brings and the server's GPU and driver "
+            "(entity: the server)",
+            software.CONTAINER_FIELDS,
+            _containers,
+            m.Container,
         ),
     )
 }
