@@ -704,7 +704,8 @@ COMPAT = [
 
 def test_software_and_fit_findings_point_at_the_lines(cli: CliRunner, in_fixtures: Path) -> None:
     select = ["--select", "compatibility.*", "--select", "workload-fit.*", "--select", "support.*"]
-    run = cli("audit", "compat", *select, *AS_OF)
+    # The drivers' lifecycle: test_driver_branches_past_end_of_life_at_the_rollout_are_errors.
+    run = cli("audit", "compat", *select, "--ignore", "support.driver-*", *AS_OF)
     assert (run.code, run.lines, run.err) == (1, [*COMPAT, summary(error=5)], "")
 
 
@@ -771,6 +772,24 @@ def test_a_framework_source_typo_is_a_located_input_error(cli: CliRunner, workdi
     assert run.lines[0] == (
         "s.yaml:6:65: error schema.invalid software.frameworks.pytorch.source: Input should be "
         "'pypi', 'conda-forge', 'container' or 'vendor' (got 'pip')")
+
+
+def test_driver_branches_past_end_of_life_at_the_rollout_are_errors(
+    cli: CliRunner, in_fixtures: Path
+) -> None:
+    # R570 (production branch) ended in February 2026, R535 (long-term) in June 2026; R580 runs to June 2028.
+    eol = ("stacks2026/servers.yaml:{}: error support.driver-branch-eol server {}: driver {} is on R{} ({} "
+           "branch), which reached end of life in {}, before 2027-02-01 (the tables mark that lifecycle "
+           "unverified)")
+    r570 = ("570", "production", "2026-02")
+    run = cli("audit", "stacks2026", "--select", "support.driver-*", *AS_OF)
+    assert (run.code, run.lines, run.err) == (1, [
+        eol.format("32:16", "h100-update", "570.86.15", *r570),
+        eol.format("53:7", "h100-r570-cuda13", "570.133.20", *r570),
+        eol.format("59:7", "rtx-r570-cuda13", "570.133.20", *r570),
+        eol.format("65:7", "h100-r535-ngc", "535.129.03", "535", "long-term", "2026-06"),
+        summary(error=4),
+    ], "")
 
 
 def test_a_bad_image_reference_is_a_located_input_error(cli: CliRunner, workdir: Writer) -> None:

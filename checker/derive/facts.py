@@ -493,6 +493,7 @@ SERVER_FIELDS = (
     *_columns(SERVER_COLUMNS),
     *software.GPU_FIELDS,
     *software.SOFTWARE_FIELDS,
+    *software.LIFECYCLE_FIELDS,
     *SUPPORT_FIELDS,
     *SERVER_FIT_FIELDS,
 )
@@ -556,6 +557,7 @@ def _derived(
     sw_keys: list[Hashable] = []
     support_keys: list[tuple[dt.date, dt.date | None]] = []
     fit_keys: list[Hashable] = []
+    lifecycle_keys: list[tuple[str | None, dt.date]] = []
     for entry in inv.servers.values():
         server, sw = entry.server, entry.server.software
         nvlink = server.network.nvlink if server.network else None
@@ -564,6 +566,7 @@ def _derived(
         # Without a rollout date the server is checked as of the audit date, not skipped.
         until = server.support.until if server.support else None
         support_keys.append((entry.rollout_date or ctx.as_of, until))
+        lifecycle_keys.append((sw.driver if sw else None, entry.rollout_date or ctx.as_of))
         # What _server_fit reads: the workload, and the names of the frameworks installed.
         fit_keys.append((server.workload, None if sw is None else tuple(sw.frameworks)))
     servers = [entry.server for entry in inv.servers.values()]
@@ -571,6 +574,7 @@ def _derived(
         **_spread(gpu_keys, servers, lambda server: _gpu_values(inv, server)),
         **_spread(sw_keys, servers, lambda server: software.software_values(server.software, ctx.knowledge)),
         **_spread(support_keys, support_keys, lambda key: _support(*key, ctx)),
+        **_spread(lifecycle_keys, lifecycle_keys, lambda key: software.lifecycle_values(*key, ctx.knowledge)),
         **_spread(fit_keys, servers, lambda server: _server_fit(server, workloads, ctx)),
     }
 

@@ -25,6 +25,7 @@ from packaging.version import InvalidVersion, Version
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     PrivateAttr,
@@ -321,12 +322,32 @@ class RocmReleases(_SourcedTable):
         return line is not None and any(release_line(r.rocm) == line for r in self.releases)
 
 
+def _month(value: str) -> str:
+    try:
+        dt.date.fromisoformat(f"{value}-01")
+    except ValueError:
+        raise ValueError(f"'{value}' is not a month (YYYY-MM)") from None
+    return value
+
+
 class DriverBranch(Sourced):
-    """One NVIDIA driver branch (R570): whether it runs a newer CUDA through
-    the cuda-compat package (absent: no source says)."""
+    """One NVIDIA driver branch (R570): its type and end of life, and whether it
+    runs a newer CUDA through the cuda-compat package (absent: no source says)."""
 
     branch: Annotated[int, Field(ge=1)]
+    type: Literal["long-term", "production", "new-feature"] | None = None
+    # The month of the end of life (NVIDIA gives months); checked as its last day.
+    eol: Annotated[str, BeforeValidator(lambda v: v.strftime("%Y-%m") if isinstance(v, dt.date) else v),
+                   AfterValidator(_month)] | None = None
     forward_compatible: bool | None = None
+
+    @property
+    def eol_date(self) -> dt.date | None:
+        """The last day of the end-of-life month."""
+        if self.eol is None:
+            return None
+        first = dt.date.fromisoformat(f"{self.eol}-01")
+        return (first.replace(day=28) + dt.timedelta(days=4)).replace(day=1) - dt.timedelta(days=1)
 
 
 class DriverBranches(_SourcedTable):

@@ -10,6 +10,7 @@ field, which a rule turns into a warning.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -167,6 +168,43 @@ def software_values(software: m.Software | None, kb: Knowledge) -> Values:
     if software.rocm is not None:
         values["software.rocm_known"] = kb.rocm.known(software.rocm) and bool(values["software.rocm_num"])
     return values
+
+
+# ---------------------------------------------------------------- driver lifecycle
+# What lifecycle_values gives: the driver branch's type and end of life.
+LIFECYCLE_FIELDS = (
+    derived(
+        "software.driver_branch_type", "string", "", "long-term | production | new-feature (driver tables)",
+    ),
+    derived(
+        "software.driver_eol", "date", "", "end of life of the driver branch (the last day of its month)",
+    ),
+    derived("software.driver_eol_month", "string", "", "the end-of-life month as the sources give it"),
+    derived(
+        "software.driver_eol_days_after_rollout", "number", "days",
+        "software.driver_eol minus support.checked_against",
+    ),
+    derived(
+        "software.driver_lifecycle_unverified", "boolean", "",
+        "the driver tables mark the branch's type or end of life unverified",
+    ),
+)
+
+
+def lifecycle_values(driver: str | None, checked: dt.date, kb: Knowledge) -> Values:
+    """The driver branch's type and end of life, against the rollout (or audit) date."""
+    version = parse_version(driver)
+    branch = kb.drivers.get(version.release[0]) if version else None
+    if branch is None:
+        return {}
+    eol = branch.eol_date
+    return {
+        "software.driver_branch_type": branch.type,
+        "software.driver_eol": eol.isoformat() if eol else None,
+        "software.driver_eol_month": branch.eol,
+        "software.driver_eol_days_after_rollout": (eol - checked).days if eol else None,
+        "software.driver_lifecycle_unverified": not {"type", "eol"}.isdisjoint(branch.unverified),
+    }
 
 
 # ---------------------------------------------------------------- frameworks

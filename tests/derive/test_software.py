@@ -450,3 +450,46 @@ def test_a_known_image_resolves_to_what_it_brings() -> None:
         "12.2", "8.9", "tested build", True)
     assert (ngc["cuda"], ngc["image_min_driver"], ngc["nccl"], ngc["cudnn"]) == (
         "13.2.1", "570", "2.18", None)
+
+
+# ---------------------------------------------------------------- driver lifecycle (support rules)
+def _s(*rules: str) -> frozenset[str]:
+    return frozenset(f"support.{r}" for r in rules)
+
+
+# Rolled out on 2027-02-01 (tests/rollout.py), a 365-day support horizon.
+LIFECYCLE = [
+    Case("r535-2027", "h100-sxm-80gb", {"driver": "535.129.03", "cuda": "12.2"}, _s("driver-branch-eol")),
+    Case("r570-2027", "h100-sxm-80gb", {"driver": "570.133.20", "cuda": "12.8"}, _s("driver-branch-eol")),
+    Case("r580-2027", "h100-sxm-80gb", {"driver": "580.95.05", "cuda": "13.0.2"}, frozenset()),
+    Case("r595-2027", "h100-sxm-80gb", {"driver": "595.58.03", "cuda": "13.2.1"},
+         _s("driver-branch-ends-soon")),
+    Case("r610-2027", "h100-sxm-80gb", {"driver": "610.43.02", "cuda": "13.3"},
+         _s("driver-branch-eol", "driver-new-feature-branch")),
+    Case("r620-2027", "h100-sxm-80gb", {"driver": "620.10.01"}, frozenset()),
+    # A branch without a lifecycle in the sources is not checked for one.
+    Case("r550-2027", "h100-sxm-80gb", {"driver": "550.90.07", "cuda": "12.4"}, frozenset()),
+]
+
+
+@pytest.fixture(scope="module")
+def lifecycle(tmp_path_factory: pytest.TempPathFactory) -> dict[str, set[str]]:
+    result = audit(tmp_path_factory.mktemp("lifecycle"), [c.server() for c in LIFECYCLE])
+    fired = rules_by_entity(result, ["support"])
+    return {entity: {r for r in rules if r.startswith("support.driver-")} for entity, rules in fired.items()}
+
+
+@pytest.mark.parametrize("case", LIFECYCLE, ids=[c.id for c in LIFECYCLE])
+def test_driver_lifecycle_rules(lifecycle: dict[str, set[str]], case: Case) -> None:
+    assert lifecycle.get(f"server/{case.server()['name']}", set()) == case.expected
+
+
+def test_without_a_rollout_date_the_lifecycle_is_checked_at_the_audit_date(tmp_path: Path) -> None:
+    # R595 ends in March 2027: past it at an audit in April, within the horizon in January.
+    servers = [{"name": "s1", "gpu": {"model": "h100-sxm-80gb", "count": 1},
+                "software": {"driver": "595.58.03"}}]
+    for as_of, expected in ((dt.date(2027, 4, 15), {"support.driver-branch-eol"}),
+                            (dt.date(2027, 1, 15), {"support.driver-branch-ends-soon"})):
+        result = audit(tmp_path, servers, rollout_date=None, as_of=as_of)
+        fired = rules_by_entity(result, ["support"]).get("server/s1", set())
+        assert {r for r in fired if r.startswith("support.driver-")} == expected
