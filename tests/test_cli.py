@@ -792,6 +792,17 @@ def test_driver_branches_past_end_of_life_at_the_rollout_are_errors(
     ], "")
 
 
+def test_fast_links_other_than_sxm_nvlink_keep_work_off_pcie(cli: CliRunner, in_fixtures: Path) -> None:
+    # 8 x MI300X (Infinity Fabric mesh) and an H100 NVL pair: no PCIe warning; bridge pairs of 8: one.
+    run = cli("audit", "interconnect", "--select", "workload-fit.*", *AS_OF)
+    assert (run.code, run.lines, run.err) == (0, [
+        "interconnect/servers.yaml:20:43: warning workload-fit.nvlink server h100-nvl-8 trains train-nvl on "
+        "8 x h100-nvl without a fast link across them (nvlink-bridge in groups of 2): gradients cross PCIe; "
+        "a bridge is taken to join 2 GPUs (set network.nvlink_bridge)",
+        summary(warning=1, verdict="pass"),
+    ], "")
+
+
 def test_a_bad_image_reference_is_a_located_input_error(cli: CliRunner, workdir: Writer) -> None:
     workdir("s.yaml", "kind: Servers\nfacility: f1\nservers:\n  - name: s1\n    rack: R01\n"
             "    software: {driver: \"580.95.05\", containers: [\"nvcr.io/NVIDIA/pytorch:26.05 py3\"]}\n",

@@ -479,6 +479,7 @@ SERVER_FIELDS = (
     written("network.gbps", "number", "Gb/s", "per-port speed"),
     written("network.ports", "number", "", "fabric ports"),
     written("network.nvlink", "boolean", "", "NVLink between the GPUs"),
+    written("network.nvlink_bridge", "number", "", "GPUs one NVLink bridge joins (2 or 4)"),
     written("software.os", "string", "", "operating system"),
     written("software.driver", "string", "", "NVIDIA driver version"),
     written("software.cuda", "string", "", "CUDA version the software is built for"),
@@ -560,7 +561,7 @@ def _derived(
     lifecycle_keys: list[tuple[str | None, dt.date]] = []
     for entry in inv.servers.values():
         server, sw = entry.server, entry.server.software
-        nvlink = server.network.nvlink if server.network else None
+        nvlink = (server.network.nvlink, server.network.nvlink_bridge) if server.network else None
         gpu_keys.append((server.gpu.model, server.gpu.count, nvlink, server.model) if server.gpu else None)
         sw_keys.append((sw.driver, sw.cuda, sw.rocm) if sw else None)
         # Without a rollout date the server is checked as of the audit date, not skipped.

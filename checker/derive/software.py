@@ -57,6 +57,22 @@ GPU_FIELDS = (
         "gpu.nvlink", "boolean", "",
         "NVLink between the GPUs: network.nvlink, else the catalog interconnect",
     ),
+    derived(
+        "gpu.link", "string", "",
+        "the fast GPU link: nvlink (SXM) | nvlink-bridge | infinity-fabric | pcie | none | unknown "
+        "(the catalog interconnect; network.nvlink true makes it nvlink, false pcie)",
+    ),
+    derived(
+        "gpu.link_domain_gpus", "number", "",
+        "GPUs one fast link joins on the server: all of them (NVLink), a bridge group "
+        "(network.nvlink_bridge, else the catalog's smallest bridge, else 2), the catalog's link_domain "
+        "(MI300X: 8), 1 over PCIe; absent where the catalog does not say",
+    ),
+    derived("gpu.link_domain_memory_gb", "number", "GB", "GPU memory of one fast-link domain"),
+    derived(
+        "gpu.link_domain_assumed", "boolean", "",
+        "the bridge group size is the least a bridge joins (2): neither the catalog nor the server gives it",
+    ),
     derived("gpu.min_cuda", "string", "", "first CUDA that supports the GPU"),
     derived("gpu.min_cuda_num", "number", "version", "gpu.min_cuda as a version number"),
     derived("gpu.cuda_dropped", "string", "", "first CUDA without support for the GPU"),
@@ -95,10 +111,43 @@ def gpu_values(server: m.Server, gpu: m.GpuModel | None, model: m.ServerModel | 
         **_versioned("gpu.min_driver", gpu.min_driver),
         **_versioned("gpu.min_rocm", gpu.min_rocm),
     }
+    values.update(_link_values(server, gpu, values["gpu.devices"], values["gpu.memory_gb"]))
     if model is not None and model.gpu_options:
         values["gpu.options"] = ", ".join(model.gpu_options)
         values["gpu.matches_server_model"] = server.gpu.model in model.gpu_options
     return values
+
+
+def _link_values(server: m.Server, gpu: m.GpuModel, devices: int, memory_gb: float) -> Values:
+    """The server's fast GPU link and how many GPUs one domain of it joins."""
+    network = server.network
+    said = network.nvlink if network else None
+    link = gpu.interconnect or "unknown"
+    if said is True and link not in ("nvlink", "nvlink-bridge"):
+        link = "nvlink"  # the server says so (an NVLink board the catalog does not know)
+    elif said is False and link in ("nvlink", "nvlink-bridge"):
+        link = "pcie"  # no NVLink (bridges not fitted)
+    assumed = None
+    domain: int | None
+    if link == "nvlink":
+        domain = devices
+    elif link == "nvlink-bridge":
+        declared = network.nvlink_bridge if network else None
+        ways = declared or (min(gpu.bridge_ways) if gpu.bridge_ways else None)
+        assumed = ways is None
+        domain = min(devices, ways or 2)
+    elif link == "infinity-fabric":
+        domain = min(devices, gpu.link_domain) if gpu.link_domain else None
+    elif link in ("pcie", "none"):
+        domain = 1
+    else:
+        domain = None
+    return {
+        "gpu.link": link,
+        "gpu.link_domain_gpus": domain,
+        "gpu.link_domain_memory_gb": domain * memory_gb if domain else None,
+        "gpu.link_domain_assumed": assumed,
+    }
 
 
 # ---------------------------------------------------------------- driver / CUDA / ROCm

@@ -310,6 +310,8 @@ class Network(Model):
     gbps: Pos | None = None
     ports: Count | None = None
     nvlink: Flag | None = None
+    # GPUs one NVLink bridge joins on this server (H200 NVL: 2 or 4).
+    nvlink_bridge: Annotated[int, Strict(), Field(ge=2)] | None = None
 
 
 # Where a framework install comes from: PyPI's official wheels (a plain version
@@ -547,6 +549,10 @@ class GpuModel(CatalogEntry):
     form_factor: Literal["sxm", "pcie", "oam", "embedded"] | None = None
     interconnect: Literal["nvlink", "nvlink-bridge", "pcie", "infinity-fabric", "none"] | None = None
     interconnect_gb_s: Pos | None = None
+    # GPUs one NVLink bridge joins (2-way, 4-way), where the source gives them.
+    bridge_ways: list[Annotated[int, Strict(), Field(ge=2)]] = []
+    # The most GPUs one fast link joins (MI300X: an 8-GPU Infinity Fabric mesh).
+    link_domain: Annotated[int, Strict(), Field(ge=2)] | None = None
     bf16_tflops: Pos | None = None
     fp16_tflops: Pos | None = None
     # First CUDA release without support for the GPU (Volta: 13.0).
