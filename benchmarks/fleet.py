@@ -32,7 +32,7 @@ SERVER = """\
     memory_gb: {memory}
     storage: {{nvme_tb: 30.7, raid: "1"}}
     network: {{fabric: infiniband, gbps: 400, ports: 8, nvlink: true}}
-    software: {{os: ubuntu-22.04, driver: "535.129.03", cuda: "12.2"}}
+    software: {{os: ubuntu-22.04, driver: "580.95.05", cuda: "12.2"}}
     support: {{vendor: NVIDIA, level: 24x7, until: 2029-12-31}}
     workload: train
 """

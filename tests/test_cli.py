@@ -359,7 +359,7 @@ def test_facts_lists_every_kind(cli: CliRunner) -> None:
     run = cli("facts")
     kinds = [line.split(":")[0] for line in run.lines if not line.startswith(" ")]
     kinds_ = ["facility", "rack", "feed", "cooling_unit", "cdu", "ups", "server", "workload", "framework"]
-    assert (run.code, kinds) == (0, kinds_)
+    assert (run.code, kinds) == (0, [*kinds_, "container"])
 
 
 @pytest.mark.parametrize(("kind", "hint"), [
@@ -706,7 +706,8 @@ COMPAT = [
 
 def test_software_and_fit_findings_point_at_the_lines(cli: CliRunner, in_fixtures: Path) -> None:
     select = ["--select", "compatibility.*", "--select", "workload-fit.*", "--select", "support.*"]
-    run = cli("audit", "compat", *select, *AS_OF)
+    # The drivers' lifecycle: test_driver_branches_past_end_of_life_at_the_rollout_are_errors.
+    run = cli("audit", "compat", *select, "--ignore", "support.driver-*", *AS_OF)
     assert (run.code, run.lines, run.err) == (1, [*COMPAT, summary(error=5)], "")
 
 
@@ -722,6 +723,28 @@ STACKS_2026 = [
     "stacks2026/servers.yaml:32:16: warning compatibility.driver-minor-version server h100-update: driver "
     "570.86.15 runs CUDA 12.8.1 only with limitations (minor-version compatibility); every feature needs "
     "570.124.06 (the tables mark that minimum unverified)",
+    # Containers: forward compatibility runs CUDA 13 on R570 on an H100 (h100-r570-cuda13: no finding),
+    # not on an RTX card, nor where the image's release notes ask for more.
+    "stacks2026/servers.yaml:60:20: error compatibility.container-driver-below-floor server "
+    "rtx-r570-cuda13: container image nvcr.io/nvidia/cuda:13.0.2-runtime-ubuntu24.04 brings CUDA 13.0.2, "
+    "which needs driver 580 or newer; the server has 570.133.20, and forward compatibility does not "
+    "apply: the rtx-6000-ada is not a data-center GPU (cuda-compat works only on data-center GPUs and "
+    "Jetson)",
+    "stacks2026/servers.yaml:67:11: error compatibility.container-driver-below-floor server "
+    "h100-r535-ngc: container image nvcr.io/nvidia/pytorch:26.05-py3 brings CUDA 13.2.1, which needs "
+    "driver 580 or newer; the server has 535.129.03, and forward compatibility does not apply: the "
+    "image's release notes ask for driver 570 or later",
+    "stacks2026/servers.yaml:68:11: warning compatibility.container-tag-latest server h100-r535-ngc: "
+    "container image pytorch/pytorch:latest is not pinned (tag latest), so what it brings changes under "
+    "the plan and cannot be checked",
+    "stacks2026/servers.yaml:69:11: warning compatibility.container-image-unknown server h100-r535-ngc: "
+    "container image registry.example.com/ml/train:7 is not one the tables know and declares no CUDA, so "
+    "what it brings cannot be checked",
+    "stacks2026/servers.yaml:78:11: error compatibility.container-gpu-cuda-dropped server "
+    "v100-cuda13-image: container image nvidia/cuda:13.0.2-base-ubuntu24.04 brings CUDA 13.0.2, which no "
+    "longer supports the v100-sxm2-32gb (Volta); support ended with CUDA 13.0",
+    "stacks2026/servers.yaml:83:5: error compatibility.nvidia-libraries-on-amd server mi300x-nccl: the "
+    "mi300x is an AMD GPU, but the server declares NVIDIA's cuDNN 8.9 and NCCL 2.18",
 ]
 STALE = ("stacks2026/facility.yaml:2:1: info compatibility.knowledge-stale facility f1: the compatibility "
          "tables are current to 2026-12-01, 226 days before the audit date; releases since then are not in "
@@ -730,12 +753,12 @@ STALE = ("stacks2026/facility.yaml:2:1: info compatibility.knowledge-stale facil
 
 def test_stacks_of_2026_are_checked_by_the_wheels_they_install(cli: CliRunner, in_fixtures: Path) -> None:
     run = cli("audit", "stacks2026", "--select", "compatibility.*", *AS_OF)
-    assert (run.code, run.lines, run.err) == (1, [*STACKS_2026, summary(error=2, warning=1)], "")
+    assert (run.code, run.lines, run.err) == (1, [*STACKS_2026, summary(error=6, warning=3)], "")
 
 
 def test_tables_more_than_six_months_old_say_so(cli: CliRunner, in_fixtures: Path) -> None:
     run = cli("audit", "stacks2026", "--select", "compatibility.*", "--as-of", "2027-07-15")
-    expected = [STALE, *STACKS_2026, summary(error=2, warning=1, info=1)]
+    expected = [STALE, *STACKS_2026, summary(error=6, warning=3, info=1)]
     assert (run.code, run.lines, run.err) == (1, expected, "")
     # Within six months of the tables: no notice.
     run = cli("audit", "stacks2026", "--select", "compatibility.knowledge-stale", "--as-of", "2027-05-31")
@@ -751,6 +774,47 @@ def test_a_framework_source_typo_is_a_located_input_error(cli: CliRunner, workdi
     assert run.lines[0] == (
         "s.yaml:6:65: error schema.invalid software.frameworks.pytorch.source: Input should be "
         "'pypi', 'conda-forge', 'container' or 'vendor' (got 'pip')")
+
+
+def test_driver_branches_past_end_of_life_at_the_rollout_are_errors(
+    cli: CliRunner, in_fixtures: Path
+) -> None:
+    # R570 (production branch) ended in February 2026, R535 (long-term) in June 2026; R580 runs to June 2028.
+    eol = ("stacks2026/servers.yaml:{}: error support.driver-branch-eol server {}: driver {} is on R{} ({} "
+           "branch), which reached end of life in {}, before 2027-02-01 (the tables mark that lifecycle "
+           "unverified)")
+    r570 = ("570", "production", "2026-02")
+    run = cli("audit", "stacks2026", "--select", "support.driver-*", *AS_OF)
+    assert (run.code, run.lines, run.err) == (1, [
+        eol.format("32:16", "h100-update", "570.86.15", *r570),
+        eol.format("53:7", "h100-r570-cuda13", "570.133.20", *r570),
+        eol.format("59:7", "rtx-r570-cuda13", "570.133.20", *r570),
+        eol.format("65:7", "h100-r535-ngc", "535.129.03", "535", "long-term", "2026-06"),
+        summary(error=4),
+    ], "")
+
+
+def test_fast_links_other_than_sxm_nvlink_keep_work_off_pcie(cli: CliRunner, in_fixtures: Path) -> None:
+    # 8 x MI300X (Infinity Fabric mesh) and an H100 NVL pair: no PCIe warning; bridge pairs of 8: one.
+    run = cli("audit", "interconnect", "--select", "workload-fit.*", *AS_OF)
+    assert (run.code, run.lines, run.err) == (0, [
+        "interconnect/servers.yaml:20:43: warning workload-fit.nvlink server h100-nvl-8 trains train-nvl on "
+        "8 x h100-nvl without a fast link across them (nvlink-bridge in groups of 2): gradients cross PCIe; "
+        "a bridge is taken to join 2 GPUs (set network.nvlink_bridge)",
+        summary(warning=1, verdict="pass"),
+    ], "")
+
+
+def test_a_bad_image_reference_is_a_located_input_error(cli: CliRunner, workdir: Writer) -> None:
+    workdir("s.yaml", "kind: Servers\nfacility: f1\nservers:\n  - name: s1\n    rack: R01\n"
+            "    software: {driver: \"580.95.05\", containers: [\"nvcr.io/NVIDIA/pytorch:26.05 py3\"]}\n",
+            minimal=("facility",))
+    run = cli("audit", ".", *AS_OF)
+    assert run.code == 2 and "Traceback" not in run.err
+    assert run.lines[0] == (
+        "s.yaml:6:50: error schema.invalid software.containers.0.image: an image reference is "
+        "[registry/]name[:tag][@sha256:digest], lowercase (e.g. nvcr.io/nvidia/pytorch:26.05-py3) "
+        "(got 'nvcr.io/NVIDIA/pytorch:26.05 py3')")
 
 
 # ---------------------------------------------------------------- --jobs, the cache

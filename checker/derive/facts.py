@@ -569,10 +569,13 @@ SERVER_FIELDS = (
     written("network.ports", "number", "", "fabric ports"),
     written("network.nvlink", "boolean", "", "NVLink between the GPUs"),
     written("network.nvlink_domain", "number", "", "GPUs in one NVLink domain (NVL72: 72)"),
+    written("network.nvlink_bridge", "number", "", "GPUs one NVLink bridge joins (2 or 4)"),
     written("software.os", "string", "", "operating system"),
     written("software.driver", "string", "", "NVIDIA driver version"),
     written("software.cuda", "string", "", "CUDA version the software is built for"),
     written("software.rocm", "string", "", "ROCm version"),
+    written("software.cudnn", "string", "", "the host's cuDNN version"),
+    written("software.nccl", "string", "", "the host's NCCL version"),
     written("support.vendor", "string", "", "support vendor"),
     written("support.level", "string", "", "24x7 | 8x5 | nbd | none"),
     written("support.until", "date", "", "end of the support contract"),
@@ -581,6 +584,7 @@ SERVER_FIELDS = (
     *_columns(SERVER_COLUMNS),
     *software.GPU_FIELDS,
     *software.SOFTWARE_FIELDS,
+    *software.LIFECYCLE_FIELDS,
     *SUPPORT_FIELDS,
     *SERVER_FIT_FIELDS,
 )
@@ -644,16 +648,17 @@ def _derived(
     sw_keys: list[Hashable] = []
     support_keys: list[tuple[dt.date, dt.date | None]] = []
     fit_keys: list[Hashable] = []
+    lifecycle_keys: list[tuple[str | None, dt.date]] = []
     for entry in inv.servers.values():
         server, sw = entry.server, entry.server.software
-        nvlink = server.network.nvlink if server.network else None
-        domain = server.network.nvlink_domain if server.network else None
-        gpu = server.gpu
-        gpu_keys.append((gpu.model, gpu.count, nvlink, domain, server.trays, server.model) if gpu else None)
+        network, gpu = server.network, server.gpu
+        links = (network.nvlink, network.nvlink_bridge, network.nvlink_domain) if network else None
+        gpu_keys.append((gpu.model, gpu.count, links, server.trays, server.model) if gpu else None)
         sw_keys.append((sw.driver, sw.cuda, sw.rocm) if sw else None)
         # Without a rollout date the server is checked as of the audit date, not skipped.
         until = server.support.until if server.support else None
         support_keys.append((entry.rollout_date or ctx.as_of, until))
+        lifecycle_keys.append((sw.driver if sw else None, entry.rollout_date or ctx.as_of))
         # What _server_fit reads: the workload, and the names of the frameworks installed.
         fit_keys.append((server.workload, None if sw is None else tuple(sw.frameworks)))
     servers = [entry.server for entry in inv.servers.values()]
@@ -661,6 +666,7 @@ def _derived(
         **_spread(gpu_keys, servers, lambda server: _gpu_values(inv, server)),
         **_spread(sw_keys, servers, lambda server: software.software_values(server.software, ctx.knowledge)),
         **_spread(support_keys, support_keys, lambda key: _support(*key, ctx)),
+        **_spread(lifecycle_keys, lifecycle_keys, lambda key: software.lifecycle_values(*key, ctx.knowledge)),
         **_spread(fit_keys, servers, lambda server: _server_fit(server, workloads, ctx)),
     }
 
@@ -713,6 +719,37 @@ def _frameworks(run: Derivation) -> list[Fact]:
 
     columns = {**_spread(keys, installs, values), "server": servers}
     return _facts("framework", software.FRAMEWORK_FIELDS, entries, columns)
+
+
+# ---------------------------------------------------------------- container
+
+
+def _containers(run: Derivation) -> list[Fact]:
+    inv, ctx = run.inv, run.ctx
+    entries: list[Entry] = []
+    keys: list[Hashable] = []
+    items: list[tuple[m.Container, m.Software, str | None]] = []
+    servers: list[str] = []
+    for name, entry in inv.servers.items():
+        sw = entry.server.software
+        if sw is None:
+            continue
+        gpu = entry.server.gpu.model if entry.server.gpu else None
+        for i, container in enumerate(sw.containers):
+            src = entry.place.src.descend("software", "containers", i)
+            entries.append((entity_id("server", name), Placed(container, entry.place.file, src), _NO_VALUES))
+            # What software.container_values reads of the container and its server.
+            keys.append((container, sw.driver, gpu))
+            items.append((container, sw, gpu))
+            servers.append(name)
+
+    def values(item: tuple[m.Container, m.Software, str | None]) -> dict[str, Any]:
+        container, sw, gpu_name = item
+        gpu = inv.gpu_models.get(gpu_name) if gpu_name is not None else None
+        return software.container_values(container, sw, gpu.value if gpu else None, ctx.knowledge)
+
+    columns = {**_spread(keys, items, values), "server": servers}
+    return _facts("container", software.CONTAINER_FIELDS, entries, columns)
 
 
 # ---------------------------------------------------------------- workload
@@ -787,6 +824,14 @@ REGISTRY: dict[str, FactKind] = {
             software.FRAMEWORK_FIELDS,
             _frameworks,
             m.Software,
+        ),
+        FactKind(
+            "container",
+            "one container image a server runs, with what it brings and the server's GPU and driver "
+            "(entity: the server)",
+            software.CONTAINER_FIELDS,
+            _containers,
+            m.Container,
         ),
     )
 }

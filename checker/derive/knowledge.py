@@ -15,6 +15,7 @@ The tables give the thresholds; rules compare the numbers.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterable
 from functools import cache, cached_property
 from pathlib import Path
@@ -24,6 +25,7 @@ from packaging.version import InvalidVersion, Version
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     PrivateAttr,
@@ -320,6 +322,115 @@ class RocmReleases(_SourcedTable):
         return line is not None and any(release_line(r.rocm) == line for r in self.releases)
 
 
+def _month(value: str) -> str:
+    try:
+        dt.date.fromisoformat(f"{value}-01")
+    except ValueError:
+        raise ValueError(f"'{value}' is not a month (YYYY-MM)") from None
+    return value
+
+
+class DriverBranch(Sourced):
+    """One NVIDIA driver branch (R570): its type and end of life, and whether it
+    runs a newer CUDA through the cuda-compat package (absent: no source says)."""
+
+    branch: Annotated[int, Field(ge=1)]
+    type: Literal["long-term", "production", "new-feature"] | None = None
+    # The month of the end of life (NVIDIA gives months); checked as its last day.
+    eol: Annotated[str, BeforeValidator(lambda v: v.strftime("%Y-%m") if isinstance(v, dt.date) else v),
+                   AfterValidator(_month)] | None = None
+    forward_compatible: bool | None = None
+
+    @property
+    def eol_date(self) -> dt.date | None:
+        """The last day of the end-of-life month."""
+        if self.eol is None:
+            return None
+        first = dt.date.fromisoformat(f"{self.eol}-01")
+        return (first.replace(day=28) + dt.timedelta(days=4)).replace(day=1) - dt.timedelta(days=1)
+
+
+class DriverBranches(_SourcedTable):
+    kind: Literal["DriverBranches"]
+    as_of: dt.date
+    branches: list[DriverBranch]
+
+    def rows(self) -> Iterable[Sourced]:
+        return self.branches
+
+    @model_validator(mode="after")
+    def _branches_once(self) -> DriverBranches:
+        seen = [b.branch for b in self.branches]
+        twice = sorted({b for b in seen if seen.count(b) > 1})
+        if twice:
+            raise ValueError(f"branch(es) {', '.join(map(str, twice))} listed more than once")
+        return self
+
+    def get(self, branch: int | None) -> DriverBranch | None:
+        return next((b for b in self.branches if b.branch == branch), None)
+
+
+# The versions a tag pattern may take by name: (?P<cuda>...) and the like.
+IMAGE_GROUPS = ("cuda", "cudnn", "nccl", "version")
+
+
+def _pattern(value: str) -> str:
+    try:
+        compiled = re.compile(value)
+    except re.error as exc:
+        raise ValueError(f"'{value}' is not a regular expression: {exc}") from None
+    unknown = sorted(set(compiled.groupindex) - set(IMAGE_GROUPS))
+    if unknown:
+        names = ", ".join(IMAGE_GROUPS)
+        raise ValueError(f"unknown group(s) {', '.join(unknown)}; a tag pattern names {names}")
+    return value
+
+
+class ContainerImage(Sourced):
+    """Images of some repositories whose tag matches `tag`: the versions they
+    bring, from the tag (named groups) or the row."""
+
+    repositories: Annotated[list[str], Field(min_length=1)]
+    tag: Annotated[str, AfterValidator(_pattern)]
+    framework: str | None = None
+    version: VersionText | None = None
+    cuda: VersionText | None = None
+    cudnn: VersionText | None = None
+    nccl: VersionText | None = None
+    # The driver the image's release notes ask for (forward compatibility).
+    min_driver: VersionText | None = None
+
+    def match(self, repository: str, tag: str) -> dict[str, str] | None:
+        """The versions the image brings, or None if the row is not about it."""
+        if repository not in self.repositories:
+            return None
+        found = re.fullmatch(self.tag, tag)
+        if found is None:
+            return None
+        fixed = {k: getattr(self, k) for k in IMAGE_GROUPS if getattr(self, k) is not None}
+        named = {k: v for k, v in found.groupdict().items() if v is not None}
+        return {**fixed, **named}
+
+
+class ContainerImages(_SourcedTable):
+    kind: Literal["ContainerImages"]
+    as_of: dt.date
+    images: list[ContainerImage]
+
+    def rows(self) -> Iterable[Sourced]:
+        return self.images
+
+    def resolve(self, repository: str, tag: str | None) -> tuple[ContainerImage, dict[str, str]] | None:
+        """The first row that matches the image, with what it brings."""
+        if tag is None:
+            return None
+        for row in self.images:
+            found = row.match(repository, tag)
+            if found is not None:
+                return row, found
+        return None
+
+
 Task = Literal["training", "fine-tuning", "inference"]
 Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
 Fraction = Annotated[float, Field(ge=0, le=1)]
@@ -358,18 +469,22 @@ class Knowledge(_Table):
     cuda: CudaReleases
     frameworks: Frameworks
     rocm: RocmReleases
+    drivers: DriverBranches
+    containers: ContainerImages
     fit: FitModel
 
     @property
     def as_of(self) -> dt.date:
         """The date the compatibility tables are current to: the oldest of theirs."""
-        return min(self.cuda.as_of, self.frameworks.as_of, self.rocm.as_of)
+        return min(t.as_of for t in (self.cuda, self.frameworks, self.rocm, self.drivers, self.containers))
 
 
 _FILES: dict[str, tuple[str, type[_SourcedTable]]] = {
     "cuda": ("cuda.yaml", CudaReleases),
     "frameworks": ("frameworks.yaml", Frameworks),
     "rocm": ("rocm.yaml", RocmReleases),
+    "drivers": ("drivers.yaml", DriverBranches),
+    "containers": ("containers.yaml", ContainerImages),
     "fit": ("fit.yaml", FitModel),
 }
 
@@ -389,7 +504,7 @@ def _load_table(path: Path, model: type[_SourcedTable]) -> _SourcedTable:
 
 
 def load_knowledge(folder: Path) -> Knowledge:
-    """The four tables of `folder`, validated; any problem is a located UserError."""
+    """The tables of `folder`, validated; any problem is a located UserError."""
     tables = {name: _load_table(folder / file, model) for name, (file, model) in _FILES.items()}
     return Knowledge.model_validate(tables)
 

@@ -10,6 +10,7 @@ field, which a rule turns into a warning.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -18,6 +19,7 @@ from packaging.version import Version
 from checker.derive.fields import derived
 from checker.derive.knowledge import (
     CudaRelease,
+    DriverBranch,
     Framework,
     FrameworkRelease,
     Knowledge,
@@ -53,10 +55,6 @@ GPU_FIELDS = (
         "gpu.system_devices", "number", "",
         "GPUs of the whole system as software sees them: gpu.devices x trays (a server: gpu.devices)",
     ),
-    derived(
-        "gpu.nvlink_domain", "number", "",
-        "GPUs in one NVLink domain: network.nvlink_domain, else gpu.devices where gpu.nvlink",
-    ),
     derived("gpu.memory_gb", "number", "GB", "memory of one GPU as software sees it (MI250X: 64)"),
     derived("gpu.memory_total_gb", "number", "GB", "GPU memory of the server"),
     derived("gpu.tdp_w", "number", "W", "board power of one GPU package"),
@@ -65,6 +63,22 @@ GPU_FIELDS = (
     derived(
         "gpu.nvlink", "boolean", "",
         "NVLink between the GPUs: network.nvlink, else the catalog interconnect",
+    ),
+    derived(
+        "gpu.link", "string", "",
+        "the fast GPU link: nvlink (SXM) | nvlink-bridge | infinity-fabric | pcie | none | unknown "
+        "(the catalog interconnect; network.nvlink true makes it nvlink, false pcie)",
+    ),
+    derived(
+        "gpu.link_domain_gpus", "number", "",
+        "GPUs one fast link joins: NVLink, the server's (a rack-scale system's network.nvlink_domain, "
+        "NVL72: 72); a bridge group (network.nvlink_bridge, else the catalog's smallest bridge, else 2), "
+        "the catalog's link_domain (MI300X: 8), 1 over PCIe; absent where the catalog does not say",
+    ),
+    derived("gpu.link_domain_memory_gb", "number", "GB", "GPU memory of one fast-link domain"),
+    derived(
+        "gpu.link_domain_assumed", "boolean", "",
+        "the bridge group size is the least a bridge joins (2): neither the catalog nor the server gives it",
     ),
     derived("gpu.min_cuda", "string", "", "first CUDA that supports the GPU"),
     derived("gpu.min_cuda_num", "number", "version", "gpu.min_cuda as a version number"),
@@ -87,7 +101,6 @@ def gpu_values(server: m.Server, gpu: m.GpuModel | None, model: m.ServerModel | 
     count = server.gpu.count
     nvlink = server.network.nvlink if server.network and server.network.nvlink is not None else None
     linked = gpu.interconnect == "nvlink" if nvlink is None else nvlink
-    domain = server.network.nvlink_domain if server.network else None
     values: Values = {
         "gpu.vendor": gpu.vendor,
         "gpu.architecture": gpu.architecture,
@@ -95,7 +108,6 @@ def gpu_values(server: m.Server, gpu: m.GpuModel | None, model: m.ServerModel | 
         "gpu.forward_compatible": gpu.forward_compatible,
         "gpu.devices": count * gpu.logical_gpus,
         "gpu.system_devices": count * gpu.logical_gpus * server.nodes,
-        "gpu.nvlink_domain": domain if domain is not None else (count * gpu.logical_gpus if linked else None),
         "gpu.memory_gb": gpu.memory_gb / gpu.logical_gpus,
         "gpu.memory_total_gb": gpu.memory_gb * count,
         "gpu.tdp_w": gpu.tdp_w,
@@ -108,10 +120,45 @@ def gpu_values(server: m.Server, gpu: m.GpuModel | None, model: m.ServerModel | 
         **_versioned("gpu.min_driver", gpu.min_driver),
         **_versioned("gpu.min_rocm", gpu.min_rocm),
     }
+    values.update(_link_values(server, gpu, values["gpu.devices"], values["gpu.memory_gb"]))
     if model is not None and model.gpu_options:
         values["gpu.options"] = ", ".join(model.gpu_options)
         values["gpu.matches_server_model"] = server.gpu.model in model.gpu_options
     return values
+
+
+def _link_values(server: m.Server, gpu: m.GpuModel, devices: int, memory_gb: float) -> Values:
+    """The server's fast GPU link and how many GPUs one domain of it joins."""
+    network = server.network
+    said = network.nvlink if network else None
+    link = gpu.interconnect or "unknown"
+    if said is True and link not in ("nvlink", "nvlink-bridge"):
+        link = "nvlink"  # the server says so (an NVLink board the catalog does not know)
+    elif said is False and link in ("nvlink", "nvlink-bridge"):
+        link = "pcie"  # no NVLink (bridges not fitted)
+    assumed = None
+    domain: int | None
+    if link == "nvlink":
+        # A rack-scale system's NVLink switch trays join its compute trays into one domain.
+        spans = network.nvlink_domain if network else None
+        domain = spans if spans is not None else devices
+    elif link == "nvlink-bridge":
+        declared = network.nvlink_bridge if network else None
+        ways = declared or (min(gpu.bridge_ways) if gpu.bridge_ways else None)
+        assumed = ways is None
+        domain = min(devices, ways or 2)
+    elif link == "infinity-fabric":
+        domain = min(devices, gpu.link_domain) if gpu.link_domain else None
+    elif link in ("pcie", "none"):
+        domain = 1
+    else:
+        domain = None
+    return {
+        "gpu.link": link,
+        "gpu.link_domain_gpus": domain,
+        "gpu.link_domain_memory_gb": domain * memory_gb if domain else None,
+        "gpu.link_domain_assumed": assumed,
+    }
 
 
 # ---------------------------------------------------------------- driver / CUDA / ROCm
@@ -181,6 +228,43 @@ def software_values(software: m.Software | None, kb: Knowledge) -> Values:
     if software.rocm is not None:
         values["software.rocm_known"] = kb.rocm.known(software.rocm) and bool(values["software.rocm_num"])
     return values
+
+
+# ---------------------------------------------------------------- driver lifecycle
+# What lifecycle_values gives: the driver branch's type and end of life.
+LIFECYCLE_FIELDS = (
+    derived(
+        "software.driver_branch_type", "string", "", "long-term | production | new-feature (driver tables)",
+    ),
+    derived(
+        "software.driver_eol", "date", "", "end of life of the driver branch (the last day of its month)",
+    ),
+    derived("software.driver_eol_month", "string", "", "the end-of-life month as the sources give it"),
+    derived(
+        "software.driver_eol_days_after_rollout", "number", "days",
+        "software.driver_eol minus support.checked_against",
+    ),
+    derived(
+        "software.driver_lifecycle_unverified", "boolean", "",
+        "the driver tables mark the branch's type or end of life unverified",
+    ),
+)
+
+
+def lifecycle_values(driver: str | None, checked: dt.date, kb: Knowledge) -> Values:
+    """The driver branch's type and end of life, against the rollout (or audit) date."""
+    version = parse_version(driver)
+    branch = kb.drivers.get(version.release[0]) if version else None
+    if branch is None:
+        return {}
+    eol = branch.eol_date
+    return {
+        "software.driver_branch_type": branch.type,
+        "software.driver_eol": eol.isoformat() if eol else None,
+        "software.driver_eol_month": branch.eol,
+        "software.driver_eol_days_after_rollout": (eol - checked).days if eol else None,
+        "software.driver_lifecycle_unverified": not {"type", "eol"}.isdisjoint(branch.unverified),
+    }
 
 
 # ---------------------------------------------------------------- frameworks
@@ -458,3 +542,137 @@ def installed(software: m.Software | None, framework: str, kb: Knowledge) -> boo
     if wanted is None:
         return framework in software.frameworks
     return any(kb.frameworks.get(n) is wanted for n in software.frameworks)
+
+
+# ---------------------------------------------------------------- containers
+# What container_values gives: the fields of a `container` fact.
+CONTAINER_FIELDS = (
+    derived("server", "string", "", "server that runs the container"),
+    derived("image", "string", "", "image reference as written"),
+    derived("repository", "string", "", "the image's repository (Docker Hub names without docker.io/)"),
+    derived("tag", "string", "", "the image's tag (absent: none, which Docker reads as latest)"),
+    derived("digest", "string", "", "the image's digest, where the reference pins one"),
+    derived("latest", "boolean", "", "the image is not pinned: tag latest or none, and no digest"),
+    derived("known", "boolean", "", "a row of the container table matches the image"),
+    derived("image_unverified", "boolean", "", "the table marks what the image brings unverified"),
+    derived("framework", "string", "", "the framework the image brings"),
+    derived("framework_version", "string", "", "its version, where the tag or the table gives it"),
+    derived("cuda", "string", "", "CUDA the image brings (declared, the image's tag or row, or the "
+       "framework's tested build)"),
+    derived("cuda_num", "number", "version", "that CUDA as a version number"),
+    derived("cuda_from", "string", "", "declared | image | tested build"),
+    derived("cuda_known", "boolean", "", "the CUDA table knows the image's CUDA"),
+    derived("cudnn", "string", "", "cuDNN the image brings (declared, or from the tag or table)"),
+    derived("nccl", "string", "", "NCCL the image brings (declared, or from the table)"),
+    derived("cuda_full_driver", "string", "", "full-feature minimum driver of the image's CUDA"),
+    derived("cuda_full_driver_num", "number", "version", "that driver as a version number"),
+    derived("cuda_driver_floor", "string", "", "minor-version-compatibility minimum driver of its CUDA"),
+    derived("cuda_driver_floor_num", "number", "version", "that driver as a version number"),
+    derived("cuda_driver_unverified", "boolean", "", "the tables mark that CUDA's driver minimum unverified"),
+    derived(
+        "image_min_driver", "string", "",
+        "driver the image's release notes ask for (forward compatibility)",
+    ),
+    derived("image_min_driver_num", "number", "version", "that driver as a version number"),
+    derived("driver", "string", "", "the server's NVIDIA driver"),
+    derived("driver_num", "number", "version", "that driver as a version number"),
+    derived("driver_branch", "number", "", "its branch (570)"),
+    derived(
+        "branch_forward_compatible", "boolean", "",
+        "the driver tables list the branch as forward-compatible (absent: no source says)",
+    ),
+    derived(
+        "forward_compatible", "boolean", "",
+        "the image's CUDA runs on the driver through forward compatibility: a data-center GPU, a branch "
+        "not listed as unsupported, and the driver the image asks for (or a listed branch)",
+    ),
+    derived("gpu.model", "string", "", "the server's GPU model"),
+    derived("gpu.vendor", "string", "", "NVIDIA | AMD"),
+    derived("gpu.architecture", "string", "", "GPU architecture"),
+    derived("gpu.form_factor", "string", "", "sxm | pcie | oam | embedded"),
+    derived("gpu.forward_compatible", "boolean", "", "CUDA forward compatibility works on the GPU"),
+    derived("gpu.min_cuda", "string", "", "first CUDA that supports the GPU"),
+    derived("gpu.min_cuda_num", "number", "version", "that CUDA as a version number"),
+    derived("gpu.cuda_dropped", "string", "", "first CUDA without support for the GPU"),
+    derived("gpu.cuda_dropped_num", "number", "version", "that CUDA as a version number"),
+)
+
+
+def _image_versions(container: m.Container, kb: Knowledge) -> Values:
+    """What the image brings: the table's row (its tag or fixed values, or the
+    framework's tested build), with the inventory's declared values over them."""
+    repository, tag, digest = m.image_parts(container.image)
+    values: Values = {
+        "image": container.image,
+        "repository": repository,
+        "tag": tag,
+        "digest": digest,
+        "latest": digest is None and tag in (None, "latest"),
+        "known": False,
+    }
+    found = kb.containers.resolve(repository, tag)
+    brought: dict[str, str] = {}
+    if found is not None:
+        row, brought = found
+        values.update({"known": True, "image_unverified": not row.verified, "framework": row.framework})
+        values.update(_versioned("image_min_driver", row.min_driver))
+        fw = kb.frameworks.get(row.framework) if row.framework else None
+        release = fw.release(brought["version"]) if fw and "version" in brought else None
+        if release is not None and "cuda" not in brought and release.cuda:
+            # One tested build per release (TensorFlow): the image is taken to be it.
+            tested = {"cuda": release.cuda[0], **({"cudnn": release.cudnn} if release.cudnn else {})}
+            brought = {**tested, **brought}
+            values["cuda_from"] = "tested build"
+        values["framework_version"] = brought.get("version")
+    if "cuda" in brought and "cuda_from" not in values:
+        values["cuda_from"] = "image"
+    declared = {k: getattr(container, k) for k in ("cuda", "cudnn", "nccl") if getattr(container, k)}
+    if "cuda" in declared:
+        values["cuda_from"] = "declared"
+    brought = {**brought, **declared}
+    values.update({"cudnn": brought.get("cudnn"), "nccl": brought.get("nccl")})
+    values.update(_versioned("cuda", brought.get("cuda")))
+    return values
+
+
+def container_values(
+    container: m.Container, software: m.Software, gpu: m.GpuModel | None, kb: Knowledge
+) -> Values:
+    """One container image on a server: what it brings against the host driver and GPU."""
+    values = _image_versions(container, kb)
+    driver = parse_version(software.driver)
+    branch = driver.release[0] if driver else None
+    row = kb.cuda.row(values.get("cuda"))
+    values.update({**_versioned("driver", software.driver), "driver_branch": branch, **_cuda_values("", row)})
+    if values.get("cuda") is not None:
+        values["cuda_known"] = row is not None and values["cuda_num"] is not None
+    listed = kb.drivers.get(branch)
+    values["branch_forward_compatible"] = listed.forward_compatible if listed else None
+    if gpu is not None:
+        values.update({
+            "gpu.model": gpu.name,
+            "gpu.vendor": gpu.vendor,
+            "gpu.architecture": gpu.architecture,
+            "gpu.form_factor": gpu.form_factor,
+            "gpu.forward_compatible": gpu.forward_compatible,
+            **_versioned("gpu.min_cuda", gpu.min_cuda),
+            **_versioned("gpu.cuda_dropped", gpu.cuda_dropped),
+        })
+    if gpu is not None and driver is not None and values.get("cuda") is not None:
+        values["forward_compatible"] = _forward_compatible(values, gpu, listed)
+    return values
+
+
+def _forward_compatible(values: Values, gpu: m.GpuModel, branch: DriverBranch | None) -> bool:
+    """Whether the image's cuda-compat package runs its CUDA on the host driver:
+    only on data-center GPUs, never on a branch listed as unsupported, and on
+    the driver the image's release notes ask for (without one: on a branch the
+    tables list as forward-compatible)."""
+    if not gpu.forward_compatible or gpu.vendor != "NVIDIA":
+        return False
+    if branch is not None and branch.forward_compatible is False:
+        return False
+    wanted, driver = values.get("image_min_driver_num"), values.get("driver_num")
+    if wanted is not None:
+        return driver is not None and driver >= wanted
+    return branch is not None and branch.forward_compatible is True

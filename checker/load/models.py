@@ -486,6 +486,8 @@ class Network(Model):
     # GPUs in one NVLink domain, where it spans more than one node: a GB200
     # NVL72's NVLink switch trays join its 18 compute trays into one of 72.
     nvlink_domain: PosInt | None = None
+    # GPUs one NVLink bridge joins on this server (H200 NVL: 2 or 4).
+    nvlink_bridge: Annotated[int, Strict(), Field(ge=2)] | None = None
 
 
 # Where a framework install comes from: PyPI's official wheels (a plain version
@@ -521,15 +523,96 @@ Install = Annotated[
 ]
 
 
+# An image reference as Docker reads it: [registry/]path[:tag][@digest].
+_COMPONENT = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*")
+_REGISTRY = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9.-]*[a-zA-Z0-9])?(?::\d+)?")
+_TAG = re.compile(r"[\w][\w.-]{0,127}")
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+DOCKER_HUB = ("docker.io", "index.docker.io", "registry-1.docker.io")
+
+
+def image_parts(reference: str) -> tuple[str, str | None, str | None]:
+    """(repository, tag, digest) of an image reference, Docker Hub's own names
+    without their registry (`docker.io/library/ubuntu` is `ubuntu`); a
+    ValueError if it is not one."""
+    name, _, digest = reference.partition("@")
+    slash = name.rfind("/")
+    colon = name.rfind(":")
+    tag = name[colon + 1 :] if colon > slash else None
+    name = name[:colon] if colon > slash else name
+    parts = name.split("/")
+    first = parts[0]
+    registry = first if len(parts) > 1 and ("." in first or ":" in first or first == "localhost") else None
+    path = parts[1:] if registry is not None else parts
+    if (
+        (registry is not None and not _REGISTRY.fullmatch(registry))
+        or not path or not all(_COMPONENT.fullmatch(p) for p in path)
+        or (tag is not None and not _TAG.fullmatch(tag))
+        or ("@" in reference and not _DIGEST.fullmatch(digest))
+    ):
+        raise ValueError(reference)
+    if registry in DOCKER_HUB:
+        registry = None
+    if registry is None and len(path) == 2 and path[0] == "library":
+        path = path[1:]
+    repository = "/".join(path) if registry is None else f"{registry}/{'/'.join(path)}"
+    return repository, tag, digest or None
+
+
+def _image(value: str) -> str:
+    try:
+        image_parts(value)
+    except ValueError:
+        raise ValueError(
+            "an image reference is [registry/]name[:tag][@sha256:digest], lowercase "
+            "(e.g. nvcr.io/nvidia/pytorch:26.05-py3)"
+        ) from None
+    return value
+
+
+class Container(Model):
+    """A container image the server runs, as `{image, cuda, ...}` or its reference
+    alone. The tables resolve known images; `cuda`, `cudnn` and `nccl` give (or
+    override) what an image brings."""
+
+    image: Annotated[str, AfterValidator(_image)]
+    cuda: Version | None = None
+    cudnn: Version | None = None
+    nccl: Version | None = None
+
+
+def _container(value: Any) -> Any:
+    return value if isinstance(value, dict | Container) else {"image": value}
+
+
+ContainerEntry = Annotated[
+    Container,
+    BeforeValidator(_container),
+    WithJsonSchema({"anyOf": [{"type": "string"}, {
+        "type": "object",
+        "properties": {
+            "image": {"type": "string"}, **{k: {"type": "string"} for k in ("cuda", "cudnn", "nccl")},
+        },
+        "required": ["image"],
+        "additionalProperties": False,
+    }]}),
+]
+
+
 class Software(Model):
     os: str | None = None
     driver: Version | None = None
     cuda: Version | None = None
     rocm: Version | None = None
+    # The host's cuDNN and NCCL, where the server declares them.
+    cudnn: Version | None = None
+    nccl: Version | None = None
     # A version ("2.9.1+cu126": PyPI's wheels) or {version, source}.
     # A factory, not `= {}`: pydantic deep-copies a mutable default for every
     # server (10,000 copies of an empty dict); the schema still shows the default.
     frameworks: dict[Name, Install] = Field(default_factory=dict, json_schema_extra={"default": {}})
+    # Container images the server runs: they bring their own CUDA; the host needs the driver.
+    containers: list[ContainerEntry] = Field(default_factory=list, json_schema_extra={"default": []})
 
 
 class Support(Model):
@@ -667,6 +750,10 @@ class GpuModel(CatalogEntry):
     form_factor: Literal["sxm", "pcie", "oam", "embedded"] | None = None
     interconnect: Literal["nvlink", "nvlink-bridge", "pcie", "infinity-fabric", "none"] | None = None
     interconnect_gb_s: Pos | None = None
+    # GPUs one NVLink bridge joins (2-way, 4-way), where the source gives them.
+    bridge_ways: list[Annotated[int, Strict(), Field(ge=2)]] = []
+    # The most GPUs one fast link joins (MI300X: an 8-GPU Infinity Fabric mesh).
+    link_domain: Annotated[int, Strict(), Field(ge=2)] | None = None
     bf16_tflops: Pos | None = None
     fp16_tflops: Pos | None = None
     # First CUDA release without support for the GPU (Volta: 13.0).

@@ -36,10 +36,14 @@ def facts() -> list[tuple[str, str, dict[str, object]]]:
     return [(f.kind, f.entity, dict(f.values)) for f in built]
 
 
+# Kinds whose facts are about a part of a server and name the server.
+OF_A_SERVER = {"framework", "container"}
+
+
 def test_every_entity_becomes_one_fact_of_its_kind(facts: list[tuple[str, str, dict[str, object]]]) -> None:
-    own = [(kind, entity) for kind, entity, _ in facts if kind != "framework"]
+    own = [(kind, entity) for kind, entity, _ in facts if kind not in OF_A_SERVER]
     # Every kind has facts somewhere in the example or the fixtures: tests/derive/test_fields.py.
-    assert {kind for kind, _ in own} <= set(REGISTRY) - {"framework"}
+    assert {kind for kind, _ in own} <= set(REGISTRY) - OF_A_SERVER
     assert all(entity.startswith(f"{kind}/") for kind, entity in own)
     assert len(own) == len(set(own))
 
@@ -117,8 +121,8 @@ def test_figures_carry_units(kind: str, name: str, unit: str) -> None:
 
 @pytest.fixture
 def by_entity(facts: list[tuple[str, str, dict[str, object]]]) -> dict[str, dict[str, object]]:
-    """The example's facts of the entity kinds (frameworks share their server's id)."""
-    return {entity: values for kind, entity, values in facts if kind != "framework"}
+    """The example's facts of the entity kinds (frameworks and containers share their server's id)."""
+    return {entity: values for kind, entity, values in facts if kind not in OF_A_SERVER}
 
 
 def test_capacity_facts_are_the_capacity_rows(by_entity: dict[str, dict[str, object]]) -> None:

@@ -180,6 +180,26 @@ SERVER_CASES: list[tuple[str, dict[str, Any], dict[str, Any], set[str]]] = [
     ("few-lanes", {"gpu": {"model": "l40s", "count": 8}, "memory_gb": 1024, "cpu": {"pcie_lanes": 64},
                    "network": {"nvlink": False}},
      _wl("w-lanes", "inference", 7), {"workload-fit.pcie-lanes"}),
+    # Fast links other than SXM NVLink: an 8 x MI300X Infinity Fabric mesh, NVLink bridge pairs or fours.
+    ("mi300x-8-training", {"gpu": {"model": "mi300x", "count": 8}, "memory_gb": 4096,
+                           "cpu": {"pcie_lanes": 160}, "storage": {"nvme_tb": 30.7, "raid": "1"},
+                           "network": {"fabric": "infiniband", "gbps": 400}},
+     _wl("w-mi300x", "training", 70), set()),
+    ("mi300x-8-serving", {"gpu": {"model": "mi300x", "count": 8}, "memory_gb": 4096,
+                          "cpu": {"pcie_lanes": 160}},
+     _wl("w-mi300x-405b", "inference", 405), set()),
+    ("h100-nvl-pair", {"gpu": {"model": "h100-nvl", "count": 2}, "memory_gb": 512},
+     _wl("w-nvl-70b", "inference", 70), set()),
+    ("h100-nvl-8-training", {"gpu": {"model": "h100-nvl", "count": 8}, "memory_gb": 2048,
+                             "cpu": {"pcie_lanes": 160}, "storage": {"nvme_tb": 30.7, "raid": "1"},
+                             "network": {"fabric": "infiniband", "gbps": 400}},
+     _wl("w-nvl-train", "training", 70), {"workload-fit.nvlink"}),
+    ("h200-nvl-2way", {"gpu": {"model": "h200-nvl", "count": 8}, "memory_gb": 4096,
+                       "cpu": {"pcie_lanes": 160}},
+     _wl("w-h200nvl-2", "inference", 405, "int8"), {"workload-fit.tensor-parallel-pcie"}),
+    ("h200-nvl-4way", {"gpu": {"model": "h200-nvl", "count": 8}, "memory_gb": 4096,
+                       "cpu": {"pcie_lanes": 160}, "network": {"nvlink_bridge": 4}},
+     _wl("w-h200nvl-4", "inference", 405, "int8"), set()),
 ]
 
 

@@ -293,7 +293,78 @@ CURRENT = [
          frozenset()),
 ]
 
-CASES = _cuda_cases() + _torch_cases() + _tf_cases() + _rocm_cases() + NAMED + CURRENT
+# Containers bring their own CUDA; the host driver runs it, through the image's
+# forward-compatibility package on data-center GPUs and the supported branches.
+R570 = "570.133.20"
+CUDA13_IMAGE = "nvcr.io/nvidia/cuda:13.0.2-runtime-ubuntu24.04"
+NGC_26_05 = "nvcr.io/nvidia/pytorch:26.05-py3"  # CUDA 13.2.1, "driver 570 or later"
+CONTAINERS = [
+    Case("h100-r570-cuda13-image", "h100-sxm-80gb", {"driver": R570, "containers": [CUDA13_IMAGE]},
+         frozenset()),
+    Case("rtx-r570-cuda13-image", "rtx-6000-ada", {"driver": R570, "containers": [CUDA13_IMAGE]},
+         _c("container-driver-below-floor")),
+    Case("rtx4090-r570-cuda13-image", "rtx-4090", {"driver": R570, "containers": [CUDA13_IMAGE]},
+         _c("container-driver-below-floor")),
+    Case("h100-r570-ngc26.05", "h100-sxm-80gb", {"driver": R570, "containers": [NGC_26_05]},
+         frozenset()),
+    Case("h100-r580-ngc26.05", "h100-sxm-80gb", {"driver": R580, "containers": [NGC_26_05]},
+         frozenset()),
+    # The 26.05 notes ask for 570 or later: R535 is forward-compatible, but not for this image.
+    Case("h100-r535-ngc26.05", "h100-sxm-80gb", {"driver": "535.129.03", "containers": [NGC_26_05]},
+         _c("container-driver-below-floor")),
+    # R535 runs a declared CUDA 12.8 image through forward compatibility; R560 is not a supported branch.
+    Case("h100-r535-cuda12.8-declared", "h100-sxm-80gb",
+         {"driver": "535.129.03",
+          "containers": [{"image": "registry.example.com/ml/train:7", "cuda": "12.8"}]},
+         frozenset()),
+    Case("h100-r560-cuda13-image", "h100-sxm-80gb", {"driver": "560.35.03", "containers": [CUDA13_IMAGE]},
+         _c("container-driver-below-floor")),
+    # R580 is in no forward-compatibility list: a 13.2 image without release notes runs with limitations.
+    Case("h100-r580-cuda13.2-image", "h100-sxm-80gb",
+         {"driver": "580.65.06", "containers": ["nvidia/cuda:13.2.1-base-ubuntu24.04"]},
+         _c("container-driver-minor-version")),
+    # Within the CUDA major: on R550 an L40S runs a 12.8 image through forward compatibility,
+    # an RTX card only with minor-version compatibility's limitations.
+    Case("l40s-r550-cuda12.8-image", "l40s",
+         {"driver": "550.90.07", "containers": ["nvidia/cuda:12.8.1-base-ubuntu24.04"]}, frozenset()),
+    Case("rtx-r550-cuda12.8-image", "rtx-6000-ada",
+         {"driver": "550.90.07", "containers": ["nvidia/cuda:12.8.1-base-ubuntu24.04"]},
+         _c("container-driver-minor-version")),
+    # What the image brings against the GPU.
+    Case("v100-cuda13-image", "v100-sxm2-32gb", {"driver": R580, "containers": [CUDA13_IMAGE]},
+         _c("container-gpu-cuda-dropped")),
+    Case("b200-cuda12.4-image", "b200", {"driver": "570.133.20",
+                                         "containers": ["pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime"]},
+         _c("container-gpu-cuda-too-old")),
+    Case("mi300x-cuda-image", "mi300x", {"rocm": "7.2.1", "containers": [NGC_26_05]}, _c("container-vendor")),
+    # TensorFlow's images run the release's tested CUDA (2.21: 12.5).
+    Case("h100-r550-tf-image", "h100-sxm-80gb",
+         {"driver": "550.90.07", "containers": ["tensorflow/tensorflow:2.21.0-gpu"]}, frozenset()),
+    Case("b200-tf-image", "b200",
+         {"driver": "570.133.20", "containers": ["tensorflow/tensorflow:2.21.0-gpu"]},
+         _c("container-gpu-cuda-too-old")),
+    # What cannot be checked says so.
+    Case("image-latest", "h100-sxm-80gb", {"driver": R580, "containers": ["pytorch/pytorch:latest"]},
+         _c("container-tag-latest")),
+    Case("image-no-tag", "h100-sxm-80gb", {"driver": R580, "containers": ["pytorch/pytorch"]},
+         _c("container-tag-latest")),
+    Case("image-unknown", "h100-sxm-80gb",
+         {"driver": R580, "containers": ["nvcr.io/nvidia/pytorch:24.01-py3"]}, _c("container-image-unknown")),
+    Case("image-digest", "h100-sxm-80gb",
+         {"driver": R580, "containers": ["registry.example.com/ml/train@sha256:" + "0" * 64]},
+         _c("container-image-unknown")),
+    Case("image-cuda-unknown", "h100-sxm-80gb",
+         {"driver": R580, "containers": [{"image": "registry.example.com/ml/train:7", "cuda": "12.7"}]},
+         _c("container-cuda-unknown")),
+    Case("image-no-driver", "h100-sxm-80gb", {"os": "ubuntu-24.04", "containers": [CUDA13_IMAGE]},
+         _c("container-driver-undeclared", "stack-missing")),
+    # cuDNN and NCCL are NVIDIA's.
+    Case("mi300x-nccl", "mi300x", {"rocm": "7.2.1", "nccl": "2.18"}, _c("nvidia-libraries-on-amd")),
+    Case("h100-nccl", "h100-sxm-80gb", {"driver": R580, "cuda": "13.0.2", "cudnn": "9.1", "nccl": "2.18"},
+         frozenset()),
+]
+
+CASES = _cuda_cases() + _torch_cases() + _tf_cases() + _rocm_cases() + NAMED + CURRENT + CONTAINERS
 
 
 @pytest.fixture(scope="module")
@@ -366,3 +437,59 @@ def test_new_gpus_have_their_own_memory() -> None:
     facts = build_all(inv, compute(inv), Context(dt.date(2027, 1, 15)))
     b300 = next(f for f in facts if f.kind == "server" and f.entity == "server/b300-dec2026")
     assert (b300.values["gpu.memory_gb"], b300.values["gpu.architecture"]) == (288, "Blackwell")
+
+
+def test_a_known_image_resolves_to_what_it_brings() -> None:
+    sw = m.Software.model_validate({"driver": "570.133.20", "containers": [
+        "docker.io/pytorch/pytorch:2.9.1-cuda12.8-cudnn9-runtime", "tensorflow/tensorflow:2.15.0-gpu",
+        {"image": NGC_26_05, "nccl": "2.18"}]})
+    torch, tf, ngc = (software.container_values(c, sw, None, KB) for c in sw.containers)
+    fields = ("repository", "framework", "framework_version", "cuda", "cudnn", "cuda_from")
+    assert [torch[k] for k in fields] == ["pytorch/pytorch", "pytorch", "2.9.1", "12.8", "9", "image"]
+    assert (tf["cuda"], tf["cudnn"], tf["cuda_from"], tf["image_unverified"]) == (
+        "12.2", "8.9", "tested build", True)
+    assert (ngc["cuda"], ngc["image_min_driver"], ngc["nccl"], ngc["cudnn"]) == (
+        "13.2.1", "570", "2.18", None)
+
+
+# ---------------------------------------------------------------- driver lifecycle (support rules)
+def _s(*rules: str) -> frozenset[str]:
+    return frozenset(f"support.{r}" for r in rules)
+
+
+# Rolled out on 2027-02-01 (tests/rollout.py), a 365-day support horizon.
+LIFECYCLE = [
+    Case("r535-2027", "h100-sxm-80gb", {"driver": "535.129.03", "cuda": "12.2"}, _s("driver-branch-eol")),
+    Case("r570-2027", "h100-sxm-80gb", {"driver": "570.133.20", "cuda": "12.8"}, _s("driver-branch-eol")),
+    Case("r580-2027", "h100-sxm-80gb", {"driver": "580.95.05", "cuda": "13.0.2"}, frozenset()),
+    Case("r595-2027", "h100-sxm-80gb", {"driver": "595.58.03", "cuda": "13.2.1"},
+         _s("driver-branch-ends-soon")),
+    Case("r610-2027", "h100-sxm-80gb", {"driver": "610.43.02", "cuda": "13.3"},
+         _s("driver-branch-eol", "driver-new-feature-branch")),
+    Case("r620-2027", "h100-sxm-80gb", {"driver": "620.10.01"}, frozenset()),
+    # A branch without a lifecycle in the sources is not checked for one.
+    Case("r550-2027", "h100-sxm-80gb", {"driver": "550.90.07", "cuda": "12.4"}, frozenset()),
+]
+
+
+@pytest.fixture(scope="module")
+def lifecycle(tmp_path_factory: pytest.TempPathFactory) -> dict[str, set[str]]:
+    result = audit(tmp_path_factory.mktemp("lifecycle"), [c.server() for c in LIFECYCLE])
+    fired = rules_by_entity(result, ["support"])
+    return {entity: {r for r in rules if r.startswith("support.driver-")} for entity, rules in fired.items()}
+
+
+@pytest.mark.parametrize("case", LIFECYCLE, ids=[c.id for c in LIFECYCLE])
+def test_driver_lifecycle_rules(lifecycle: dict[str, set[str]], case: Case) -> None:
+    assert lifecycle.get(f"server/{case.server()['name']}", set()) == case.expected
+
+
+def test_without_a_rollout_date_the_lifecycle_is_checked_at_the_audit_date(tmp_path: Path) -> None:
+    # R595 ends in March 2027: past it at an audit in April, within the horizon in January.
+    servers = [{"name": "s1", "gpu": {"model": "h100-sxm-80gb", "count": 1},
+                "software": {"driver": "595.58.03"}}]
+    for as_of, expected in ((dt.date(2027, 4, 15), {"support.driver-branch-eol"}),
+                            (dt.date(2027, 1, 15), {"support.driver-branch-ends-soon"})):
+        result = audit(tmp_path, servers, rollout_date=None, as_of=as_of)
+        fired = rules_by_entity(result, ["support"]).get("server/s1", set())
+        assert {r for r in fired if r.startswith("support.driver-")} == expected

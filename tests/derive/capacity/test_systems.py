@@ -105,7 +105,7 @@ def test_trays_are_the_nodes_workloads_see(tmp_path: Path) -> None:
     )
     facts = _facts(tmp_path, servers, workloads)
     n1, serve, other = facts["server/n1"], facts["workload/serve"], facts["workload/other"]
-    assert (n1["gpu.count"], n1["gpu.devices"], n1["gpu.system_devices"], n1["gpu.nvlink_domain"]) == (
+    assert (n1["gpu.count"], n1["gpu.devices"], n1["gpu.system_devices"], n1["gpu.link_domain_gpus"]) == (
         4, 4, 72, 72
     )
     assert (serve["server_count"], serve["node_count"], serve["gpu_count"]) == (1, 18, 72)
