@@ -312,6 +312,30 @@ CoolingUnits = Annotated[
 ]
 
 
+class RoomAir(Model):
+    """The room's air handlers (CRAH / CRAC, fan walls, in-row units, rear doors'
+    fans): equal units that take the air part of the heat (air_heat_kw) to
+    the plant; a liquid hall can have plant to spare and too little air."""
+
+    capacity_kw: Pos  # with every unit running
+    units: PosInt = 1
+    redundancy: Literal["N", "N+1", "2N"] = "N"
+
+    @property
+    def total_kw(self) -> float:
+        return self.capacity_kw
+
+    @property
+    def largest_kw(self) -> float:
+        return self.capacity_kw / self.units
+
+    @model_validator(mode="after")
+    def _enough_units(self) -> RoomAir:
+        if self.redundancy == "N+1" and self.units < 2:
+            raise ValueError("N+1 needs two or more units")
+        return self
+
+
 class FacilityCooling(Model):
     # The plant's heat rejection with all units running: with a list of units,
     # their sum (and if written as well, it must equal it).
@@ -328,6 +352,8 @@ class FacilityCooling(Model):
     # Facility water: its ASHRAE class and, where known, its design supply temperature.
     water_class: Literal["W17", "W27", "W32", "W40", "W45", "W+"] | None = None
     water_supply_c: Annotated[float, Strict(), Field(ge=0, le=80)] | None = None
+    # The air handlers, where the hall's air side is sized on its own.
+    room_air: RoomAir | None = None
 
     @model_validator(mode="after")
     def _capacity_given(self) -> FacilityCooling:

@@ -17,7 +17,11 @@ from checker.derive.facts import REGISTRY, Context, UndeclaredField, build_all
 from checker.load.build import load
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS = [ROOT / "inventories", *sorted(p for p in (ROOT / "tests" / "fixtures").iterdir() if p.is_dir())]
+CORPUS = [
+    ROOT / "inventories",
+    *sorted(p for p in (ROOT / "examples").iterdir() if p.is_dir()),
+    *sorted(p for p in (ROOT / "tests" / "fixtures").iterdir() if p.is_dir()),
+]
 
 
 def _facts(folder: Path) -> list[Any]:

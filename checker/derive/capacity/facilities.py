@@ -67,6 +67,16 @@ FACILITY_COLUMNS = (
         "absent without liquid heat"
     ),
     Column(
+        "room_air_usable_kw",
+        "kW",
+        "cooling.room_air with its designed failure: N all; N+1 capacity_kw x (units - 1) / units; 2N half",
+    ),
+    Column(
+        "room_air_utilization_pct",
+        "%",
+        "the heat to the room air (air_heat_kw, or heat_kw without liquid) / room_air_usable_kw x 100",
+    ),
+    Column(
         "cooling_largest_unit_kw",
         "kW",
         "the largest cooling unit (equal units: cooling.capacity_kw / cooling.units): what N+1 may lose",
@@ -130,7 +140,7 @@ def water_supply_c(cooling: m.FacilityCooling | None) -> float | None:
     return m.WATER_CLASS_MAX_C.get(cooling.water_class) if cooling.water_class else None
 
 
-def usable_cooling_kw(cooling: m.FacilityCooling | None) -> float:
+def usable_cooling_kw(cooling: m.FacilityCooling | m.RoomAir | None) -> float:
     """Room cooling left after the failure it is designed for: none (N), any one
     unit (N+1: the total minus the largest unit, which for equal units is
     capacity x (units - 1) / units), one half (2N)."""
@@ -192,6 +202,9 @@ def facility_table(
     utility = _opt([f.power.utility_kw if f.power else None for f in facs])
     generators = _opt([_generators_kw(f.power.generators if f.power else None) for f in facs])
     usable = np.asarray([usable_cooling_kw(f.cooling) for f in facs], dtype=np.float64)
+    air_usable = np.asarray(
+        [usable_cooling_kw(f.cooling.room_air if f.cooling else None) for f in facs], dtype=np.float64
+    )
     largest = _opt([f.cooling.largest_kw if f.cooling else None for f in facs])
     price = _opt([f.energy_price_per_kwh for f in facs])
     pue, source = projected_pue(facs, it_kw)
@@ -213,6 +226,8 @@ def facility_table(
             "heat_btu_h": peak_kw * 1000.0 * BTU_H_PER_W,
             "liquid_heat_kw": np.where(liquid_kw > 0, liquid_kw, NAN),
             "air_heat_kw": np.where(liquid_kw > 0, peak_kw - liquid_kw, NAN),
+            "room_air_usable_kw": air_usable,
+            "room_air_utilization_pct": 100.0 * (peak_kw - liquid_kw) / air_usable,
             "cooling_largest_unit_kw": largest,
             "cooling_usable_kw": usable,
             "cooling_utilization_pct": np.where(usable > 0, 100.0 * peak_kw / usable, NAN),

@@ -765,3 +765,26 @@ def test_each_cooling_unit_and_what_the_plant_keeps_without_it(
     table = audit(facility).capacity.cooling_units
     assert [r["largest"] for r in table.rows] == largest
     assert [r["remaining_kw"] for r in table.rows] == remaining
+
+
+@pytest.mark.parametrize(
+    ("fraction", "air_kw", "pct", "fires"),
+    [
+        # Two 100 kW liquid systems: 80 % to liquid leaves 40 kW for the room air, which
+        # three 20 kW air handlers at N+1 keep exactly (40 kW): 100 %, within.
+        (0.8, 40, 100.0, False),
+        # 75 % to liquid: 50 kW to the air, 125 %, while the 2,000 kW plant is at 10 %.
+        (0.75, 50, 125.0, True),
+    ],
+)
+def test_the_room_air_takes_the_air_part_of_the_heat(
+    audit: Auditor, fraction: float, air_kw: float, pct: float, fires: bool
+) -> None:
+    top = "cooling: {capacity_kw: 2000, room_air: {capacity_kw: 60, units: 3, redundancy: N+1}}\n"
+    system = f"power_w: {{max: 100000}}, cooling: liquid, liquid_fraction: {fraction}"
+    run = audit(rack(AB_415, extra="cooling: liquid", top=top), servers(srv("a", system), srv("b", system)))
+    fac = run.capacity.facilities.row("f")
+    assert (fac["room_air_usable_kw"], fac["air_heat_kw"]) == (40, air_kw)
+    assert fac["room_air_utilization_pct"] == pytest.approx(pct, abs=0.01)
+    assert fac["cooling_utilization_pct"] == pytest.approx(10.0, abs=0.01)
+    assert ("cooling.room-air-capacity" in run.fired("facility/f")) == fires
