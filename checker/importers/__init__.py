@@ -8,7 +8,7 @@ import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from checker.importers import netbox
+from checker.importers import devicetypes, netbox
 
 
 @dataclass(frozen=True)
@@ -23,4 +23,6 @@ class Importer:
 IMPORTERS: tuple[Importer, ...] = (
     Importer("netbox", "sites, racks, feeds, devices and device types from NetBox's API",
              netbox.add_arguments, netbox.run),
+    Importer("devicetypes", "server models from NetBox device-type library files",
+             devicetypes.add_arguments, devicetypes.run),
 )
