@@ -8,7 +8,7 @@ import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from checker.importers import devicetypes, netbox
+from checker.importers import csvfile, devicetypes, netbox
 
 
 @dataclass(frozen=True)
@@ -25,4 +25,6 @@ IMPORTERS: tuple[Importer, ...] = (
              netbox.add_arguments, netbox.run),
     Importer("devicetypes", "server models from NetBox device-type library files",
              devicetypes.add_arguments, devicetypes.run),
+    Importer("csv", "racks, feeds and servers from spreadsheet (CSV) exports",
+             csvfile.add_arguments, csvfile.run),
 )
