@@ -21,6 +21,7 @@ from typing import Any
 
 import checker.importers.emit as emit
 from checker.core.errors import UserError
+from checker.importers.drift import compare
 from checker.importers.output import marker, write_files
 from checker.load.models import LINE_TO_NEUTRAL, LINE_TO_NEUTRAL_MIN_V
 
@@ -525,6 +526,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="CA certificates to verify NetBox's TLS with")
     p.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                    help="give up on a request after this long (default 30)")
+    p.add_argument("--check", action="store_true",
+                   help="write nothing: compare the inventory in DIR with NetBox, one line a difference"
+                   " (exit 1 when they differ)")
     p.add_argument("--all-statuses", action="store_true",
                    help=f"import devices of every status, {' and '.join(EXCLUDED_STATUSES)} ones too")
 
@@ -541,6 +545,10 @@ def run(args: argparse.Namespace) -> tuple[int, list[str]]:
     sites = sorted(set(args.site))
     snap = fetch(url, token, sites, ca_bundle=args.ca_bundle, timeout=args.timeout)
     files = build(snap, sites, all_statuses=args.all_statuses)
+    if args.check:
+        drift = compare(args.output, files, SOURCE, "NetBox")
+        verdict = f"{len(drift)} differences: as-built differs from the plan" if drift else "in sync"
+        return (1 if drift else 0), [*drift, f"checker import netbox --check: {verdict}"]
     written = set(write_files(args.output, files, SOURCE))
     lines = [f"{'wrote' if args.output / name in written else 'unchanged'} {args.output / name}"
              for name in sorted(files)]

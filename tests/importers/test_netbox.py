@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 import socket
 from collections import Counter
@@ -231,3 +232,44 @@ def test_a_netbox_that_does_not_answer_is_a_timeout(tmp_path: Path, monkeypatch:
         run = cli("import", "netbox", "--url", url, "-o", "out", "--timeout", "0.2")
     assert (run.code, run.err) == (2, f"netbox: {url}: no answer within 0.2 s (--timeout)\n")
     assert list(tmp_path.iterdir()) == []
+
+
+def _add_device(nb: FakeNetBox, like: str, name: str, position: float) -> None:
+    """A device added in NetBox after the import: `like`'s type, its power ports copied."""
+    devices = nb.data["lists"]["dcim/devices?site=fra1"]
+    model = next(d for d in devices if d["name"] == like)
+    devices.append({**copy.deepcopy(model), "id": 9001, "name": name, "position": position})
+    ports = nb.data["lists"]["dcim/power-ports?site=fra1"]
+    ports += [{**copy.deepcopy(p), "id": 90000 + p["id"], "device": {**p["device"], "id": 9001, "name": name}}
+              for p in ports if p["device"]["id"] == model["id"]]
+
+
+def test_check_says_in_sync_then_reports_what_changed_in_netbox(nb: FakeNetBox, cli: CliRunner) -> None:
+    assert _import(cli, nb, "--site", "fra1").code == 0
+    before = {p.name: p.read_bytes() for p in Path("out").iterdir()}
+    run = _import(cli, nb, "--site", "fra1", "--check")
+    assert (run.code, run.err, run.lines) == (0, "", ["checker import netbox --check: in sync"])
+    _add_device(nb, "fra1-r01-dgx2", "fra1-r01-dgx4", 17.0)
+    nb.data["lists"]["dcim/power-feeds?site=fra1"][2]["amperage"] = 32  # R02-A: the 16 A PDU swapped
+    devices = nb.data["lists"]["dcim/devices?site=fra1"]
+    devices[:] = [d for d in devices if d["name"] != "fra1-r03-gpu1"]
+    run = _import(cli, nb, "--site", "fra1", "--check")
+    assert (run.code, run.err) == (1, "")
+    assert run.lines == [
+        "out/fra1.yaml:30:9: drift feed/fra1/R02/R02-A: amps 16 in the inventory, 32 in NetBox",
+        "out/fra1.yaml:51:1: drift server/fra1-r01-dgx4: in NetBox, not in the inventory",
+        "out/fra1.yaml:61:5: drift server/fra1-r03-gpu1: in the inventory, not in NetBox",
+        "checker import netbox --check: 3 differences: as-built differs from the plan",
+    ]
+    assert {p.name: p.read_bytes() for p in Path("out").iterdir()} == before  # --check writes nothing
+
+
+def test_check_of_a_folder_never_imported(nb: FakeNetBox, cli: CliRunner) -> None:
+    run = _import(cli, nb, "--site", "fra1", "--check")
+    assert run.code == 1
+    assert run.lines == [
+        "out/fra1.yaml: drift: not imported yet: `checker import netbox` would write it",
+        "out/netbox-models.yaml: drift: not imported yet: `checker import netbox` would write it",
+        "checker import netbox --check: 2 differences: as-built differs from the plan",
+    ]
+    assert not Path("out").exists()
