@@ -7,6 +7,7 @@ is ours: a string is plain only where YAML reads it back as that same string.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 import re
@@ -39,6 +40,8 @@ def scalar(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
+    if isinstance(value, dt.date):
+        return value.isoformat()
     if isinstance(value, float):
         if not math.isfinite(value):
             raise ValueError(f"not a finite number: {value}")

@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import checker.importers.emit as emit
-from checker.core.errors import UserError
+from checker.core.errors import UserError, at
 from checker.importers.drift import compare
-from checker.importers.output import marker, write_files
+from checker.importers.output import is_generated, marker, write_files
 from checker.load.models import LINE_TO_NEUTRAL, LINE_TO_NEUTRAL_MIN_V
+from checker.source.parse import YamlProblem
+from checker.source.reader import display_path, parse_text
 
 SOURCE = "netbox"
 KNOWN_MAJOR = 4  # NetBox 4.x; recorded against 4.6 (docs/netbox.md)
@@ -34,6 +36,13 @@ EXCLUDED_STATUSES = ("offline", "decommissioning")
 _KG = {"kg": 1.0, "g": 0.001, "lb": 0.45359237, "oz": 0.028349523125}
 _SIDES = {"primary": "A", "redundant": "B"}
 _UNSAFE = re.compile(r"[\s/]+")
+# Fields NetBox has no place for: given in an imported file, a re-import keeps them.
+KEEP_FACILITY = ("pue_target", "design_pue", "pue_model", "power", "cooling", "floor_max_kg_per_m2",
+                 "energy_price_per_kwh", "currency")
+KEEP_RACK = ("footprint_m2", "cooling", "cooling_kw", "ats", "psu_order")
+KEEP_SERVERS = ("rollout_date", "defaults")
+KEEP_SERVER = ("power_cap_w", "cooling", "inlet_c", "gpu", "cpu", "memory_gb", "storage", "network",
+               "software", "support", "workload")
 
 
 @dataclass(frozen=True)
@@ -209,8 +218,54 @@ def _feed_of(port: Mapping[str, Any], ports: Mapping[int, Mapping[str, Any]],
     return None
 
 
-def build(snap: Snapshot, sites: Sequence[str], *, all_statuses: bool = False) -> dict[str, str]:
-    """The files of an import: one per site (its Facility and Servers) and the models used."""
+def _plain(item: Any) -> dict[str, Any]:
+    return dict(item.value if isinstance(item, emit.Commented) else item)
+
+
+def _kept(entry: dict[str, Any], old: Mapping[str, Any] | None, fields: Sequence[str],
+          before: str | None = None) -> dict[str, Any]:
+    """`entry` with the `fields` an earlier import's file gives (`old`), ahead of `before`."""
+    if not old:
+        return entry
+    extra = {k: old[k] for k in fields if k in old and k not in entry}
+    if not extra:
+        return entry
+    head = {k: v for k, v in entry.items() if k != before}
+    tail = {before: entry[before]} if before in entry else {}
+    return {**head, **extra, **tail}
+
+
+def _by_name(items: Any) -> dict[str, Mapping[str, Any]]:
+    return {str(i.get("name")): i for i in items or () if isinstance(i, Mapping)}
+
+
+def _keep_local(
+    doc: dict[str, Any], servers: list[Any], old: Sequence[Any]
+) -> tuple[dict[str, Any], list[Any], dict[str, Any]]:
+    """The site's documents with what the user added to the file an earlier import wrote."""
+    old_fac = next((d for d in old if isinstance(d, Mapping) and d.get("kind") == "Facility"), None)
+    old_srv = next((d for d in old if isinstance(d, Mapping) and d.get("kind") == "Servers"), None)
+    doc = _kept(doc, old_fac, KEEP_FACILITY, "racks")
+    old_racks = _by_name(old_fac.get("racks") if old_fac else None)
+    doc["racks"] = [
+        emit.Commented(_kept(_plain(r), old_racks.get(_plain(r)["name"]), KEEP_RACK, "feeds"), r.comments)
+        for r in doc["racks"]
+    ]
+    old_servers = _by_name(old_srv.get("servers") if old_srv else None)
+    merged = []
+    for s in servers:
+        entry = _kept(_plain(s), old_servers.get(_plain(s)["name"]), KEEP_SERVER)
+        merged.append(emit.Commented(entry, s.comments) if isinstance(s, emit.Commented) else entry)
+    head = {k: old_srv[k] for k in KEEP_SERVERS if old_srv and k in old_srv}
+    return doc, merged, head
+
+
+def build(snap: Snapshot, sites: Sequence[str], *, all_statuses: bool = False,
+          existing: Mapping[str, Sequence[Any]] | None = None) -> dict[str, str]:
+    """The files of an import: one per site (its Facility and Servers) and the models used.
+    `existing`: the documents of the files an earlier import wrote, by file name, whose
+    fields NetBox has no place for (KEEP_*) are kept."""
+    existing = existing or {}
     p = _Problems(snap.url)
     found_sites = {s["slug"]: s for s in snap.lists["dcim/sites"]}
     missing = sorted(set(sites) - set(found_sites))
@@ -247,7 +302,8 @@ def build(snap: Snapshot, sites: Sequence[str], *, all_statuses: bool = False) -
     files: dict[str, str] = {}
     header = [
         f"{marker(SOURCE)} from {snap.url} (NetBox {snap.version}).",
-        "Re-run the import to update it; edits here are overwritten. Keep your own files beside it.",
+        "Re-run the import to update it: it keeps what you add that NetBox has no field for (docs/netbox.md)",
+        "and overwrites the rest. Keep your own files (waivers, workloads) beside it.",
     ]
     devices_by_site: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for device in snap.lists["dcim/devices"]:
@@ -268,9 +324,12 @@ def build(snap: Snapshot, sites: Sequence[str], *, all_statuses: bool = False) -
             loose = ", ".join(sorted(loose_feeds[site["id"]]))
             notes.append(f"power feeds without a rack, not imported: {loose}")
         fac_name = _name(slug)
+        fac_doc, servers, head = _keep_local(facility[0], servers, existing.get(f"{fac_name}.yaml", ()))
+        complete = "power" in fac_doc and "cooling" in fac_doc
+        comments = [c for c in facility[1] if not (complete and c.startswith(("TODO", "Until", "(info")))]
         docs = [
-            emit.document(facility[0], facility[1]),
-            emit.document({"kind": "Servers", "facility": fac_name, "servers": servers}, notes),
+            emit.document(fac_doc, comments),
+            emit.document({"kind": "Servers", "facility": fac_name, **head, "servers": servers}, notes),
         ]
         files[f"{fac_name}.yaml"] = emit.stream(header, docs)
     if used_models:
@@ -298,8 +357,8 @@ def _facility(
     comments = [
         f"NetBox site {site.get('name')} (id {site['id']}, status {_v(site.get('status'))}).",
         "TODO power.it_capacity_kw (the UPS) and cooling (the room): NetBox has no field for them.",
-        "Until they are given, the UPS and room-cooling checks are skipped (info findings say so).",
-        "Rack cooling (air unless given) and cooling_kw are not in NetBox either.",
+        "Until they are given here (a re-import keeps them), the UPS and room-cooling checks are skipped",
+        "(info findings say so). Rack cooling (air unless given) and cooling_kw are not in NetBox either.",
     ]
     doc: dict[str, Any] = {"kind": "Facility", "name": _name(str(site["slug"]))}
     if site.get("name"):
@@ -533,6 +592,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"import devices of every status, {' and '.join(EXCLUDED_STATUSES)} ones too")
 
 
+def _earlier(folder: Path) -> dict[str, list[Any]]:
+    """The documents of the files an earlier import wrote into `folder`, by name."""
+    out: dict[str, list[Any]] = {}
+    if not folder.is_dir():
+        return out
+    for path in sorted(folder.glob("*.yaml")):
+        if is_generated(path, SOURCE):
+            try:
+                out[path.name] = [d.value for d in parse_text(path.read_text(encoding="utf-8"))]
+            except YamlProblem as exc:
+                raise UserError(at(display_path(path), exc.line, exc.column, exc.message)) from None
+    return out
+
+
 def run(args: argparse.Namespace) -> tuple[int, list[str]]:
     token = os.environ.get(args.token_env, "")
     if not token:
@@ -544,7 +617,7 @@ def run(args: argparse.Namespace) -> tuple[int, list[str]]:
         raise UserError(f"netbox: {url}: not an http:// or https:// URL")
     sites = sorted(set(args.site))
     snap = fetch(url, token, sites, ca_bundle=args.ca_bundle, timeout=args.timeout)
-    files = build(snap, sites, all_statuses=args.all_statuses)
+    files = build(snap, sites, all_statuses=args.all_statuses, existing=_earlier(args.output))
     if args.check:
         drift = compare(args.output, files, SOURCE, "NetBox")
         verdict = f"{len(drift)} differences: as-built differs from the plan" if drift else "in sync"
