@@ -10,6 +10,8 @@ docs/netbox.md says what maps to what, and what NetBox has no field for.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import datetime as dt
 import math
 import os
 import re
@@ -19,13 +21,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 import checker.importers.emit as emit
 from checker.core.errors import UserError, at
+from checker.decide.config import find_config, load_config
 from checker.importers.drift import compare
 from checker.importers.output import is_generated, marker, write_files
+from checker.load import models as m
 from checker.load.models import LINE_TO_NEUTRAL, LINE_TO_NEUTRAL_MIN_V
 from checker.source.parse import YamlProblem
-from checker.source.reader import display_path, parse_text
+from checker.source.reader import describe_error, display_path, parse_text
 
 SOURCE = "netbox"
 KNOWN_MAJOR = 4  # NetBox 4.x; recorded against 4.6 (docs/netbox.md)
@@ -261,11 +267,14 @@ def _keep_local(
 
 
 def build(snap: Snapshot, sites: Sequence[str], *, all_statuses: bool = False,
-          existing: Mapping[str, Sequence[Any]] | None = None) -> dict[str, str]:
+          existing: Mapping[str, Sequence[Any]] | None = None,
+          custom: Mapping[str, str] | None = None) -> dict[str, str]:
     """The files of an import: one per site (its Facility and Servers) and the models used.
     `existing`: the documents of the files an earlier import wrote, by file name, whose
-    fields NetBox has no place for (KEEP_*) are kept."""
+    fields NetBox has no place for (KEEP_*) are kept. `custom`: device custom field ->
+    the server field it fills (checker.yaml `netbox.custom_fields`)."""
     existing = existing or {}
+    custom = custom or {}
     p = _Problems(snap.url)
     found_sites = {s["slug"]: s for s in snap.lists["dcim/sites"]}
     missing = sorted(set(sites) - set(found_sites))
@@ -317,7 +326,7 @@ def build(snap: Snapshot, sites: Sequence[str], *, all_statuses: bool = False,
         facility = _facility(p, site, site_racks, rack_name, feeds_of)
         servers, notes = _servers(
             p, devices_by_site[site["id"]], rack_name, racks, feeds, ports_of, ports, outlets,
-            distribution, models, templates, all_statuses,
+            distribution, models, templates, all_statuses, custom,
         )
         used_models.update(str((s.value if isinstance(s, emit.Commented) else s)["model"]) for s in servers)
         if loose_feeds.get(site["id"]):
@@ -470,6 +479,7 @@ def _servers(
     models: Mapping[str, tuple[dict[str, Any], int]],
     templates: Mapping[int, Sequence[Mapping[str, Any]]],
     all_statuses: bool,
+    custom: Mapping[str, str],
 ) -> tuple[list[Any], list[str]]:
     model_of = {dtype_id: name for name, (_, dtype_id) in models.items()}
     skipped: dict[str, list[str]] = defaultdict(list)
@@ -519,6 +529,7 @@ def _servers(
                 notes.append(f"NetBox position {position}: U{entry['position']} here")
         if draw is not None and draw != base.get("power_w"):
             entry["power_w"] = draw
+        _custom_fields(p, device, label, entry, custom)
         psu: dict[str, Any] = {}
         if len(own) != base.get("psu", {}).get("count"):
             psu["count"] = len(own)
@@ -534,6 +545,42 @@ def _servers(
         servers.append((entry["name"], emit.Commented(entry, tuple(notes)) if notes else entry))
     comments = [f"not imported, {why}: {', '.join(sorted(who))}" for why, who in sorted(skipped.items())]
     return [s for _, s in sorted(servers, key=lambda s: s[0])], comments
+
+
+def _custom_fields(
+    p: _Problems, device: Mapping[str, Any], label: str, entry: dict[str, Any], custom: Mapping[str, str]
+) -> None:
+    """Fill the server fields checker.yaml maps device custom fields to; a value the field
+    does not take is bad input, reported here rather than by the audit."""
+    values = device.get("custom_fields") or {}
+    filled: dict[str, str] = {}
+    for field, target in custom.items():  # in checker.yaml's order
+        value = values.get(field)
+        if isinstance(value, dict):  # an object or a choice: its value, else its name
+            value = value.get("value", value.get("name"))
+        if value is None or value == "":
+            continue
+        if target == "support.until" and isinstance(value, str):
+            with contextlib.suppress(ValueError):
+                value = dt.date.fromisoformat(value)
+        *steps, last = target.split(".")
+        node = entry
+        for step in steps:
+            node = node.setdefault(step, {})
+        node[last] = value
+        filled[target] = field
+    if not filled:
+        return
+    tops = {target.split(".")[0] for target in filled}
+    probe = {"name": entry["name"], "rack": entry["rack"], **{k: entry[k] for k in tops}}
+    try:
+        m.Server.model_validate(probe)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        loc = ".".join(str(step) for step in error["loc"])
+        field = next((f for t, f in filled.items() if loc.startswith(t)), "?")
+        _, message, _ = describe_error(error, m.Server)
+        raise p.fail(f"device '{label}': custom field {field}: {message}") from None
 
 
 def _cabling(
@@ -585,6 +632,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="CA certificates to verify NetBox's TLS with")
     p.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                    help="give up on a request after this long (default 30)")
+    p.add_argument("--config", type=Path, metavar="FILE",
+                   help="checker.yaml with a `netbox: {custom_fields: ...}` table (default: as for audit,"
+                   " beside the output folder)")
     p.add_argument("--check", action="store_true",
                    help="write nothing: compare the inventory in DIR with NetBox, one line a difference"
                    " (exit 1 when they differ)")
@@ -616,8 +666,10 @@ def run(args: argparse.Namespace) -> tuple[int, list[str]]:
     if not url.startswith(("http://", "https://")):
         raise UserError(f"netbox: {url}: not an http:// or https:// URL")
     sites = sorted(set(args.site))
+    config, _ = load_config(args.config or find_config([args.output]))
     snap = fetch(url, token, sites, ca_bundle=args.ca_bundle, timeout=args.timeout)
-    files = build(snap, sites, all_statuses=args.all_statuses, existing=_earlier(args.output))
+    files = build(snap, sites, all_statuses=args.all_statuses, existing=_earlier(args.output),
+                  custom=config.netbox.custom_fields)
     if args.check:
         drift = compare(args.output, files, SOURCE, "NetBox")
         verdict = f"{len(drift)} differences: as-built differs from the plan" if drift else "in sync"

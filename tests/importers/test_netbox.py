@@ -308,3 +308,64 @@ def test_what_the_user_adds_that_netbox_has_no_field_for_is_kept_on_reimport(
             "    software: {driver: 550.54.15, cuda: \"12.4\"}\n    workload: llm\n") in again
     assert _import(cli, nb, "--site", "fra1", "--check").lines == ["checker import netbox --check: in sync"]
     assert _import(cli, nb, "--site", "fra1").lines[0] == "unchanged out/fra1.yaml"
+
+
+def test_usage_errors_of_the_connection_options(nb: FakeNetBox, cli: CliRunner) -> None:
+    run = _import(cli, nb, "--ca-bundle", "missing.pem")
+    assert (run.code, run.err) == (2, "missing.pem: no such file (--ca-bundle)\n")
+    run = cli("import", "netbox", "--url", "netbox.example.com", "-o", "out")
+    assert (run.code, run.err) == (2, "netbox: netbox.example.com: not an http:// or https:// URL\n")
+    assert nb.requests == [] and not Path("out").exists()
+
+
+CUSTOM = """\
+netbox:
+  custom_fields:
+    gpu_model: gpu.model
+    gpu_count: gpu.count
+    support_level: support.level
+    support_until: support.until
+"""
+
+
+def test_custom_fields_fill_the_server_fields_checker_yaml_maps_them_to(
+    nb: FakeNetBox, cli: CliRunner
+) -> None:
+    Path("checker.yaml").write_text(CUSTOM)  # beside the output folder, where audit finds it too
+    assert _import(cli, nb, "--site", "fra1").code == 0
+    text = Path("out/fra1.yaml").read_text()
+    assert ("  - name: fra1-r03-gpu1\n    model: netbox-as-4125gs-tnrt\n    rack: R03\n    position: 1\n"
+            "    gpu: {model: l40s, count: 8}\n    support: {level: nbd, until: 2028-06-30}\n") in text
+    audit = cli("audit", "out", *AS_OF)
+    assert audit.code == 1
+    assert [line.split(" ")[2] for line in audit.lines[:-1]] == [
+        "cooling.room-capacity-unknown", "power.facility-it-capacity-unknown", "power.rack-capacity",
+        "power.rack-capacity", "support.level-24x7", "support.missing",  # only the planned server's
+    ]
+
+
+def test_a_custom_field_value_the_field_does_not_take_is_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: CliRunner
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NETBOX_TOKEN", TOKEN)
+    Path("checker.yaml").write_text(CUSTOM)
+    data = recording()
+    dgx = next(d for d in data["lists"]["dcim/devices?site=fra1"] if d["name"] == "fra1-r01-dgx1")
+    dgx["custom_fields"]["support_level"] = "gold"
+    with serve(data) as nb:
+        run = _import(cli, nb, "--site", "fra1")
+    assert (run.code, run.out) == (2, "")
+    assert run.err == (f"netbox: {nb.url}: device 'fra1-r01-dgx1': custom field support_level: support.level:"
+                       " Input should be '24x7', '8x5', 'nbd' or 'none' (got 'gold')\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checker.yaml"]
+
+
+def test_a_custom_field_mapped_to_no_server_field_is_a_located_config_error(
+    nb: FakeNetBox, cli: CliRunner
+) -> None:
+    Path("checker.yaml").write_text("netbox:\n  custom_fields:\n    contract: support.contract\n")
+    run = _import(cli, nb)
+    assert run.code == 2
+    assert run.err.startswith("checker.yaml:3:15: netbox.custom_fields.contract: Input should be")
+    assert nb.requests == []

@@ -14,6 +14,8 @@ built to give known findings (tests/importers/test_netbox.py):
   (4 of 5.9 kW a side), the planned one makes it 8 kW; an offline one is not imported.
   A patch panel (no power ports) and an unracked spare.
 - ber1 (Berlin): B01, one feed only (N), weights in pounds, one 4U server.
+Device custom fields gpu_model, gpu_count, support_level and support_until (a date) hold
+the GPUs and the support contract of the active servers (checker.yaml `netbox.custom_fields`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,12 @@ import pynetbox
 def main() -> None:
     nb = pynetbox.api(os.environ["NETBOX_URL"], token=os.environ["NETBOX_TOKEN"])
     dcim = nb.dcim
+    for name, kind in (("gpu_model", "text"), ("gpu_count", "integer"), ("support_level", "text"),
+                       ("support_until", "date")):
+        nb.extras.custom_fields.create(name=name, type=kind, object_types=["dcim.device"])
+    dgx_cf = {"gpu_model": "h100-sxm-80gb", "gpu_count": 8, "support_level": "24x7",
+              "support_until": "2029-12-31"}
+    l40s_cf = {"gpu_model": "l40s", "gpu_count": 8, "support_level": "nbd", "support_until": "2028-06-30"}
 
     nvidia = dcim.manufacturers.create(name="NVIDIA", slug="nvidia")
     smc = dcim.manufacturers.create(name="Supermicro", slug="supermicro")
@@ -90,8 +98,11 @@ def main() -> None:
     )
 
     def device(name: str, dtype: object, role: object, site: object, rack: object = None,
-               position: float | None = None, status: str = "active", face: str | None = "front") -> object:
+               position: float | None = None, status: str = "active", face: str | None = "front",
+               cf: dict[str, object] | None = None) -> object:
         fields = {"name": name, "device_type": dtype.id, "role": role.id, "site": site.id, "status": status}
+        if cf:
+            fields["custom_fields"] = cf
         if rack is not None:
             fields["rack"] = rack.id
         if position is not None:
@@ -113,8 +124,8 @@ def main() -> None:
     for side in "AB":
         pdus[side] = device(f"fra1-r01-pdu-{side.lower()}", pdu, role_pdu, fra1, racks["R01"])
         cable("dcim.powerport", ports(pdus[side])["Inlet"].id, "dcim.powerfeed", feeds[f"R01-{side}"].id)
-    dgx1 = device("fra1-r01-dgx1", dgx, role_gpu, fra1, racks["R01"], 1)
-    device("fra1-r01-dgx2", dgx, role_gpu, fra1, racks["R01"], 9)
+    dgx1 = device("fra1-r01-dgx1", dgx, role_gpu, fra1, racks["R01"], 1, cf=dgx_cf)
+    device("fra1-r01-dgx2", dgx, role_gpu, fra1, racks["R01"], 9, cf=dgx_cf)
     device("fra1-r01-patch", patch, role_net, fra1, racks["R01"], 42)
     psus = ports(dgx1)
     for i in range(1, 7):
@@ -123,19 +134,19 @@ def main() -> None:
         cable("dcim.powerport", psus[f"PSU{i}"].id, "dcim.poweroutlet", outlet.id)
 
     # fra1 R02: one DGX on 16 A feeds, PSU1 and PSU2 straight on the feeds.
-    dgx3 = device("fra1-r02-dgx3", dgx, role_gpu, fra1, racks["R02"], 1)
+    dgx3 = device("fra1-r02-dgx3", dgx, role_gpu, fra1, racks["R02"], 1, cf=dgx_cf)
     psus = ports(dgx3)
     cable("dcim.powerport", psus["PSU1"].id, "dcim.powerfeed", feeds["R02-A"].id)
     cable("dcim.powerport", psus["PSU2"].id, "dcim.powerfeed", feeds["R02-B"].id)
 
     # fra1 R03 (planned rack): active, planned and offline GPU servers; an unracked spare.
-    device("fra1-r03-gpu1", gpu4u, role_gpu, fra1, racks["R03"], 1)
+    device("fra1-r03-gpu1", gpu4u, role_gpu, fra1, racks["R03"], 1, cf=l40s_cf)
     device("fra1-r03-gpu2", gpu4u, role_gpu, fra1, racks["R03"], 5, status="planned")
     device("fra1-r03-gpu3", gpu4u, role_gpu, fra1, racks["R03"], 9, status="offline")
     device("fra1-spare-1", gpu4u, role_gpu, fra1, status="inventory")
 
     # ber1 B01: one single-phase feed, one server.
-    device("ber1-b01-gpu1", gpu4u, role_gpu, ber1, b01, 10)
+    device("ber1-b01-gpu1", gpu4u, role_gpu, ber1, b01, 10, cf=l40s_cf)
     print("populated: sites fra1, ber1")
 
 
