@@ -36,6 +36,7 @@ from checker.source.reader import describe_error, display_path, parse_text
 SOURCE = "netbox"
 KNOWN_MAJOR = 4  # NetBox 4.x; recorded against 4.6 (docs/netbox.md)
 PAGE = 1000  # NetBox's default MAX_PAGE_SIZE
+BACKOFF = 0.5  # seconds, doubled each retry, where a 429 or 503 gives no Retry-After
 MODELS_FILE = "netbox-models.yaml"
 # Devices in these states are not in the plan unless --all-statuses is given.
 EXCLUDED_STATUSES = ("offline", "decommissioning")
@@ -112,8 +113,9 @@ def fetch(url: str, token: str, sites: Sequence[str], *, ca_bundle: Path | None,
     # NetBox's rate limits (and a proxy's 503s): wait as Retry-After says, a few times.
     # Only answers are retried: a refused connection or a timeout is reported at once.
     # (connect=0 lets requests say ConnectionError; read=False lets it say ReadTimeout.)
-    retry = Retry(total=4, connect=0, read=False, other=0, status_forcelist=(429, 503), backoff_factor=0.5,
-                  allowed_methods=("GET",), respect_retry_after_header=True, raise_on_status=False)
+    retry = Retry(total=4, connect=0, read=False, other=0, status_forcelist=(429, 503),
+                  backoff_factor=BACKOFF, allowed_methods=("GET",), respect_retry_after_header=True,
+                  raise_on_status=False)
     adapter = _Adapter(max_retries=retry)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
@@ -136,6 +138,10 @@ def fetch(url: str, token: str, sites: Sequence[str], *, ca_bundle: Path | None,
                 f"netbox: {shown}: the API token was refused (HTTP {code});"
                 " check the token's value and rights"
             ) from None
+        if code == 429:
+            raise UserError(
+                f"netbox: {shown}: still rate-limited (HTTP 429) after retrying; try again later"
+            ) from None
         where = exc.req.request.path_url.split("?")[0] if exc.req.request is not None else ""
         raise UserError(f"netbox: {shown}: GET {where} answered HTTP {code}") from None
     except pynetbox.ContentError:
@@ -144,8 +150,6 @@ def fetch(url: str, token: str, sites: Sequence[str], *, ca_bundle: Path | None,
         raise UserError(f"netbox: {shown}: TLS verification failed (give the CA with --ca-bundle)") from None
     except requests.exceptions.Timeout:
         raise UserError(f"netbox: {shown}: no answer within {timeout:g} s (--timeout)") from None
-    except requests.exceptions.RetryError:
-        raise UserError(f"netbox: {shown}: still rate-limited after retrying; try again later") from None
     except requests.exceptions.ConnectionError:
         raise UserError(f"netbox: {shown}: cannot connect") from None
     except requests.exceptions.RequestException as exc:
@@ -383,7 +387,7 @@ def _facility(
             if kg is not None:
                 entry[key] = kg
         feeds = sorted((_feed(p, f) for f in feeds_of.get(rack["id"], ())), key=lambda f: str(f[0]["name"]))
-        names = _unique_names(p, (str(f[0]["name"]) for f in feeds), f"the feeds of rack {entry['name']}")
+        _unique_names(p, (str(f[0]["name"]) for f in feeds), f"the feeds of rack {entry['name']}")
         if feeds:
             two_sides = {f[0]["side"] for f in feeds} == {"A", "B"}
             entry["redundancy"] = "2N" if two_sides else "N"
@@ -391,7 +395,6 @@ def _facility(
                 for feed, _ in feeds:
                     del feed["side"]
             entry["feeds"] = [emit.Commented(f[0], f[1]) for f in feeds]
-            del names
         status = _v(rack.get("status"))
         notes = [f"NetBox rack id {rack['id']}" + (f", status {status}" if status != "active" else "")]
         rack_list.append(emit.Commented(entry, tuple(notes)))

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from checker.importers import netbox
 from checker.importers.netbox import QUERIES
 from tests.conftest import AS_OF, CliRunner, summary
 from tests.netbox.server import TOKEN, FakeNetBox, recording, serve
@@ -369,3 +370,17 @@ def test_a_custom_field_mapped_to_no_server_field_is_a_located_config_error(
     assert run.code == 2
     assert run.err.startswith("checker.yaml:3:15: netbox.custom_fields.contract: Input should be")
     assert nb.requests == []
+
+
+def test_a_rate_limited_netbox_is_waited_for_then_given_up_on(
+    nb: FakeNetBox, cli: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(netbox, "BACKOFF", 0.0)
+    nb.throttle = 2  # two 429s (Retry-After: 0), then answers
+    assert _import(cli, nb, "--site", "fra1").code == 0
+    assert nb.paths()[:3] == ["/api/status/"] * 3
+    nb.throttle = 100
+    run = _import(cli, nb, "--site", "fra1", "-o", "elsewhere")
+    assert (run.code, run.err) == (
+        2, f"netbox: {nb.url}: still rate-limited (HTTP 429) after retrying; try again later\n")
+    assert not Path("elsewhere").exists()

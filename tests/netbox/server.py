@@ -38,6 +38,8 @@ class FakeNetBox:
     default_page: int = 50
     url: str = ""
     requests: list[str] = field(default_factory=list)
+    # Answer this many requests 429 (Retry-After: 0) first, as NetBox behind a rate limit.
+    throttle: int = 0
 
     def lists(self) -> dict[str, list[dict[str, Any]]]:
         return dict(self.data["lists"])
@@ -55,6 +57,8 @@ def _handler(nb: FakeNetBox) -> type[BaseHTTPRequestHandler]:
         def _send(self, code: int, body: Any) -> None:
             data = json.dumps(body).replace(PLACEHOLDER, nb.url).encode()
             self.send_response(code)
+            if code == 429:
+                self.send_header("Retry-After", "0")
             self.send_header("Content-Type", "application/json")
             self.send_header("API-Version", ".".join(nb.data["status"]["netbox-version"].split(".")[:2]))
             self.send_header("Content-Length", str(len(data)))
@@ -63,6 +67,10 @@ def _handler(nb: FakeNetBox) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             nb.requests.append(self.path)
+            if nb.throttle > 0:
+                nb.throttle -= 1
+                self._send(429, {"detail": "Request was throttled."})
+                return
             if self.headers.get("Authorization") != f"Token {nb.token}":
                 self._send(403, {"detail": "Invalid v1 token"})
                 return
@@ -96,7 +104,7 @@ def serve(data: dict[str, Any] | None = None, **options: Any) -> Iterator[FakeNe
     nb = FakeNetBox(copy.deepcopy(data if data is not None else recording()), **options)
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(nb))
     nb.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield nb
