@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import ValidationError
 
@@ -86,6 +87,16 @@ class Snapshot:
 
 
 # ---------------------------------------------------------------- reading
+def _public(url: str) -> str:
+    """The URL as messages and files show it: without a user or password in it."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
 def check_version(url: str, version: str) -> None:
     major = version.split(".")[0]
     if not major.isdigit() or int(major) != KNOWN_MAJOR:
@@ -120,7 +131,7 @@ def fetch(url: str, token: str, sites: Sequence[str], *, ca_bundle: Path | None,
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     api.http_session = session
-    shown = url.rstrip("/")
+    shown = _public(url.rstrip("/"))
     try:
         status = api.status()
         version = str(status.get("netbox-version", "")) if isinstance(status, dict) else ""
@@ -189,12 +200,6 @@ class _Problems:
 
     def fail(self, message: str) -> UserError:
         return UserError(f"netbox: {self.url}: {message}")
-
-
-@dataclass
-class _Plan:
-    files: dict[str, str]
-    models: list[str]
 
 
 def _power_ports(snap: Snapshot) -> tuple[dict[int, list[dict[str, Any]]], dict[int, dict[str, Any]]]:
@@ -666,8 +671,11 @@ def run(args: argparse.Namespace) -> tuple[int, list[str]]:
     if args.ca_bundle is not None and not args.ca_bundle.is_file():
         raise UserError(f"{args.ca_bundle}: no such file (--ca-bundle)")
     url = args.url.rstrip("/")
-    if not url.startswith(("http://", "https://")):
-        raise UserError(f"netbox: {url}: not an http:// or https:// URL")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UserError(f"netbox: {_public(url)}: not an http:// or https:// URL")
+    if not args.timeout > 0:
+        raise UserError(f"--timeout {args.timeout:g}: give a number of seconds above 0")
     sites = sorted(set(args.site))
     config, _ = load_config(args.config or find_config([args.output]))
     snap = fetch(url, token, sites, ca_bundle=args.ca_bundle, timeout=args.timeout)
@@ -675,7 +683,8 @@ def run(args: argparse.Namespace) -> tuple[int, list[str]]:
                   custom=config.netbox.custom_fields)
     if args.check:
         drift = compare(args.output, files, SOURCE, "NetBox")
-        verdict = f"{len(drift)} differences: as-built differs from the plan" if drift else "in sync"
+        count = f"{len(drift)} difference{'s' if len(drift) != 1 else ''}"
+        verdict = f"{count}: as-built differs from the plan" if drift else "in sync"
         return (1 if drift else 0), [*drift, f"checker import netbox --check: {verdict}"]
     written = set(write_files(args.output, files, SOURCE))
     lines = [f"{'wrote' if args.output / name in written else 'unchanged'} {args.output / name}"

@@ -221,6 +221,9 @@ def test_an_unreachable_netbox_is_exit_2(tmp_path: Path, monkeypatch: pytest.Mon
         port = sock.getsockname()[1]
     run = cli("import", "netbox", "--url", f"http://127.0.0.1:{port}", "-o", "out")
     assert (run.code, run.err) == (2, f"netbox: http://127.0.0.1:{port}: cannot connect\n")
+    # A user and password in the URL are never shown.
+    run = cli("import", "netbox", "--url", f"http://me:secret@127.0.0.1:{port}/", "-o", "out")
+    assert (run.code, run.err) == (2, f"netbox: http://127.0.0.1:{port}: cannot connect\n")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -316,6 +319,8 @@ def test_usage_errors_of_the_connection_options(nb: FakeNetBox, cli: CliRunner) 
     assert (run.code, run.err) == (2, "missing.pem: no such file (--ca-bundle)\n")
     run = cli("import", "netbox", "--url", "netbox.example.com", "-o", "out")
     assert (run.code, run.err) == (2, "netbox: netbox.example.com: not an http:// or https:// URL\n")
+    run = _import(cli, nb, "--timeout", "0")
+    assert (run.code, run.err) == (2, "--timeout 0: give a number of seconds above 0\n")
     assert nb.requests == [] and not Path("out").exists()
 
 
