@@ -389,3 +389,15 @@ def test_a_rate_limited_netbox_is_waited_for_then_given_up_on(
     assert (run.code, run.err) == (
         2, f"netbox: {nb.url}: still rate-limited (HTTP 429) after retrying; try again later\n")
     assert not Path("elsewhere").exists()
+
+
+def test_all_statuses_imports_the_offline_server_too(nb: FakeNetBox, cli: CliRunner) -> None:
+    assert _import(cli, nb, "--all-statuses").code == 0
+    text = Path("out/fra1.yaml").read_text()
+    assert ("  # status offline\n"
+            "  - {name: fra1-r03-gpu3, model: netbox-as-4125gs-tnrt, rack: R03, position: 9}\n") in text
+    assert "status offline (--all-statuses" not in text
+    audit = cli("audit", "out", *AS_OF)
+    assert audit.code == 1
+    assert ("out/fra1.yaml:40:5: error power.rack-capacity rack fra1/R03 draws 12 kW, over its 5.9 kW 2N feed"
+            " capacity") in audit.lines
