@@ -32,6 +32,7 @@ from checker.derive.facts import REGISTRY, fact_kind
 from checker.diff import diff
 from checker.evaluate.rulebook import load_rulebook
 from checker.evaluate.ruletest import run_rule_tests
+from checker.importers import IMPORTERS, Importer
 from checker.load import cache
 from checker.load.reading import ReadOptions, default_jobs
 from checker.load.schema import inventory_schema
@@ -188,6 +189,15 @@ def cmd_init(args: argparse.Namespace) -> int:
     written = [f"wrote {path}" for path in init(args.dir)]
     _print_lines([*written, f"next: cd {args.dir} && checker audit"])
     return 0
+
+
+def _import_command(importer: Importer) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        code, lines = importer.run(args)
+        _print_lines(lines)
+        return code
+
+    return run
 
 
 def _color(stream: TextIO) -> bool:
@@ -410,6 +420,10 @@ def build_parser() -> argparse.ArgumentParser:
     facts = _sub(subs, "facts", cmd_facts, "fact kinds and fields that rules can use")
     facts.add_argument("kind", nargs="?")
     _sub(subs, "schema", cmd_schema, "JSON Schema of the inventory kinds (for editors)")
+    import_ = subs.add_parser("import", help="inventory YAML from NetBox, its device-type library or CSV")
+    import_subs = import_.add_subparsers(dest="import_command", required=True, metavar="SOURCE")
+    for importer in IMPORTERS:
+        importer.add_arguments(_sub(import_subs, importer.name, _import_command(importer), importer.help))
     cache_ = subs.add_parser("cache", help="show or empty the cache of parsed files")
     cache_subs = cache_.add_subparsers(dest="cache_command", required=True, metavar="ACTION")
     _add_cache_dir_option(_sub(cache_subs, "info", cmd_cache_info, "where the cache is, and its size"))

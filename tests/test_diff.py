@@ -26,6 +26,7 @@ FACILITY = """\
         feeds:
           - {name: H02-A, side: A, voltage: 415, amps: 63, phase: 3, max_utilization: 80}
           - {name: H02-B, side: B, voltage: 415, amps: 63, phase: 3, max_utilization: 80}
+    cooling: {capacity_kw: 600}
     """
 SERVERS = """\
     kind: Servers

@@ -12,6 +12,7 @@ import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
@@ -22,6 +23,23 @@ from checker.source.parse import Src
 from checker.source.reader import display_path, not_a_file, read_file, validate
 
 CONFIG_NAME = "checker.yaml"
+
+
+# Server fields a NetBox custom field may fill (`checker import netbox`, docs/netbox.md).
+NetboxTarget = Literal[
+    "gpu.model", "gpu.count", "support.vendor", "support.level", "support.until", "workload",
+    "software.os", "software.driver", "software.cuda", "memory_gb", "power_cap_w", "cpu.model",
+]
+
+
+class NetboxImport(BaseModel):
+    """`netbox:` in checker.yaml: what `checker import netbox` reads beyond NetBox's own fields."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    custom_fields: dict[str, NetboxTarget] = Field(
+        default={}, description="device custom field name -> the server field it fills"
+    )
 
 
 class Config(BaseModel):
@@ -39,6 +57,7 @@ class Config(BaseModel):
         default=365, ge=0, le=3650, description="warn when support ends within this many days of rollout"
     )
     max_per_rule: int = Field(default=100, ge=0, description="findings shown per rule, then a count (0: all)")
+    netbox: NetboxImport = Field(default=NetboxImport(), description="`checker import netbox` settings")
     # Where each value was written, so a `select:` entry that matches nothing is located.
     _where: tuple[str, Src] | None = PrivateAttr(default=None)
 

@@ -493,11 +493,15 @@ def test_cli_checks_a_typical_basis_training_pod_on_peak(cli: CliRunner, in_fixt
     run = cli("audit", "training-ups", *AS_OF)
     assert run.err == ""
     assert run.lines == [
+        # The fixture gives no room cooling: its checks are skipped, and said to be.
+        "training-ups/facility.yaml:10:1: info cooling.room-capacity-unknown facility t1 has no "
+        "cooling.capacity_kw: the room cooling checks (cooling.room-capacity, cooling.room-headroom) were "
+        "skipped for its 122.4 kW of heat",
         "training-ups/facility.yaml:13:9: error power.facility-it-capacity facility t1 draws 122.4 kW of IT "
         "load at peak (84 kW typical), over its 100 kW critical IT capacity",
         "training-ups/facility.yaml:13:30: error power.utility-capacity facility t1 needs 163 kW from the "
         "utility on the design day (122.4 kW peak IT x PUE 1.33), over its 160 kW supply",
-        summary(error=2),
+        summary(error=2, info=1),
     ]
     assert run.code == 1
 
