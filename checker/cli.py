@@ -19,7 +19,7 @@ from typing import NoReturn, TextIO
 
 from checker import __version__
 from checker.audit import run_audit
-from checker.core import progress
+from checker.core import progress, signals
 from checker.core.errors import UserError
 from checker.core.findings import SEVERITIES
 from checker.core.perf import gc_paused
@@ -39,11 +39,14 @@ from checker.render import FORMATS, capped_names, diff_formats_help, formats_hel
 from checker.render.context import RenderContext
 from checker.render.output import (
     Output,
+    check_target,
     check_writable,
+    destination,
     emit,
     link_base,
     parse_spec,
     write_output,
+    write_outputs,
 )
 from checker.render.templating import environment
 from checker.scaffold import init
@@ -116,10 +119,17 @@ def _read_options(args: argparse.Namespace) -> ReadOptions:
     return ReadOptions(jobs=args.jobs or default_jobs(), cache_dir=cache_dir)
 
 
-def _audit(args: argparse.Namespace, outputs: Sequence[Output]) -> tuple[AuditResult, Settings]:
+def _protected(cfg: Settings) -> list[Path]:
+    """What a run reads besides the inventories: no output may replace it."""
+    return [*([cfg.config_file] if cfg.config_file else []), *cfg.rule_dirs]
+
+
+def _audit(
+    args: argparse.Namespace, outputs: Sequence[Output], env: os._Environ[str] | None = None
+) -> tuple[AuditResult, Settings]:
     paths = args.paths or [DEFAULT_PATH]
-    check_writable(outputs, paths)
     cfg = _settings(args, paths)
+    check_writable(outputs, paths, _protected(cfg), env)
     options = _read_options(args)
     with progress.shown(sys.stderr):  # a progress line while it runs (on a terminal)
         return run_audit(paths, cfg, args.as_of or dt.date.today(), options=options), cfg
@@ -128,15 +138,15 @@ def _audit(args: argparse.Namespace, outputs: Sequence[Output]) -> tuple[AuditRe
 def cmd_audit(args: argparse.Namespace) -> int:
     default = Output("github" if _in_github_actions() else "text", None)
     outputs = args.format or [default]
-    result, cfg = _audit(args, outputs)
     env = os.environ if _in_github_actions() else None
+    result, cfg = _audit(args, outputs, env)
     emit(result, outputs, color=_color(sys.stdout), max_per_rule=cfg.max_per_rule, env=env)
     return result.exit_code
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     """The readiness report; written even when the rollout is blocked (exit 1)."""
-    out = Output("markdown", args.output)
+    out = Output("markdown", destination(args.output))
     result, cfg = _audit(args, [out])
     emit(result, [out], max_per_rule=cfg.max_per_rule)
     return result.exit_code
@@ -146,8 +156,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     """New and resolved findings and capacity changes against the same paths at a git ref."""
     paths = args.paths or [DEFAULT_PATH]
     outputs = args.format or [Output("text", None)]
-    check_writable(outputs, paths)
     cfg = _settings(args, paths)
+    check_writable(outputs, paths, _protected(cfg))
     book = load_rulebook(cfg.rule_dirs)
     as_of = args.as_of or dt.date.today()
     options = _read_options(args)
@@ -161,8 +171,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         )
     ctxs = [RenderContext(link_base(out.file), max_per_rule=cfg.max_per_rule) for out in outputs]
     texts = [FORMATS[out.format].diff(result, ctx) for out, ctx in zip(outputs, ctxs, strict=True)]
-    for out, text in zip(outputs, texts, strict=True):
-        write_output(out, text)
+    write_outputs(list(zip(outputs, texts, strict=True)))
     return result.exit_code
 
 
@@ -251,9 +260,12 @@ def cmd_rules_test(args: argparse.Namespace) -> int:
 
 def cmd_rules_doc(args: argparse.Namespace) -> int:
     """Markdown reference of every rule, generated from the rules' own metadata."""
+    out = Output("markdown", destination(args.output))
+    if out.file is not None:
+        check_target(out.file, "the rule reference", protected=args.rules)
     template = environment().get_template("rules.md.j2")
     text = template.render(rules=_metadata(args), folders=[p.as_posix() for p in args.rules])
-    write_output(Output("markdown", args.output), text)
+    write_output(out, text)
     return 0
 
 
@@ -427,7 +439,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             reconfigure(errors="backslashreplace")
     sys.stdout, sys.stderr = SafeStream(out), SafeStream(err)
     try:
-        return _run(argv)
+        with signals.handled():
+            return _run(argv)
+    except signals.Interrupted as exc:  # a signal between _run's handlers
+        return exc.exit_code
     except BrokenPipeError:
         return _broken_pipe(out)
     finally:
@@ -448,6 +463,8 @@ def _run(argv: Sequence[str] | None) -> int:
         for line in exc.lines:
             print(escape(line), file=sys.stderr)
         return 2
+    except signals.Interrupted as exc:  # Ctrl-C 130, SIGTERM 143, SIGHUP 129
+        return exc.exit_code
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
