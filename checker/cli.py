@@ -7,7 +7,9 @@ Exit codes (docs/architecture.md): 0 pass; 1 findings at or above the threshold;
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
+import errno
 import io
 import json
 import os
@@ -20,12 +22,12 @@ from typing import NoReturn, TextIO
 from checker import __version__
 from checker.audit import run_audit
 from checker.core import progress, signals
-from checker.core.errors import UserError
+from checker.core.errors import UserError, clip
 from checker.core.findings import SEVERITIES
 from checker.core.perf import gc_paused
 from checker.core.rulemeta import RuleMeta
 from checker.core.suggest import did_you_mean
-from checker.core.terminal import SafeStream, escape
+from checker.core.terminal import SafeStream, StreamError, escape
 from checker.decide.config import Settings, find_config, load_config, settings
 from checker.decide.result import AuditResult
 from checker.derive.facts import REGISTRY, fact_kind
@@ -432,19 +434,32 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     # Every byte for a human goes through one escaping stream (checker.core.terminal).
     out, err = sys.stdout, sys.stderr
+    # A closed standard output or error (`checker audit >&-`): Python has None there.
+    # Nothing can be shown; the exit code still tells (2 for a closed stdout).
+    closed = out is None
+    out = out if out is not None else open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
+    err = err if err is not None else open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
     for stream in (out, err):
         # A terminal that cannot show a name (an ASCII-only CI log) gets `\xe9`, not a crash.
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
-    sys.stdout, sys.stderr = SafeStream(out), SafeStream(err)
+    sys.stdout, sys.stderr = SafeStream(out), SafeStream(err, "standard error")
     try:
+        if closed:
+            print("checker: standard output is closed; nothing can be written", file=sys.stderr)
+            return 2
         with signals.handled():
             return _run(argv)
     except signals.Interrupted as exc:  # a signal between _run's handlers
         return exc.exit_code
     except BrokenPipeError:
         return _broken_pipe(out)
+    except StreamError as exc:  # standard output failed (a full disk): say so once, on stderr
+        _broken_pipe(out)
+        with contextlib.suppress(StreamError, OSError):
+            print(f"checker: {exc}", file=sys.stderr)
+        return 2
     finally:
         sys.stdout, sys.stderr = out, err
 
@@ -455,10 +470,13 @@ def _run(argv: Sequence[str] | None) -> int:
     except SystemExit as exc:  # --help, --version, usage errors (argparse exits 2)
         return exc.code if isinstance(exc.code, int) else 2
     try:
+        _check_where(args)
         with gc_paused():
             code: int = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return code
+    except StreamError:
+        raise
     except UserError as exc:
         for line in exc.lines:
             print(escape(line), file=sys.stderr)
@@ -474,6 +492,26 @@ def _run(argv: Sequence[str] | None) -> int:
             traceback.print_exc(file=sys.stderr)
         print(f"checker: internal error ({type(exc).__name__}: {escape(exc)}): {BUG_HINT}", file=sys.stderr)
         return 3
+
+
+def _check_where(args: argparse.Namespace) -> None:
+    """The current folder exists, and every path given can be looked up at all (a
+    name too long for the file system is a user's mistake, not an internal error)."""
+    try:
+        os.getcwd()
+    except OSError:
+        raise UserError("the current folder no longer exists (deleted?); cd to an existing one") from None
+    given = [*getattr(args, "paths", []), *getattr(args, "rules", [])]
+    given += [p for p in (getattr(args, n, None) for n in ("config", "cache_dir", "output", "dir")) if p]
+    given += [o.file for o in getattr(args, "format", None) or [] if o.file is not None]
+    for path in given:
+        try:
+            os.stat(path)
+        except OSError as exc:
+            if exc.errno == errno.ENAMETOOLONG:  # the rest: each command says what it makes of it
+                raise UserError(f"{clip(str(path))}: {exc.strerror}") from None
+        except ValueError as exc:  # an embedded NUL
+            raise UserError(f"{clip(str(path))}: {exc}") from None
 
 
 def _broken_pipe(stdout: TextIO) -> int:

@@ -96,19 +96,45 @@ def escape_json(text: str) -> str:
     return _JSON_RE.sub(_spell_json, text)
 
 
+class StreamError(Exception):
+    """Standard output or error cannot be written (a full disk, a closed descriptor)."""
+
+    def __init__(self, name: str, exc: OSError) -> None:
+        super().__init__(f"{name}: cannot write: {exc.strerror or exc}")
+
+
 class SafeStream:
     """A text stream that escapes what is written to it, the last line of defence
-    for output that no formatter wrote (argparse messages, say)."""
+    for output that no formatter wrote (argparse messages, say). A failed write
+    (`> /dev/full`) is a StreamError, which the command line reports as exit 2;
+    a reader that went away stays a BrokenPipeError."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, name: str = "standard output") -> None:
         self._stream = stream
+        self._name = name
+
+    def _checked(self, write: Any, text: str) -> int:
+        try:
+            return int(write(text))
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise StreamError(self._name, exc) from None
 
     def write(self, text: str) -> int:
-        return self._stream.write(escape_lines(text))
+        return self._checked(self._stream.write, escape_lines(text))
 
     def write_annotations(self, text: str) -> int:
         """The github format's workflow commands, which `write` would defuse."""
-        return self._stream.write(escape_annotations(text))
+        return self._checked(self._stream.write, escape_annotations(text))
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise StreamError(self._name, exc) from None
 
     def write_status(self, text: str) -> None:
         """Rewrite the terminal's current line with `text`, escaped and cut to the
