@@ -140,3 +140,40 @@ def test_a_path_too_long_for_the_file_system(inv: Path, cli: CliRunner, length: 
     run = cli("audit", "a" * length, *AS_OF)
     _clean(run.out + run.err)
     assert run.code == 2 and run.err.endswith(f"({length:,} characters): File name too long\n")
+
+
+def test_a_rule_folder_that_leads_to_the_whole_file_system_stops(cli: CliRunner) -> None:
+    # /proc/self holds links to / (root, cwd): once a walk of minutes, then exit 3.
+    if not Path("/proc/self/root").exists():
+        pytest.skip("needs /proc")
+    run = cli("rules", "list", "--rules", "/proc/self")
+    _clean(run.out + run.err)
+    assert run.code == 2 and len(run.err.splitlines()) <= 21
+
+
+def test_a_folder_walk_has_a_bound(tmp_path: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    from checker.load import build
+
+    monkeypatch.setattr(build, "MAX_FOLDERS", 50)
+    deep = tmp_path / "inv"
+    shutil.copytree(MINIMAL, deep)
+    for i in range(60):
+        (deep / f"d{i}").mkdir()
+    monkeypatch.chdir(tmp_path)
+    run = cli("audit", "inv", *AS_OF)
+    assert run.code == 2 and run.err.startswith("inv: more than 50 folders below it")
+
+
+def test_a_thousand_deep_folder_is_read(
+    tmp_path: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(MINIMAL, tmp_path / "inv")
+    os.chdir(tmp_path / "inv")
+    for _ in range(1000):
+        os.mkdir("d")
+        os.chdir("d")
+    Path("w.yaml").write_text("kind: Waivers\nwaivers: []\n")
+    os.chdir(tmp_path)
+    run = cli("audit", "inv", *AS_OF)
+    assert run.code == 0, run.err[:500]
