@@ -164,16 +164,77 @@ def test_a_folder_walk_has_a_bound(tmp_path: Path, cli: CliRunner, monkeypatch: 
     assert run.code == 2 and run.err.startswith("inv: more than 50 folders below it")
 
 
-def test_a_thousand_deep_folder_is_read(
+DEEP_FOLDERS = 500
+
+
+def test_a_deep_folder_is_read(
     tmp_path: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     shutil.copytree(MINIMAL, tmp_path / "inv")
     os.chdir(tmp_path / "inv")
-    for _ in range(1000):
+    # 500 deep: deeper, shutil.rmtree (pytest's clean-up of old temporary
+    # folders, shared by every run on the machine) fails on its recursion limit.
+    for _ in range(DEEP_FOLDERS):
         os.mkdir("d")
         os.chdir("d")
     Path("w.yaml").write_text("kind: Waivers\nwaivers: []\n")
     os.chdir(tmp_path)
+    try:
+        run = cli("audit", "inv", *AS_OF)
+        assert run.code == 0, run.err[:500]
+    finally:  # shutil.rmtree recurses once per level: pytest could not clean this up
+        os.chdir(tmp_path / "inv" / ("d/" * (DEEP_FOLDERS - 1) + "d"))
+        os.remove("w.yaml")
+        for _ in range(DEEP_FOLDERS):
+            os.chdir("..")
+            os.rmdir("d")
+        os.chdir(tmp_path)
+
+
+MESSAGES = [
+    ("{{ self }}", "'self' is not allowed in messages"),
+    ("{{ name.__class__ }}", "attribute '__class__' is not allowed in messages"),
+    ("{{ name['__globals__'] }}", "key '__globals__' is not allowed in messages"),
+    ("{{ 2 ** (10 ** 7) }}", "an exponent that is itself a power is not allowed"),
+    ("{{ 2 ** 100 }}", "exponent 100 is over the limit of 64"),
+    ("{{ ['a', 'b'] | random }}", "No filter named 'random'"),
+]
+
+
+@pytest.mark.parametrize(("message", "expect"), MESSAGES)
+def test_message_templates_that_reach_too_far_are_refused_at_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: CliRunner, message: str, expect: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "rules").mkdir()
+    text = RULE.format(when='name == "x"', message=message.replace('"', "'"))
+    (tmp_path / "rules" / "r.yaml").write_text(text)
+    run = cli("rules", "test", "rules")
+    assert run.code == 2, run.out + run.err
+    assert run.err.startswith("rules/r.yaml:8:14: rule acme.r1: bad message template: ") and expect in run.err
+
+
+@pytest.mark.parametrize("folder", ["/etc", "../outside", "link-out"])
+def test_config_rule_folders_stay_beside_the_config(
+    inv: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch, folder: str
+) -> None:
+    monkeypatch.chdir(inv)
+    (inv.parent / "outside").mkdir(exist_ok=True)
+    (inv / "link-out").symlink_to(inv.parent / "outside")
+    (inv / "checker.yaml").write_text(f"rules: ['{folder}']\n")
     run = cli("audit", "inv", *AS_OF)
-    assert run.code == 0, run.err[:500]
+    assert run.code == 2
+    assert run.err == (
+        f"checker.yaml:1:9: rule folder '{folder}' is outside the config's folder;"
+        " name a folder beside checker.yaml, or pass --rules on the command line\n"
+    )
+
+
+def test_a_boolean_support_horizon_is_refused(
+    inv: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(inv)
+    (inv / "checker.yaml").write_text("support_horizon_days: true\n")
+    run = cli("audit", "inv", *AS_OF)
+    assert run.code == 2 and "support_horizon_days" in run.out + run.err

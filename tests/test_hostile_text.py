@@ -73,3 +73,23 @@ def test_each_invisible_character_is_escaped(char: str) -> None:
 def test_escape_lines_defuses_commands_on_every_line(line: str) -> None:
     _no_command_lines(escape_lines(f"ok\n{line}\n"))
     assert escape_annotations(line) == line
+
+
+def test_mentions_and_urls_from_an_inventory_do_not_notify_or_link(
+    tmp_path: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    from tests.conftest import MINIMAL
+
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(MINIMAL, tmp_path / "inv")
+    # An unknown key is quoted back in its finding's message, in the report too.
+    with (tmp_path / "inv" / "facility.yaml").open("a") as facility:
+        facility.write('"ping @octocat, see https://spam.example and www.spam.example": 1\n')
+    run = cli("report", "inv", *AS_OF, "-o", "r.md")
+    report = (tmp_path / "r.md").read_text()
+    assert run.code in (0, 1, 2), run.err
+    assert "octocat" in report and "@octocat" not in report
+    assert "https://spam" not in report and "www.spam" not in report
+    assert "@&#8203;octocat" in report
