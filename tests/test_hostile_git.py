@@ -137,3 +137,10 @@ def test_a_corrupt_blob_is_a_located_error(repo: Path, cli: CliRunner) -> None:
     assert run.code == 2, run.err
     assert "inv/servers.yaml: object" in run.err and "is missing or corrupt" in run.err
     assert "Traceback" not in run.err and "internal error" not in run.err
+
+
+def test_a_diff_with_an_invalid_head_shows_no_capacity_from_or_to_nothing(repo: Path, cli: CliRunner) -> None:
+    (repo / "inv" / "facility.yaml").write_text("kind: Facility\nname: [\n")
+    run = cli("diff", "--base", "HEAD", "inv", *AS_OF)
+    assert run.code == 2
+    assert "n/a" not in run.out and "capacity changes: 0" in run.out, run.out
