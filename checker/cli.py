@@ -7,7 +7,9 @@ Exit codes (docs/architecture.md): 0 pass; 1 findings at or above the threshold;
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
+import errno
 import io
 import json
 import os
@@ -19,13 +21,13 @@ from typing import NoReturn, TextIO
 
 from checker import __version__
 from checker.audit import run_audit
-from checker.core import progress
-from checker.core.errors import UserError
+from checker.core import progress, signals
+from checker.core.errors import UserError, clip
 from checker.core.findings import SEVERITIES
 from checker.core.perf import gc_paused
 from checker.core.rulemeta import RuleMeta
 from checker.core.suggest import did_you_mean
-from checker.core.terminal import SafeStream, escape
+from checker.core.terminal import SafeStream, StreamError, escape
 from checker.decide.config import Settings, find_config, load_config, settings
 from checker.decide.result import AuditResult
 from checker.derive.facts import REGISTRY, fact_kind
@@ -40,11 +42,14 @@ from checker.render import FORMATS, capped_names, diff_formats_help, formats_hel
 from checker.render.context import RenderContext
 from checker.render.output import (
     Output,
+    check_target,
     check_writable,
+    destination,
     emit,
     link_base,
     parse_spec,
     write_output,
+    write_outputs,
 )
 from checker.render.templating import environment
 from checker.scaffold import init
@@ -117,10 +122,17 @@ def _read_options(args: argparse.Namespace) -> ReadOptions:
     return ReadOptions(jobs=args.jobs or default_jobs(), cache_dir=cache_dir)
 
 
-def _audit(args: argparse.Namespace, outputs: Sequence[Output]) -> tuple[AuditResult, Settings]:
+def _protected(cfg: Settings) -> list[Path]:
+    """What a run reads besides the inventories: no output may replace it."""
+    return [*([cfg.config_file] if cfg.config_file else []), *cfg.rule_dirs]
+
+
+def _audit(
+    args: argparse.Namespace, outputs: Sequence[Output], env: os._Environ[str] | None = None
+) -> tuple[AuditResult, Settings]:
     paths = args.paths or [DEFAULT_PATH]
-    check_writable(outputs, paths)
     cfg = _settings(args, paths)
+    check_writable(outputs, paths, _protected(cfg), env)
     options = _read_options(args)
     with progress.shown(sys.stderr):  # a progress line while it runs (on a terminal)
         return run_audit(paths, cfg, args.as_of or dt.date.today(), options=options), cfg
@@ -129,15 +141,15 @@ def _audit(args: argparse.Namespace, outputs: Sequence[Output]) -> tuple[AuditRe
 def cmd_audit(args: argparse.Namespace) -> int:
     default = Output("github" if _in_github_actions() else "text", None)
     outputs = args.format or [default]
-    result, cfg = _audit(args, outputs)
     env = os.environ if _in_github_actions() else None
+    result, cfg = _audit(args, outputs, env)
     emit(result, outputs, color=_color(sys.stdout), max_per_rule=cfg.max_per_rule, env=env)
     return result.exit_code
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     """The readiness report; written even when the rollout is blocked (exit 1)."""
-    out = Output("markdown", args.output)
+    out = Output("markdown", destination(args.output))
     result, cfg = _audit(args, [out])
     emit(result, [out], max_per_rule=cfg.max_per_rule)
     return result.exit_code
@@ -147,8 +159,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     """New and resolved findings and capacity changes against the same paths at a git ref."""
     paths = args.paths or [DEFAULT_PATH]
     outputs = args.format or [Output("text", None)]
-    check_writable(outputs, paths)
     cfg = _settings(args, paths)
+    check_writable(outputs, paths, _protected(cfg))
     book = load_rulebook(cfg.rule_dirs)
     as_of = args.as_of or dt.date.today()
     options = _read_options(args)
@@ -162,8 +174,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         )
     ctxs = [RenderContext(link_base(out.file), max_per_rule=cfg.max_per_rule) for out in outputs]
     texts = [FORMATS[out.format].diff(result, ctx) for out, ctx in zip(outputs, ctxs, strict=True)]
-    for out, text in zip(outputs, texts, strict=True):
-        write_output(out, text)
+    write_outputs(list(zip(outputs, texts, strict=True)))
     return result.exit_code
 
 
@@ -261,9 +272,12 @@ def cmd_rules_test(args: argparse.Namespace) -> int:
 
 def cmd_rules_doc(args: argparse.Namespace) -> int:
     """Markdown reference of every rule, generated from the rules' own metadata."""
+    out = Output("markdown", destination(args.output))
+    if out.file is not None:
+        check_target(out.file, "the rule reference", protected=args.rules)
     template = environment().get_template("rules.md.j2")
     text = template.render(rules=_metadata(args), folders=[p.as_posix() for p in args.rules])
-    write_output(Output("markdown", args.output), text)
+    write_output(out, text)
     return 0
 
 
@@ -434,16 +448,32 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     # Every byte for a human goes through one escaping stream (checker.core.terminal).
     out, err = sys.stdout, sys.stderr
+    # A closed standard output or error (`checker audit >&-`): Python has None there.
+    # Nothing can be shown; the exit code still tells (2 for a closed stdout).
+    closed = out is None
+    out = out if out is not None else open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
+    err = err if err is not None else open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
     for stream in (out, err):
         # A terminal that cannot show a name (an ASCII-only CI log) gets `\xe9`, not a crash.
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
-    sys.stdout, sys.stderr = SafeStream(out), SafeStream(err)
+    sys.stdout, sys.stderr = SafeStream(out), SafeStream(err, "standard error")
     try:
-        return _run(argv)
+        if closed:
+            print("checker: standard output is closed; nothing can be written", file=sys.stderr)
+            return 2
+        with signals.handled():
+            return _run(argv)
+    except signals.Interrupted as exc:  # a signal between _run's handlers
+        return exc.exit_code
     except BrokenPipeError:
         return _broken_pipe(out)
+    except StreamError as exc:  # standard output failed (a full disk): say so once, on stderr
+        _broken_pipe(out)
+        with contextlib.suppress(StreamError, OSError):
+            print(f"checker: {exc}", file=sys.stderr)
+        return 2
     finally:
         sys.stdout, sys.stderr = out, err
 
@@ -454,14 +484,19 @@ def _run(argv: Sequence[str] | None) -> int:
     except SystemExit as exc:  # --help, --version, usage errors (argparse exits 2)
         return exc.code if isinstance(exc.code, int) else 2
     try:
+        _check_where(args)
         with gc_paused():
             code: int = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return code
+    except StreamError:
+        raise
     except UserError as exc:
         for line in exc.lines:
             print(escape(line), file=sys.stderr)
         return 2
+    except signals.Interrupted as exc:  # Ctrl-C 130, SIGTERM 143, SIGHUP 129
+        return exc.exit_code
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
@@ -471,6 +506,26 @@ def _run(argv: Sequence[str] | None) -> int:
             traceback.print_exc(file=sys.stderr)
         print(f"checker: internal error ({type(exc).__name__}: {escape(exc)}): {BUG_HINT}", file=sys.stderr)
         return 3
+
+
+def _check_where(args: argparse.Namespace) -> None:
+    """The current folder exists, and every path given can be looked up at all (a
+    name too long for the file system is a user's mistake, not an internal error)."""
+    try:
+        os.getcwd()
+    except OSError:
+        raise UserError("the current folder no longer exists (deleted?); cd to an existing one") from None
+    given = [*getattr(args, "paths", []), *getattr(args, "rules", [])]
+    given += [p for p in (getattr(args, n, None) for n in ("config", "cache_dir", "output", "dir")) if p]
+    given += [o.file for o in getattr(args, "format", None) or [] if o.file is not None]
+    for path in given:
+        try:
+            os.stat(path)
+        except OSError as exc:
+            if exc.errno == errno.ENAMETOOLONG:  # the rest: each command says what it makes of it
+                raise UserError(f"{clip(str(path))}: {exc.strerror}") from None
+        except ValueError as exc:  # an embedded NUL
+            raise UserError(f"{clip(str(path))}: {exc}") from None
 
 
 def _broken_pipe(stdout: TextIO) -> int:

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from checker.core.errors import UserError
+from checker.core.terminal import escape
 from checker.load.build import YAML_SUFFIXES
 
 
@@ -70,6 +71,21 @@ def _wanted(name: str, prefixes: Sequence[PurePosixPath]) -> bool:
     return any(_under(path, p) for p in prefixes)
 
 
+_SYMLINK = "120000"
+
+
+def _checked(commit: str, name: str) -> str:
+    """A path from the tree that stays inside the folder it is laid out in. Git never
+    writes `..`, `.`, an empty component or a leading `/`; a crafted commit can."""
+    parts = name.split("/")
+    if name.startswith("/") or any(part in ("", ".", "..") for part in parts):
+        raise UserError(
+            f"{commit[:12]}:{escape(name)}: a tree entry that would land outside the base tree"
+            " ('..', '.', empty or absolute name); checker diff refuses a crafted commit"
+        )
+    return name
+
+
 def _blobs(root: Path, commit: str, prefixes: Sequence[PurePosixPath]) -> list[tuple[str, str]]:
     listing = _git(["ls-tree", "-r", "-z", "--full-tree", commit], root)
     out = []
@@ -77,20 +93,33 @@ def _blobs(root: Path, commit: str, prefixes: Sequence[PurePosixPath]) -> list[t
         if not entry:
             continue
         meta, _, name = entry.partition(b"\t")
-        _mode, kind, oid = meta.decode().split()
-        decoded = name.decode("utf-8", "surrogateescape")
+        mode, kind, oid = meta.decode("ascii", "replace").split()
+        decoded = _checked(commit, name.decode("utf-8", "surrogateescape"))
         if kind == "blob" and _wanted(decoded, prefixes):
+            if mode == _SYMLINK:
+                raise UserError(
+                    f"{commit[:12]}:{escape(decoded)}: a symbolic link in the base tree;"
+                    " checker diff reads regular files only, and never follows a link from a commit"
+                )
             out.append((oid, decoded))
     return out
 
 
-def _cat(root: Path, oids: Sequence[str]) -> Iterator[bytes]:
+def _cat(root: Path, oids: Sequence[str], names: Sequence[str], commit: str) -> Iterator[bytes]:
     data = _git(["cat-file", "--batch"], root, stdin="".join(f"{o}\n" for o in oids).encode())
     pos = 0
-    for _ in oids:
-        header_end = data.index(b"\n", pos)
-        size = int(data[pos:header_end].split()[2])
+    for oid, name in zip(oids, names, strict=True):
+        header_end = data.find(b"\n", pos)
+        header = data[pos:header_end].split() if header_end >= 0 else []
+        if len(header) != 3 or not header[2].isdigit():
+            raise UserError(
+                f"{commit[:12]}:{escape(name)}: object {oid} is missing or corrupt in the repository"
+                " (a shallow or partial clone? fetch the base, e.g. with git fetch --unshallow)"
+            )
+        size = int(header[2])
         start = header_end + 1
+        if start + size > len(data):
+            raise UserError(f"{commit[:12]}:{escape(name)}: object {oid} is truncated in the repository")
         yield data[start : start + size]
         pos = start + size + 1
 
@@ -102,15 +131,37 @@ def materialize(root: Path, commit: str, paths: Sequence[Path], into: Path) -> l
     A path the commit lacks, or a folder with no YAML file in it there, is left
     out: it is an empty inventory at the commit, everything in it is new. It is
     never audited as an empty folder (an input error that would stop every rule
-    of the base audit) nor replaced by another path."""
+    of the base audit) nor replaced by another path.
+
+    Nothing is written outside `into`: a tree entry with a `..`, `.`, empty or
+    absolute name, or a symbolic link, is refused (a located error), and each
+    file is created new, never through a link. A missing or corrupt object (a
+    partial clone) is a located error too."""
     prefixes = [_inside(p, root) for p in paths]
-    blobs = _blobs(root, commit, prefixes)
-    for (_, name), content in zip(blobs, _cat(root, [oid for oid, _ in blobs]), strict=True):
-        target = into / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(content)
+    try:
+        blobs = _blobs(root, commit, prefixes)
+        contents = _cat(root, [oid for oid, _ in blobs], [name for _, name in blobs], commit)
+        base = into.resolve()
+        for (_, name), content in zip(blobs, contents, strict=True):
+            target = base / name
+            if not target.parent.resolve().is_relative_to(base):  # belt and braces, after _checked
+                raise UserError(f"{commit[:12]}:{escape(name)}: would be written outside the base tree")
+            _create(target, content, f"{commit[:12]}:{escape(name)}")
+    except _GitError as exc:
+        lines = str(exc).splitlines() or ["git failed"]
+        raise UserError(f"{commit[:12]}: cannot read the base tree: {escape(lines[-1])}") from None
     names = [PurePosixPath(name) for _, name in blobs]
     return [into / p for p in prefixes if any(_under(name, p) for name in names)]
+
+
+def _create(target: Path, content: bytes, shown: str) -> None:
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except OSError as exc:
+        raise UserError(f"{shown}: cannot lay out the base tree: {exc.strerror}") from None
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(content)
 
 
 @contextmanager

@@ -2,12 +2,15 @@
 
 The files are templates/init/ as they are (layout in templates, not Python
 strings), plus the JSON Schema that the inventories' yaml-language-server
-lines point at. Nothing is overwritten: if any file exists, nothing is written.
+lines point at. Nothing is overwritten: if any file exists, nothing is written;
+if writing fails or is interrupted half-way, what was written is removed again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from pathlib import Path
 
 from checker.core.errors import UserError
@@ -28,19 +31,40 @@ def _sources() -> dict[str, str]:
 def init(target: Path) -> list[Path]:
     """Write the scaffold under `target`; refuse, writing nothing, if any file exists."""
     files = _sources()
-    existing = [target / name for name in files if (target / name).exists()]
+    existing = [target / name for name in files if os.path.lexists(target / name)]
     if existing:
         raise UserError([f"{p}: already exists; checker init never overwrites" for p in existing])
     if target.exists() and not target.is_dir():
         raise UserError(f"{target}: not a folder")
-    written = []
-    for name, text in files.items():
-        path = target / name
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with path.open("x", encoding="utf-8") as handle:  # "x": never clobber a file that appeared
-                handle.write(text)
-        except OSError as exc:
-            raise UserError(f"{path}: cannot write: {exc.strerror}") from None
-        written.append(path)
+    written: list[Path] = []
+    made: list[Path] = []  # folders this run created, innermost last
+    try:
+        for name, text in files.items():
+            path = target / name
+            try:
+                _mkdirs(path.parent, made)
+                with path.open("x", encoding="utf-8") as handle:  # "x": never clobber a file that appeared
+                    written.append(path)
+                    handle.write(text)
+            except OSError as exc:
+                raise UserError(f"{path}: cannot write: {exc.strerror}") from None
+    except BaseException:  # an error, Ctrl-C, SIGTERM: no partial scaffold is left
+        for path in written:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        for folder in reversed(made):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
     return written
+
+
+def _mkdirs(folder: Path, made: list[Path]) -> None:
+    """Create `folder` and its missing parents, each added to `made` once created."""
+    missing = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for path in reversed(missing):
+        path.mkdir()
+        made.append(path)

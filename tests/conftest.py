@@ -58,6 +58,7 @@ def _no_user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     with pytest.MonkeyPatch.context() as env:
         env.setenv("CHECKER_NO_CACHE", "1")
         env.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+        env.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-state")))  # the cache's keys
         env.delenv("CHECKER_CACHE_DIR", raising=False)
         yield
 

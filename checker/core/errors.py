@@ -16,3 +16,21 @@ class UserError(Exception):
 def at(file: str, line: int, column: int, message: str) -> str:
     """The one way a located problem is spelled: `file:line:column: message`."""
     return f"{file}:{line}:{column}: {message}"
+
+
+MAX_SHOWN = 120  # characters of an input value a message quotes
+
+
+def clip(text: str, limit: int = MAX_SHOWN) -> str:
+    """`text`, or its start and how long it is: a message never prints a 50 MB name back."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text):,} characters)"
+
+
+def shown_value(value: object, limit: int = MAX_SHOWN) -> str:
+    """repr(value), clipped; a huge int (whose repr Python refuses) by its size."""
+    try:
+        return clip(repr(value), limit)
+    except ValueError:
+        return f"<a number of {value.bit_length() if isinstance(value, int) else '?'} bits>"

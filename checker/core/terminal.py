@@ -6,7 +6,14 @@ with ESC in it could clear or rewrite a CI log, a newline could forge a finding
 line. Every human-readable string is escaped here: C0 and C1 control characters
 (ECMA-48), DEL, the Unicode line separators, the bidirectional overrides
 ("Trojan Source", CVE-2021-42574) and lone surrogates (undecodable bytes in a
-file name) become visible `\\xNN` / `\\uNNNN` text.
+file name) become visible `\\xNN` / `\\uNNNN` text, and so do the invisible
+characters (zero-width spaces and joiners, the word joiner, the byte order
+mark, the soft hyphen) that make two names that look the same differ.
+
+A line of text never starts with `::` (or the older `##[`): GitHub Actions
+reads such a line in a job's log as a workflow command (`::add-mask::`,
+`::stop-commands::`), so its first character is escaped. Only the github
+format's own annotations are written as commands (`escape_annotations`).
 """
 
 from __future__ import annotations
@@ -19,7 +26,10 @@ from typing import Any, TextIO
 _BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
 # Lone surrogates stand for undecodable bytes in file names; no encoder writes them.
 _SURROGATES = range(0xD800, 0xE000)
-_UNSAFE = (*range(0x20), 0x7F, *range(0x80, 0xA0), 0x2028, 0x2029, *_BIDI, *_SURROGATES)
+# Invisible: soft hyphen, Mongolian vowel separator, zero-width space, non-joiner
+# and joiner, word joiner and the invisible operators, the byte order mark.
+_INVISIBLE = (0x00AD, 0x180E, *range(0x200B, 0x200E), *range(0x2060, 0x2065), 0xFEFF)
+_UNSAFE = (*range(0x20), 0x7F, *range(0x80, 0xA0), 0x2028, 0x2029, *_BIDI, *_INVISIBLE, *_SURROGATES)
 
 
 def _spelled(code: int) -> str:
@@ -61,8 +71,23 @@ def escape(text: object) -> str:
     return _FIELD_RE.sub(_spell, str(text))
 
 
+# A workflow command: `::` or `##[` first on a line, after any blanks (the runner trims them).
+_COMMAND_RE = re.compile(r"^([^\S\n]*)(::|##\[)", re.MULTILINE)
+
+
+def _defuse(match: re.Match[str]) -> str:
+    command = match.group(2)
+    return match.group(1) + _spelled(ord(command[0])) + command[1:]
+
+
 def escape_lines(text: str) -> str:
-    """Several lines: every control character but the newline escaped."""
+    """Several lines: every control character but the newline escaped, and no line
+    that starts a workflow command."""
+    return _COMMAND_RE.sub(_defuse, _LINES_RE.sub(_spell, text))
+
+
+def escape_annotations(text: str) -> str:
+    """The github format's own lines: control characters escaped; its commands stay."""
     return _LINES_RE.sub(_spell, text)
 
 
@@ -71,15 +96,45 @@ def escape_json(text: str) -> str:
     return _JSON_RE.sub(_spell_json, text)
 
 
+class StreamError(Exception):
+    """Standard output or error cannot be written (a full disk, a closed descriptor)."""
+
+    def __init__(self, name: str, exc: OSError) -> None:
+        super().__init__(f"{name}: cannot write: {exc.strerror or exc}")
+
+
 class SafeStream:
     """A text stream that escapes what is written to it, the last line of defence
-    for output that no formatter wrote (argparse messages, say)."""
+    for output that no formatter wrote (argparse messages, say). A failed write
+    (`> /dev/full`) is a StreamError, which the command line reports as exit 2;
+    a reader that went away stays a BrokenPipeError."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, name: str = "standard output") -> None:
         self._stream = stream
+        self._name = name
+
+    def _checked(self, write: Any, text: str) -> int:
+        try:
+            return int(write(text))
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise StreamError(self._name, exc) from None
 
     def write(self, text: str) -> int:
-        return self._stream.write(escape_lines(text))
+        return self._checked(self._stream.write, escape_lines(text))
+
+    def write_annotations(self, text: str) -> int:
+        """The github format's workflow commands, which `write` would defuse."""
+        return self._checked(self._stream.write, escape_annotations(text))
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise StreamError(self._name, exc) from None
 
     def write_status(self, text: str) -> None:
         """Rewrite the terminal's current line with `text`, escaped and cut to the

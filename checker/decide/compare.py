@@ -121,6 +121,11 @@ def _figures(row: Mapping[str, Any] | None) -> tuple[float, float | None]:
 
 
 def deltas(base: AuditResult, head: AuditResult) -> tuple[Delta, ...]:
+    """Capacity changes between two valid trees. A tree with input errors has no
+    capacity to compare (its figures would read as changes to or from "n/a"):
+    its input errors are the diff's findings."""
+    if base.exit_code == 2 or head.exit_code == 2:
+        return ()
     before, after = _rows(base), _rows(head)
     out = []
     for entity in sorted(before.keys() | after.keys()):

@@ -8,6 +8,7 @@ that matches no rule is an error, since a typo would otherwise check nothing.
 from __future__ import annotations
 
 import fnmatch
+import os
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -53,8 +54,9 @@ class Config(BaseModel):
     severity: dict[str, Severity] = Field(default={}, description="rule id glob -> severity")
     fail_on: Severity = Field(default="error", description="lowest severity that fails the run")
     rules: list[str] = Field(default=[], description="extra rule folders, relative to this file")
-    support_horizon_days: int = Field(
-        default=365, ge=0, le=3650, description="warn when support ends within this many days of rollout"
+    support_horizon_days: int = Field(  # strict: `true` is no number of days
+        default=365, ge=0, le=3650, strict=True,
+        description="warn when support ends within this many days of rollout",
     )
     max_per_rule: int = Field(default=100, ge=0, description="findings shown per rule, then a count (0: all)")
     netbox: NetboxImport = Field(default=NetboxImport(), description="`checker import netbox` settings")
@@ -154,7 +156,7 @@ def settings(
         ignore=(*config.ignore, *ignore),
         severity=tuple(config.severity.items()),
         fail_on=fail_on or config.fail_on,
-        rule_dirs=(*(base / d for d in config.rules), *rule_dirs),
+        rule_dirs=(*_config_rule_dirs(config, base), *rule_dirs),
         config_file=config_path,
         origins=origins,
         max_per_rule=config.max_per_rule if max_per_rule is None else max_per_rule,
@@ -173,4 +175,20 @@ def check_selection(cfg: Settings, known: Sequence[str]) -> None:
     if lines:
         raise UserError(lines)
 
+
+def _config_rule_dirs(config: Config, base: Path) -> list[Path]:
+    """The config's `rules:` folders, each inside the config's own folder: a
+    checker.yaml from a pull request may not read YAML elsewhere on the runner
+    (an absolute path, `..`, or a link that leads out)."""
+    folders = []
+    inside = base.resolve()
+    for i, name in enumerate(config.rules):
+        folder = base / name
+        if os.path.isabs(name) or not folder.resolve().is_relative_to(inside):
+            raise UserError(
+                f"{config.position('rules', i)}: rule folder '{name}' is outside the config's folder;"
+                " name a folder beside checker.yaml, or pass --rules on the command line"
+            )
+        folders.append(folder)
+    return folders
 

@@ -284,7 +284,7 @@ def compile_when(source: str, fields: Mapping[str, FieldType]) -> CompiledWhen:
     walker = _Walker(text, shift, fields)
     try:
         cond = walker.condition(_parse(text, shift).body)
-    except RecursionError:  # from the parser or from our recursive walk
+    except (RecursionError, MemoryError):  # from the parser (its stack: MemoryError) or our walk
         raise ExprError("expression is nested too deeply", *shift) from None
     condition = _cond_json(cond)
     count = alternatives(condition)

@@ -200,7 +200,9 @@ class MessageEnvironment(SandboxedEnvironment):
         # No lipsum, cycler, joiner or namespace: nothing a one-line message needs.
         self.globals = {"range": _range, "dict": dict}
         self.globals.update(_loop=_loop, _concat=_concat, _literal=_literal)  # see _Bounding
-        self.filters = {name: _checked_filter(name, f) for name, f in self.filters.items()}
+        # `random` would make the same audit print different messages run to run.
+        filters = {name: f for name, f in self.filters.items() if name != "random"}
+        self.filters = {name: _checked_filter(name, f) for name, f in filters.items()}
 
     def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
         if operator == "**" and isinstance(right, (int, float)) and abs(right) > 64:
@@ -235,12 +237,40 @@ class MessageEnvironment(SandboxedEnvironment):
         tree = self.parse(source)
         for node in tree.find_all(_REFUSED_NODES):
             raise MessageError(f"{type(node).__name__.lower()} tags are not allowed in messages")
+        _check_reach(tree)
         bounded = _Bounding().visit(tree)
         assert isinstance(bounded, nodes.Template)
         code = io.StringIO()
         generator = _Generator(self, code)
         generator.visit(bounded)  # raises TemplateAssertionError (an unknown filter, ...) here, at load
         return MessageTemplate(self, code.getvalue(), frozenset(generator.names))
+
+
+def _check_reach(tree: nodes.Template) -> None:
+    """Refused at load, not when a finding renders: `self` (the template itself),
+    an attribute or key starting with `_` (`__globals__`, `__class__`: the
+    sandbox stops them late, or leaves them as an empty string), and a power
+    whose exponent is a constant over the limit (`2 ** 10**7`)."""
+    for name in tree.find_all(nodes.Name):
+        if name.name == "self":
+            raise MessageError("'self' is not allowed in messages")
+    for getattr_ in tree.find_all(nodes.Getattr):
+        if getattr_.attr.startswith("_"):
+            raise MessageError(f"attribute '{getattr_.attr}' is not allowed in messages")
+    for getitem in tree.find_all(nodes.Getitem):
+        key = getitem.arg
+        if isinstance(key, nodes.Const) and isinstance(key.value, str) and key.value.startswith("_"):
+            raise MessageError(f"key '{key.value}' is not allowed in messages")
+    for power in tree.find_all(nodes.Pow):
+        exponent = power.right
+        if isinstance(exponent, nodes.Pow):
+            raise MessageError("an exponent that is itself a power is not allowed")
+        value = exponent.value if isinstance(exponent, nodes.Const) else None
+        if isinstance(value, (int, float)) and abs(value) > MAX_EXPONENT:
+            raise MessageError(f"exponent {value} is over the limit of {MAX_EXPONENT}")
+
+
+MAX_EXPONENT = 64
 
 
 class _Generator(CodeGenerator):

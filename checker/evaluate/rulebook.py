@@ -247,6 +247,9 @@ def _compile(rule: Rule, index: int, file: str, src: Src, errors: _Errors) -> Co
     except MessageError as exc:
         errors.add([*base, "message"], f"rule {rule.id}: bad message template: {exc}")
         return None
+    except (RecursionError, MemoryError):  # Python's parser and compiler stop at some depth
+        errors.add([*base, "message"], f"rule {rule.id}: bad message template: nested too deeply")
+        return None
     tops = {f.name.split(".")[0] for f in kind.fields}
     _check_fields(kind, sorted(used - tops), errors, [*base, "message"], f"rule {rule.id} message")
     if rule.locate is not None and not kind.has_path(rule.locate):

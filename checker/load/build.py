@@ -243,6 +243,10 @@ def is_yaml(name: str) -> bool:
 _LOOP = "symbolic link loop: leads back to a folder it is in; not followed"
 
 
+_Id = tuple[int, int]  # a folder's (device, inode)
+MAX_FOLDERS = 100_000  # folders one path may hold: a link to / stops here, not after minutes
+
+
 class _Walk:
     """File discovery (inventories/README.md, "Which files are read"): every folder
     below a given path is read or reported, symbolic links are followed, a link
@@ -252,7 +256,7 @@ class _Walk:
     def __init__(self, exclude: Path | None) -> None:
         self.skip = os.path.realpath(exclude) if exclude else None
         self.files: dict[str, Path] = {}  # real path -> first path it was reached by
-        self.folders: set[str] = set()
+        self.parents: dict[_Id, _Id | None] = {}  # each folder walked -> the one it was reached from
         self.problems: list[tuple[Path, str]] = []
 
     def top(self, path: Path) -> None:
@@ -274,21 +278,48 @@ class _Walk:
             self.problems.append((path, not_a_file(mode)))
 
     def folder(self, top: Path) -> None:
-        # A stack, not recursion: a tree 2,000 folders deep is legal on Linux.
-        stack: list[tuple[Path, frozenset[str]]] = [(top, frozenset())]
+        # A stack, not recursion: a tree 2,000 folders deep is legal on Linux. A
+        # folder is known by its device and inode (one stat, where its real path
+        # costs a lookup per level: a 1,000-deep tree was quadratic), and by the
+        # folder it was reached from, so a loop is told from a folder reached twice.
+        stack: list[tuple[Path, _Id | None]] = [(top, None)]
         while stack:
-            path, ancestors = stack.pop()
-            real = os.path.realpath(path)
-            if real in ancestors:
-                self.problems.append((path, _LOOP))
+            path, parent = stack.pop()
+            try:
+                info = path.stat()
+            except OSError as exc:
+                self.problems.append((path, f"cannot read: {exc.strerror}"))
                 continue
-            if real in self.folders:
+            ident = (info.st_dev, info.st_ino)
+            if ident in self.parents:
+                if self._below(parent, ident):
+                    self.problems.append((path, _LOOP))
                 continue  # the same folder reached twice (through a link) is read once
-            self.folders.add(real)
+            self.parents[ident] = parent
+            if len(self.parents) > MAX_FOLDERS:
+                raise UserError(
+                    f"{display_path(top)}: more than {MAX_FOLDERS:,} folders below it (a link to / or"
+                    " /proc?); name the folders that hold the YAML files"
+                )
             # Names starting with a dot are skipped: .git, .github, .venv, editor files.
             for name in self.names(path):
                 if not name.startswith(".") and self.entry(path / name):
-                    stack.append((path / name, ancestors | {real}))
+                    stack.append((path / name, ident))
+
+    def _below(self, folder: _Id | None, ancestor: _Id) -> bool:
+        """`folder` is `ancestor` or below it (walked only when a folder is met twice)."""
+        while folder is not None:
+            if folder == ancestor:
+                return True
+            folder = self.parents[folder]
+        return False
+
+    def seen(self, path: Path) -> bool:
+        try:
+            info = path.stat()
+        except OSError:
+            return False
+        return (info.st_dev, info.st_ino) in self.parents
 
     def names(self, folder: Path) -> list[str]:
         try:
@@ -331,8 +362,14 @@ def discover(paths: Sequence[Path], exclude: Path | None = None) -> list[Path]:
     or followed is a UserError (for rule folders and the built-in knowledge base)."""
     files, problems = find_files(paths, exclude)
     if problems:
-        raise UserError(f"{display_path(path)}: {message}" for path, message in problems)
+        lines = [f"{display_path(path)}: {message}" for path, message in problems[:MAX_PROBLEMS]]
+        if len(problems) > MAX_PROBLEMS:
+            lines.append(f"checker: {len(problems) - MAX_PROBLEMS:,} more such problems not shown")
+        raise UserError(lines)
     return files
+
+
+MAX_PROBLEMS = 20  # lines of a folder's problems shown
 
 
 Unread = list[tuple[Path, str]]  # (path, why it was not read)
@@ -344,7 +381,7 @@ def find_files(paths: Sequence[Path], exclude: Path | None = None) -> tuple[list
     walk = _Walk(exclude)
     for path in paths:
         real = os.path.realpath(path)
-        again = real in walk.folders or real in walk.files  # `checker audit inv inv`
+        again = walk.seen(path) or real in walk.files  # `checker audit inv inv`
         before = (len(walk.files), len(walk.problems))
         walk.top(path)
         if not again and (len(walk.files), len(walk.problems)) == before:

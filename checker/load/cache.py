@@ -7,14 +7,23 @@ code, the built-in catalog, the payload format and the Python version: any of
 them changing makes every entry unreachable, never wrong.
 
 Nothing read back is trusted. The cache folder may be shared or tampered
-with, so an entry is used only when its HMAC (keyed by a per-user secret in
-the cache folder, readable by its owner only) matches, and its payload is
+with (a CI cache restored from another run), so an entry is used only when its
+HMAC matches, keyed by a secret kept apart from the cache folder (key_dir(),
+readable by its owner only), and its payload is
 marshal data of plain values, checked type by type while it is decoded; pickle
 is never used. Any entry that is truncated, garbage, stale or unreadable is a
 miss, and the file is parsed and the entry written again. Entries are written
 to a temporary file and renamed into place, so concurrent runs never see half
-an entry. An unusable cache folder disables the cache silently, as mypy and
-Black do: the results do not depend on it (`checker cache info` says why).
+an entry. An entry is opened without following a link, and read only if it is
+a regular file under MAX_ENTRY_BYTES. An unusable cache folder disables the
+cache silently, as mypy and Black do: the results do not depend on it
+(`checker cache info` says why).
+
+A cache folder is one checker made: created by it (or empty when it came) and
+marked with MARKER. A folder with anything else in it (`--cache-dir .` in a
+project, CHECKER_CACHE_DIR=$HOME) is never used, pruned or cleaned, and
+nothing is written there; pruning and cleaning remove only regular files with
+the names checker gives its entries and temporary files.
 
 Entries unused for `MAX_AGE_DAYS` are removed, at most once a day, by the
 next run; `checker cache clean` removes them all. docs/architecture.md,
@@ -30,6 +39,8 @@ import hashlib
 import hmac
 import marshal
 import os
+import re
+import stat
 import sys
 import tempfile
 import time
@@ -39,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from checker import __version__
+from checker.core.errors import UserError
 from checker.core.resources import knowledge_dir
 from checker.source import fastpath, reader
 from checker.source import parse as source
@@ -51,8 +63,18 @@ _MARSHAL_VERSION = 4
 _MAGIC = b"checker-cache\x00"
 _MAC_SIZE = hashlib.sha256().digest_size
 ENTRIES = "files"
-SECRET = "hmac.key"
+# What marks a folder as one checker made: only such a folder is used, pruned or cleaned.
+MARKER = "checker-cache"
+_MARKER_TEXT = (
+    "This folder is a cache made by checker. Every file in it may be removed by checker;\n"
+    "put nothing else here.\n"
+)
 _PRUNED = "last-prune"
+_LEGACY_SECRET = "hmac.key"  # where checker < 0.2 kept the key: beside the entries
+# The names checker gives what it writes: nothing else is ever removed.
+_ENTRY_RE = re.compile(r"[0-9a-f]{64}\Z")
+_TMP_PREFIX = ".tmp-"
+MAX_ENTRY_BYTES = 1 << 30  # an entry bigger than this is garbage: a miss, never read
 MAX_AGE_DAYS = 30
 _PRUNE_EVERY_S = 24 * 3600
 # The Cache Directory Tagging Specification (https://bford.info/cachedir/):
@@ -268,6 +290,15 @@ def default_dir(environ: os._Environ[str] | dict[str, str] = os.environ) -> Path
     return base / "checker"
 
 
+def key_dir(environ: os._Environ[str] | dict[str, str] = os.environ) -> Path:
+    """Where the signing keys live, apart from every cache folder: $XDG_STATE_HOME/checker/keys,
+    else ~/.local/state/checker/keys. A cache folder restored from elsewhere (a CI
+    cache) comes without its key, so its entries are misses, never trusted."""
+    xdg = environ.get("XDG_STATE_HOME", "")
+    base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".local" / "state"
+    return base / "checker" / "keys"
+
+
 @functools.lru_cache(maxsize=1)
 def salt() -> bytes:
     """What every key depends on besides the file: a new checker, parser or catalog,
@@ -318,27 +349,23 @@ class Cache:
         """The entry for `key`, or None when it is missing or anything is wrong with it;
         `text` gives the file's text, should a source map have to be worked out
         (from a tree kept in the run's `trees`)."""
-        path = self.entries / key
-        try:
-            data = path.read_bytes()
-        except OSError:
+        data = _read_regular(self.entries / key, MAX_ENTRY_BYTES, touch=True)
+        if data is None:
             return None
         start = len(_MAGIC) + _MAC_SIZE
         head, mac, payload = data[: len(_MAGIC)], data[len(_MAGIC) : start], data[start:]
         if head != _MAGIC or not hmac.compare_digest(mac, self._mac(key, payload)):
             return None
         try:
-            parsed = decode(payload, text, trees)
+            return decode(payload, text, trees)
         except Exception:  # BadEntry, too deep: whatever it is, a miss
             return None
-        _touch(path)
-        return parsed
 
     def put(self, key: str, payload: bytes) -> None:
         """Write an entry atomically; a cache that cannot be written is not an error."""
         data = _MAGIC + self._mac(key, payload) + payload
         try:
-            fd, tmp = tempfile.mkstemp(dir=self.entries, prefix=".tmp-")
+            fd, tmp = tempfile.mkstemp(dir=self.entries, prefix=_TMP_PREFIX)
         except OSError:
             return
         try:
@@ -349,9 +376,30 @@ class Cache:
             _remove(Path(tmp))
 
 
-def _touch(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        os.utime(path)  # used now: pruning goes by last use
+def _read_regular(path: Path, limit: int, *, touch: bool = False) -> bytes | None:
+    """The bytes of `path` if it is a regular file of at most `limit` bytes, opened
+    without following a link and without waiting on a FIFO; else None. `touch`
+    marks it used (pruning goes by last use)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(limit + 1)
+        if len(data) > limit:
+            return None
+        if touch and os.utime in os.supports_fd:
+            with contextlib.suppress(OSError):
+                os.utime(fd)
+        return data
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _remove(path: Path) -> None:
@@ -372,39 +420,83 @@ class UnusableCache(Exception):
 
 
 def _open(folder: Path) -> Cache:
-    # Private to its user, as the XDG Base Directory Specification asks of ~/.cache.
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    (folder / ENTRIES).mkdir(exist_ok=True, mode=0o700)
+    _claim(folder)
+    entries = folder / ENTRIES
+    with contextlib.suppress(FileExistsError):
+        entries.mkdir(mode=0o700)
+    if not stat.S_ISDIR(os.lstat(entries).st_mode):  # a link planted as `files`: never followed
+        raise UnusableCache(f"{entries} is not a folder checker made (a symbolic link?)")
     cache = Cache(folder, _secret(folder))
-    try:  # housekeeping: a folder we may read but not write is still a cache
-        if not (folder / _TAG).exists():
-            _write_atomic(folder, _TAG, _TAG_TEXT.encode(), 0o644)
+    with contextlib.suppress(OSError):  # housekeeping: a folder we may read but not write is still a cache
         prune(cache, every_s=_PRUNE_EVERY_S)
-    except OSError:
-        pass
     return cache
 
 
+def _claim(folder: Path) -> None:
+    """Make `folder` a cache folder, or check that it is one: checker only ever uses
+    (and prunes, and cleans) a folder it created and marked, or an empty one it
+    marks now. A folder with anything else in it (a project, a home folder) is
+    refused, and nothing is written there (no CACHEDIR.TAG either)."""
+    with contextlib.suppress(FileExistsError):
+        # Private to its user, as the XDG Base Directory Specification asks of ~/.cache.
+        folder.mkdir(parents=True, mode=0o700)
+    if _marked(folder):
+        return
+    names = set(os.listdir(folder))
+    legacy = {ENTRIES, _LEGACY_SECRET, _TAG, _PRUNED}
+    # A cache made before the marker: only checker's own names, its key among them.
+    if names and not (names <= legacy and _LEGACY_SECRET in names and _marked_legacy(folder)):
+        raise UnusableCache(
+            f"{folder} is not a cache folder checker made (it holds other files);"
+            " name a new or empty folder"
+        )
+    _write_atomic(folder, _TAG, _TAG_TEXT.encode(), 0o644)
+    _write_atomic(folder, MARKER, _MARKER_TEXT.encode(), 0o644)
+
+
+def _marked(folder: Path) -> bool:
+    data = _read_regular(folder / MARKER, len(_MARKER_TEXT))
+    return data == _MARKER_TEXT.encode()
+
+
+def _marked_legacy(folder: Path) -> bool:
+    entries = folder / ENTRIES
+    with contextlib.suppress(OSError):
+        if entries.is_symlink() or (entries.exists() and not entries.is_dir()):
+            return False
+    return _read_regular(folder / _LEGACY_SECRET, 32) is not None
+
+
+def _key_file(folder: Path) -> Path:
+    """One key per cache folder, named by the folder's real path, kept in key_dir()."""
+    name = hashlib.sha256(os.fsencode(os.path.realpath(folder))).hexdigest()[:32]
+    return key_dir() / f"{name}.key"
+
+
 def _secret(folder: Path) -> bytes:
-    """The per-user HMAC key: created once (first writer wins), then only trusted when
-    it belongs to this user and nobody else may read it."""
-    path = folder / SECRET
-    if not path.exists():
-        _write_atomic(folder, SECRET, os.urandom(32), 0o600, replace=False)
-    info = path.stat()
+    """The folder's HMAC key: created once (first writer wins), then only trusted when
+    it belongs to this user and nobody else may read it. It is kept apart from the
+    entries, so whoever can write the cache folder cannot sign an entry."""
+    path = _key_file(folder)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if not os.path.lexists(path):
+        _write_atomic(path.parent, path.name, os.urandom(32), 0o600, replace=False)
+    info = os.lstat(path)
     getuid = getattr(os, "getuid", None)
+    if not stat.S_ISREG(info.st_mode):
+        raise UnusableCache(f"{path} is not a regular file")
     if getuid is not None and info.st_uid != getuid():
         raise UnusableCache(f"{path} belongs to another user")
     if info.st_mode & 0o077:
         raise UnusableCache(f"{path} may be read by other users")
-    secret = path.read_bytes()
-    if len(secret) != 32:
+    secret = _read_regular(path, 32)
+    if secret is None or len(secret) != 32:
         raise UnusableCache(f"{path} is not a key")
     return secret
 
 
 def _write_atomic(folder: Path, name: str, data: bytes, mode: int, *, replace: bool = True) -> None:
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=_TMP_PREFIX)
     try:
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as out:
@@ -418,9 +510,16 @@ def _write_atomic(folder: Path, name: str, data: bytes, mode: int, *, replace: b
         _remove(Path(tmp))
 
 
+def _ours(entry: os.DirEntry[str]) -> bool:
+    """A file checker wrote among the entries: an entry or a temporary file, by name,
+    and a regular file (a link is never followed, nor removed)."""
+    named = _ENTRY_RE.match(entry.name) is not None or entry.name.startswith(_TMP_PREFIX)
+    return named and entry.is_file(follow_symlinks=False)
+
+
 def _entries(cache: Cache) -> Iterator[os.DirEntry[str]]:
     with os.scandir(cache.entries) as it:
-        yield from (e for e in it if e.is_file(follow_symlinks=False))
+        yield from (e for e in it if _ours(e))
 
 
 def prune(cache: Cache, *, every_s: float, now: float | None = None) -> int:
@@ -429,11 +528,11 @@ def prune(cache: Cache, *, every_s: float, now: float | None = None) -> int:
     now = time.time() if now is None else now
     marker = cache.folder / _PRUNED
     try:
-        if now - marker.stat().st_mtime < every_s:
+        if now - marker.lstat().st_mtime < every_s:
             return 0
     except FileNotFoundError:
         pass
-    marker.touch()
+    _write_atomic(cache.folder, _PRUNED, b"", 0o644)  # replaced, never written through a link
     removed = 0
     limit = now - MAX_AGE_DAYS * 86400
     for entry in _entries(cache):
@@ -444,14 +543,22 @@ def prune(cache: Cache, *, every_s: float, now: float | None = None) -> int:
 
 
 def clean(folder: Path) -> int:
-    """Remove every entry; the number removed. The secret stays (it is per user, not per run)."""
+    """Remove every entry; the number removed. Only in a folder checker made and
+    marked, only files it named, never through a link; the key stays."""
+    if not os.path.lexists(folder):
+        return 0
+    if not _marked(folder):
+        raise UserError(f"{folder}: not a cache folder checker made (no {MARKER} marker); nothing removed")
     entries = folder / ENTRIES
-    if not entries.is_dir():
+    try:
+        if not stat.S_ISDIR(os.lstat(entries).st_mode):
+            raise UserError(f"{entries}: not a folder checker made (a symbolic link?); nothing removed")
+    except FileNotFoundError:
         return 0
     removed = 0
     with os.scandir(entries) as it:
         for entry in it:
-            if entry.is_file(follow_symlinks=False):
+            if _ours(entry):
                 _remove(Path(entry.path))
                 removed += 1
     return removed

@@ -52,11 +52,23 @@ Date = Annotated[dt.date, BeforeValidator(_date)]
 # Strict numbers: YAML reads `amps: yes` as True, which lax validation would
 # silently turn into a 1 A feed; quoted numbers are refused the same way.
 # The upper bound keeps every value readable by the rules engine (a C long).
-Pos = Annotated[float, Strict(), Field(gt=0, lt=1e15)]
+# Physical quantities: a rating below a millionth of its unit (`amps: 1.0e-300`) is a
+# typo, not a measurement; counts stop at a billion (a 4,000-digit GPU count
+# would overflow every aggregate).
+SMALLEST = 1e-6
+
+
+def _plausible(value: float) -> float:
+    if value < SMALLEST:
+        raise ValueError(f"{value:g} is no plausible quantity (below {SMALLEST:g} of its unit); a typo?")
+    return value
+
+
+Pos = Annotated[float, Strict(), Field(gt=0, lt=1e15), AfterValidator(_plausible)]
 NonNeg = Annotated[float, Strict(), Field(ge=0, lt=1e15)]
 Percent = Annotated[float, Strict(), Field(ge=1, le=100)]
-Count = Annotated[int, Strict(), Field(ge=0)]
-PosInt = Annotated[int, Strict(), Field(ge=1)]
+Count = Annotated[int, Strict(), Field(ge=0, le=10**9)]
+PosInt = Annotated[int, Strict(), Field(ge=1, le=10**9)]
 Flag = Annotated[bool, Strict()]  # `nvlink: "yes"` or `1` is a typo, not a yes
 
 

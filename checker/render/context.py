@@ -18,7 +18,8 @@ class RenderContext:
     max_per_rule: int = 100
 
     def link(self, file: str, line: int) -> str:
-        return f"{self.link_base}{quote(file)}#L{line}"
+        # A name with undecodable bytes (surrogates) links to those bytes, %-encoded.
+        return f"{self.link_base}{quote(file, errors='surrogateescape')}#L{line}"
 
 
 PLAIN = RenderContext()

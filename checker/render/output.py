@@ -2,27 +2,39 @@
 
 A file is written to a temporary sibling and renamed over the target
 (os.replace is atomic on POSIX and Windows), so a reader never sees half a
-report and a failed run leaves the previous file intact. Destinations are
-checked before the audit runs: a typo in a path costs nothing.
+report and a failed run leaves the previous file intact; the files of one run
+are renamed together, after all of them are written. Destinations are checked
+before the audit runs: a typo in a path costs nothing.
+
+Inventories come from pull requests anyone can open, so a destination is never
+written through a symbolic link (one planted in the checkout could point at
+`.git/config` or a home folder), never onto an input of the run, and never
+named twice (docs/security.md).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import sys
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from checker.core import signals
 from checker.core.errors import UserError
-from checker.core.terminal import escape_lines
+from checker.core.resources import rules_dir, templates_dir
+from checker.core.terminal import escape_annotations, escape_lines
 from checker.decide.result import AuditResult
 from checker.load.build import YAML_SUFFIXES
 from checker.render import get_formatter
 from checker.render.context import RenderContext
+
+FIFO_WAIT_S = 5.0  # how long a FIFO output waits for its reader
 
 
 @dataclass(frozen=True)
@@ -35,7 +47,15 @@ def parse_spec(text: str) -> Output:
     """`FMT[:FILE]`; an unknown format fails here, before any work."""
     name, _, file = text.partition(":")
     get_formatter(name)
-    return Output(name, Path(file) if file else None)
+    return Output(name, destination(file))
+
+
+def destination(file: str | Path | None) -> Path | None:
+    """A file to write, or None for standard output (none given, `-` or `/dev/stdout`:
+    the latter is a link that a pipe would not let be reopened)."""
+    if file is None or str(file) in ("", "-", "/dev/stdout"):
+        return None
+    return Path(file)
 
 
 def _is_input(target: Path, inputs: Sequence[Path]) -> bool:
@@ -46,53 +66,193 @@ def _is_input(target: Path, inputs: Sequence[Path]) -> bool:
     return False
 
 
-def check_writable(outputs: Sequence[Output], inputs: Sequence[Path]) -> None:
-    """Every output file can be written, and none of them is (or would become) an input file."""
+def _real(file: Path) -> Path:
+    """Where `file` is written: its folder with every link resolved, and its own
+    name as it is (a link there is refused, never followed)."""
+    return Path(os.path.realpath(file.parent if file.name else file)) / file.name
+
+
+def _lstat(file: Path, what: str) -> os.stat_result | None:
+    try:
+        return os.lstat(file)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise UserError(f"{file}: cannot write {what}: {exc.strerror}") from None
+
+
+def check_target(
+    file: Path,
+    what: str,
+    inputs: Sequence[Path] = (),
+    protected: Sequence[Path] = (),
+) -> None:
+    """`file` may receive `what`: it is no symbolic link, folder, socket or input of
+    the run (an inventory, the config, a rule file, checker's own rules and
+    templates), and its folder exists and is writable."""
+    info = _lstat(file, what)
+    if info is not None:
+        if stat.S_ISLNK(info.st_mode):
+            raise UserError(f"{file}: refusing to write {what} through a symbolic link")
+        if stat.S_ISDIR(info.st_mode):
+            raise UserError(f"{file}: cannot write {what}: is a directory")
+        if not (stat.S_ISREG(info.st_mode) or stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
+            raise UserError(f"{file}: cannot write {what}: not a regular file, device or FIFO")
+    target = _real(file)
+    if _is_input(target, inputs):
+        raise UserError(f"{file}: refusing to write {what} among the inventories")
+    own = (rules_dir().resolve(), templates_dir().resolve())
+    if _is_input(target, protected) or any(target.is_relative_to(d) for d in own):
+        raise UserError(f"{file}: refusing to write {what} over an input of the run (config or rules)")
+    parent = target.parent
+    if not parent.is_dir():
+        raise UserError(f"{file}: cannot write {what}: no such folder")
+    if not os.access(parent, os.W_OK):
+        raise UserError(f"{file}: cannot write {what}: folder is not writable")
+
+
+def _identity(file: Path) -> tuple[object, ...]:
+    try:
+        info = file.stat()
+        return (info.st_dev, info.st_ino)
+    except OSError:
+        return (str(_real(file)),)
+
+
+def check_writable(
+    outputs: Sequence[Output],
+    inputs: Sequence[Path],
+    protected: Sequence[Path] = (),
+    env: Mapping[str, str] | None = None,
+) -> None:
+    """Every output file can be written, none of them is (or would become) an input
+    file, and no two name the same file; under GitHub Actions (`env`) the same
+    holds for the step summary."""
+    seen: dict[tuple[object, ...], Output] = {}
     for out in outputs:
         if out.file is None:
             continue
-        target = out.file.resolve()
-        if target.is_dir():
-            raise UserError(f"{out.file}: cannot write {out.format} output: is a directory")
-        if _is_input(target, inputs):
-            raise UserError(f"{out.file}: refusing to write {out.format} output among the inventories")
-        parent = target.parent
-        if not parent.is_dir():
-            raise UserError(f"{out.file}: cannot write {out.format} output: no such folder")
-        if not os.access(parent, os.W_OK):
-            raise UserError(f"{out.file}: cannot write {out.format} output: folder is not writable")
+        check_target(out.file, f"{out.format} output", inputs, protected)
+        earlier = seen.setdefault(_identity(out.file), out)
+        if earlier is not out:
+            raise UserError(
+                f"{out.file}: {earlier.format} and {out.format} output would overwrite each other;"
+                " give each format its own file"
+            )
+    summary = env.get("GITHUB_STEP_SUMMARY") if env is not None else None
+    if summary:
+        check_target(Path(summary), "the step summary", inputs, protected)
+
+
+class _Staged:
+    """One file of a set being written: a finished temporary file beside it, renamed
+    over it by `commit`, or an open device or FIFO that `commit` writes into."""
+
+    def __init__(self, file: Path, data: bytes) -> None:
+        self.file = file
+        self.data = data
+        self.tmp: str | None = None
+        self.fd: int | None = None
+        info = _lstat(file, "output")
+        if info is not None and stat.S_ISLNK(info.st_mode):  # planted since the check
+            raise UserError(f"{file}: refusing to write output through a symbolic link")
+        self.target = _real(file)
+        try:
+            if info is not None and not stat.S_ISREG(info.st_mode):
+                self._open_device(stat.S_ISFIFO(info.st_mode))
+            else:
+                self._write_temporary(info)
+        except BaseException:  # a signal half-way: the temporary file goes too
+            self.discard()
+            raise
+
+    def _open_device(self, fifo: bool) -> None:
+        # A FIFO with no reader would block the run for ever: opened without
+        # waiting it says ENXIO instead, and a reader gets FIFO_WAIT_S to come.
+        flags = os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0) | (os.O_NONBLOCK if fifo else 0)
+        deadline = time.monotonic() + FIFO_WAIT_S
+        while True:
+            try:
+                self.fd = os.open(self.file, flags)
+                os.set_blocking(self.fd, True)
+                return
+            except OSError as exc:
+                if exc.errno == errno.ENXIO and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                    continue
+                why = "no process reads this FIFO" if exc.errno == errno.ENXIO else exc.strerror
+                raise UserError(f"{self.file}: cannot write: {why}") from None
+
+    def _write_temporary(self, info: os.stat_result | None) -> None:
+        try:
+            folder, name = self.target.parent, self.target.name
+            fd, self.tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
+        except OSError as exc:
+            raise UserError(f"{self.file}: cannot write: {exc.strerror}") from None
+        try:
+            # The file it replaces keeps its permissions (a 0600 report stays private).
+            os.fchmod(fd, stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~_umask())
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(self.data)
+        except OSError as exc:
+            self.discard()
+            raise UserError(f"{self.file}: cannot write: {exc.strerror}") from None
+
+    def rename(self) -> None:
+        if self.tmp is None:
+            return
+        try:
+            os.replace(self.tmp, self.target)  # never follows a link at the target
+        except OSError as exc:
+            raise UserError(f"{self.file}: cannot write: {exc.strerror}") from None
+        self.tmp = None
+
+    def write_device(self) -> None:
+        if self.fd is None:
+            return
+        try:
+            view = memoryview(self.data)
+            while view:
+                view = view[os.write(self.fd, view) :]
+        except OSError as exc:
+            raise UserError(f"{self.file}: cannot write: {exc.strerror}") from None
+
+    def discard(self) -> None:
+        if self.tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.tmp)
+            self.tmp = None
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = None
+
+
+def write_files(files: Sequence[tuple[Path, str]]) -> None:
+    """Write a set of files together: each is written in full to a temporary file
+    beside it, then all are renamed into place with signals held, so a run ends
+    with every file new or every file as it was, and no temporary file left,
+    whatever stops it (an error, Ctrl-C, SIGTERM, SIGHUP). A run that was
+    interrupted writes nothing."""
+    signals.check()
+    staged: list[_Staged] = []
+    try:
+        for file, text in files:
+            staged.append(_Staged(file, text.encode("utf-8", "backslashreplace")))
+        signals.check()
+        with signals.held():
+            for item in staged:
+                item.rename()
+        for item in staged:
+            item.write_device()
+    finally:
+        for item in staged:
+            item.discard()
 
 
 def write_atomic(file: Path, text: str) -> None:
-    """Write `text` to `file` by rename, or straight into it where a rename would
-    replace what the path stands for: a device (`/dev/null`, `/dev/stdout`) or
-    a FIFO. A symbolic link stays a link: its target is replaced."""
-    target = file.resolve()
-    with contextlib.suppress(OSError):
-        if not stat.S_ISREG(target.stat().st_mode):
-            _write_through(file, target, text)
-            return
-    try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise UserError(f"{file}: cannot write: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, target)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise UserError(f"{file}: cannot write: {exc.strerror}") from None
-
-
-def _write_through(file: Path, target: Path, text: str) -> None:
-    try:
-        with open(target, "w", encoding="utf-8", errors="backslashreplace", newline="") as handle:
-            handle.write(text)
-    except OSError as exc:
-        raise UserError(f"{file}: cannot write: {exc.strerror}") from None
+    """One file, as write_files writes a set; refused through a symbolic link."""
+    write_files([(file, text)])
 
 
 def _umask() -> int:
@@ -136,23 +296,37 @@ def emit(
         ctx = RenderContext(link_base(out.file), color and out.file is None, max_per_rule)
         rendered.append((out, get_formatter(out.format)(result, ctx), ctx.color))
     summary = _step_summary(result, env, max_per_rule) if env is not None else None
-    for out, text, colored in rendered:
-        write_output(out, text, colored=colored)
+    write_outputs([(out, text) for out, text, _ in rendered], colored={id(o) for o, _, c in rendered if c})
     if summary is not None:
         append_step_summary(*summary)
 
 
-def write_output(out: Output, text: str, colored: bool = False) -> None:
+def _guarded(out: Output, text: str, colored: bool) -> str:
     # Formatters escape user strings for their own syntax; this is the terminal's
     # last line of defence, since any of these files may be printed by `cat`.
     # Coloured text is the one exception: it escapes every field itself
-    # (render/text.py) and its own SGR sequences must reach the terminal.
-    if not colored:
-        text = escape_lines(text)
-    if out.file is None:
-        sys.stdout.write(text)
-    else:
-        write_atomic(out.file, text)
+    # (render/text.py) and its own SGR sequences must reach the terminal. Only
+    # the github format may start a line with a workflow command (`::`).
+    if colored:
+        return text
+    return escape_annotations(text) if out.format == "github" else escape_lines(text)
+
+
+def write_outputs(items: Sequence[tuple[Output, str]], colored: set[int] | None = None) -> None:
+    """The files of a run together (write_files), then what goes to standard output."""
+    colored = colored or set()
+    texts = [(out, _guarded(out, text, id(out) in colored)) for out, text in items]
+    write_files([(out.file, text) for out, text in texts if out.file is not None])
+    for out, text in texts:
+        if out.file is None:
+            if out.format == "github":
+                getattr(sys.stdout, "write_annotations", sys.stdout.write)(text)
+            else:
+                sys.stdout.write(text)
+
+
+def write_output(out: Output, text: str, colored: bool = False) -> None:
+    write_outputs([(out, text)], {id(out)} if colored else None)
 
 
 def _step_summary(result: AuditResult, env: Mapping[str, str], max_per_rule: int) -> tuple[str, str] | None:
@@ -165,8 +339,21 @@ def _step_summary(result: AuditResult, env: Mapping[str, str], max_per_rule: int
 
 
 def append_step_summary(path: str, text: str) -> None:
+    """Appended, never through a symbolic link, never into anything but a regular file."""
+    signals.check()
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK
     try:
-        with open(path, "a", encoding="utf-8", errors="backslashreplace") as handle:
-            handle.write(text)
+        fd = os.open(path, flags, 0o666)
+    except OSError as exc:
+        why = "is a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
+        raise UserError(f"{path}: cannot append the step summary: {why}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UserError(f"{path}: cannot append the step summary: not a regular file")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "wb", closefd=False) as handle:
+            handle.write(text.encode("utf-8", "backslashreplace"))
     except OSError as exc:
         raise UserError(f"{path}: cannot append the step summary: {exc.strerror}") from None
+    finally:
+        os.close(fd)

@@ -46,7 +46,7 @@ def _descriptor(m: RuleMeta) -> dict[str, Any]:
 
 def _uri(file: str) -> str:
     path = PurePosixPath(file)
-    return path.as_uri() if path.is_absolute() else quote(file)
+    return path.as_uri() if path.is_absolute() else quote(file, errors="surrogateescape")
 
 
 def _result(f: Finding, index: dict[str, int]) -> dict[str, Any]:

@@ -19,9 +19,19 @@ def _visible(text: str) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
+# An @mention would notify whoever a name mentions, a bare URL becomes a link
+# (spam in a PR comment): a zero-width space (as an entity, plain ASCII) breaks both.
+_NOTIFY = re.compile(r"@(?=[A-Za-z0-9])|(?<=[A-Za-z])(?=://)|(?<=www)(?=\.)", re.IGNORECASE)
+
+
 def md_escape(value: object) -> str:
-    """A user-supplied string, safe inside Markdown text and table cells."""
-    return _visible(" ".join(str(value).split())).translate(_MD_SPECIAL)
+    """A user-supplied string, safe inside Markdown text and table cells: no
+    markup, no @mention, no autolinked URL."""
+    return _NOTIFY.sub(_break, _visible(" ".join(str(value).split())).translate(_MD_SPECIAL))
+
+
+def _break(match: re.Match[str]) -> str:
+    return match.group() + "&#8203;"
 
 
 def mermaid_label(value: object) -> str:

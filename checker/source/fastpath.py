@@ -58,7 +58,7 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import ScalarNode
 
-from checker.source.parse import Document, LazySrc, Src, WrittenFloat, parse
+from checker.source.parse import Document, LazySrc, Src, WrittenFloat, parse, yaml11_trap
 
 try:
     import ryml
@@ -221,6 +221,8 @@ def _plain(text: str) -> Any:
     build = SafeConstructor.yaml_constructors.get(tag)
     if build is None:
         raise Refused(f"unsupported tag {tag}")
+    if yaml11_trap(text, tag) is not None:
+        raise Refused(text)  # the event parser says where, and what was read
     try:
         value = build(_CONSTRUCTOR, ScalarNode(tag, text))
     except (ValueError, yaml.YAMLError) as exc:

@@ -16,6 +16,7 @@ give, node by node when asked for, the positions the event parser would.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -368,11 +369,47 @@ def _check_tag(loader: Any, event: Any, kind: type[Node], expected: str) -> None
         raise _problem(SCHEMA_YAML, event, f"unsupported YAML tag {tag}")
 
 
+_INT_TAG = "tag:yaml.org,2002:int"
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+_PLAIN_INT = re.compile(r"-?(?:0|[1-9][0-9]*)\Z")
+
+
+def yaml11_trap(text: str, tag: str) -> str | None:
+    """What YAML 1.1 makes of a plain number that YAML 1.2 and people read otherwise
+    (`032` is octal 26, `3:50` is base 60, `3_2` is 32), said as a message; None
+    for a number written plainly. A leading zero in a rating is a typo far more
+    often than octal, so these are refused, not guessed."""
+    if tag == _FLOAT_TAG:
+        if "_" in text or ":" in text or text.startswith("+"):
+            shown = text.lstrip("+").replace("_", "")
+            return f"{text} is a YAML 1.1 spelling of a number; write it plainly (e.g. {shown}), or quote it"
+        return None
+    if tag != _INT_TAG or _PLAIN_INT.match(text):
+        return None
+    body = text.lstrip("+-").replace("_", "")
+    sign = "-" if text.startswith("-") else ""
+    value = SafeConstructor.construct_yaml_int(_CONSTRUCTOR, ScalarNode(tag, text))
+    if ":" in body:
+        return f"{text} is base 60 in YAML 1.1 ({value}); write {value}, or quote it if it is not a number"
+    if body[:2].lower() in ("0x", "0b"):
+        base = "hexadecimal" if body[1] in "xX" else "binary"
+        return f"{text} is {base} in YAML 1.1 ({value}); write {value}"
+    if body[:1] == "0" and len(body) > 1:
+        return f"{text} is octal {value} in YAML 1.1; write {sign}{int(body, 10)}"
+    if "_" in text:
+        return f"{text} is {value} in YAML 1.1 (underscores are dropped); write {value}"
+    return f"{text}: a leading + is YAML 1.1 only; write {value}"
+
+
 def _scalar(loader: Any, event: Any) -> Any:
     tag = _tag(loader, event, ScalarNode, event.value)
     build = SafeConstructor.yaml_constructors.get(tag)
     if build is None or tag in (_MAP, _SEQ):
         raise _problem(SCHEMA_YAML, event, f"unsupported YAML tag {tag}")
+    if event.implicit[0] and event.tag in (None, "!") and tag in (_INT_TAG, _FLOAT_TAG):
+        trap = yaml11_trap(event.value, tag)
+        if trap is not None:
+            raise _problem(SCHEMA_YAML, event, trap)
     node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
     try:
         value = build(_CONSTRUCTOR, node)

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ValidationError
 from yaml.nodes import ScalarNode
 
 from checker.core.builtin import SCHEMA_INVALID, SCHEMA_MISSING_FIELD, SCHEMA_UNKNOWN_FIELD
-from checker.core.errors import UserError, at
+from checker.core.errors import UserError, at, clip, shown_value
 from checker.core.suggest import did_you_mean
 from checker.source import fastpath
 from checker.source.parse import Document, Src, YamlProblem, decode, parse
@@ -158,7 +158,7 @@ def error_path(error: Any) -> tuple[list[str | int], bool]:
 def describe_error(error: Any, model: type[BaseModel]) -> tuple[str, str, bool]:
     """(rule, message, point-at-key) for one pydantic error."""
     loc, at_key = error_path(error)
-    where = ".".join(str(s) for s in loc)
+    where = clip(".".join(str(s) for s in loc))
     kind = error["type"]
     if kind == "extra_forbidden":
         name = str(loc[-1])
@@ -167,7 +167,7 @@ def describe_error(error: Any, model: type[BaseModel]) -> tuple[str, str, bool]:
     if kind == "missing":
         return SCHEMA_MISSING_FIELD, f"missing required field '{where}'", True
     got = error.get("input")
-    shown = "" if isinstance(got, (dict, list)) else f" (got {got!r})"
+    shown = "" if isinstance(got, (dict, list)) else f" (got {shown_value(got)})"
     message = str(error["msg"]).removeprefix("Value error, ")
     if kind in ("float_type", "int_type") and isinstance(got, str) and _is_number(got):
         whole = kind == "int_type" and not float(got).is_integer()

@@ -197,14 +197,14 @@ def test_keys_change_with_the_checker_and_parser_versions(
 
 
 def test_the_folder_is_private_and_tagged(store: Cache) -> None:
-    assert (store.folder / cache.SECRET).stat().st_mode & 0o777 == 0o600
+    assert cache._key_file(store.folder).stat().st_mode & 0o777 == 0o600
     assert store.folder.stat().st_mode & 0o777 == 0o700
     tag = (store.folder / "CACHEDIR.TAG").read_text()
     assert tag.startswith("Signature: 8a477f597d28d172789f06886806bc55\n")
 
 
 def test_a_secret_others_may_read_is_not_trusted(store: Cache) -> None:
-    (store.folder / cache.SECRET).chmod(0o644)
+    cache._key_file(store.folder).chmod(0o644)
     assert open_cache(store.folder) is None
     info = cache.info(store.folder)
     assert info.problem is not None and "may be read by other users" in info.problem
@@ -217,14 +217,14 @@ def test_a_folder_that_cannot_be_made_is_no_cache(tmp_path: Path) -> None:
 
 
 def test_entries_unused_for_a_month_are_pruned_once_a_day(store: Cache) -> None:
-    old, fresh = store.entries / "old", store.entries / "fresh"
+    old, fresh = store.entries / content_key(b"old"), store.entries / content_key(b"fresh")
     old.write_bytes(b"x")
     fresh.write_bytes(b"x")
     month_ago = time.time() - (cache.MAX_AGE_DAYS + 1) * 86400
     os.utime(old, (month_ago, month_ago))
     assert cache.prune(store, every_s=86400) == 0  # open_cache pruned just now
     assert cache.prune(store, every_s=0) == 1
-    assert sorted(p.name for p in store.entries.iterdir()) == ["fresh"]
+    assert [p.name for p in store.entries.iterdir()] == [fresh.name]
 
 
 def test_a_hit_counts_as_a_use(store: Cache) -> None:

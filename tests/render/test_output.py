@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from checker.core.errors import UserError
 from checker.render.output import github_blob_base, link_base, write_atomic
 from tests.conftest import AS_OF, CliRunner, summary
 
@@ -69,12 +70,16 @@ def test_a_fifo_is_written_into_not_replaced(tmp_path: Path) -> None:
     assert got == ["through\n"] and stat.S_ISFIFO(fifo.lstat().st_mode)
 
 
-def test_a_symbolic_link_stays_a_link_to_the_new_content(tmp_path: Path) -> None:
-    (tmp_path / "real.json").write_text("old")
-    (tmp_path / "link.json").symlink_to("real.json")
-    write_atomic(tmp_path / "link.json", "new\n")
-    assert (tmp_path / "link.json").is_symlink() and (tmp_path / "real.json").read_text() == "new\n"
-    assert sorted(os.listdir(tmp_path)) == ["link.json", "real.json"]
+def test_a_symbolic_link_is_refused_not_followed(tmp_path: Path) -> None:
+    # A pull request can commit `checker-diff.md` as a link to `.git/config`:
+    # writing through it would overwrite the checkout's credentials.
+    secret = tmp_path / "config"
+    secret.write_text("[http] extraheader = AUTHORIZATION: basic c2VjcmV0\n")
+    (tmp_path / "link.md").symlink_to(secret)
+    with pytest.raises(UserError, match="refusing to write output through a symbolic link"):
+        write_atomic(tmp_path / "link.md", "new\n")
+    assert secret.read_text().startswith("[http]") and (tmp_path / "link.md").is_symlink()
+    assert sorted(os.listdir(tmp_path)) == ["config", "link.md"]
 
 
 def test_links_are_relative_to_the_written_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

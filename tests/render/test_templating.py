@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parents[2]
         ("**bold** _x_", "\\*\\*bold\\*\\* \\_x\\_"),
         ("<script>", "\\<script\\>"),
         ("two\nlines", "two lines"),
-        ("[link](http://x)", "\\[link\\](http://x)"),
+        ("[link](http://x)", "\\[link\\](http&#8203;://x)"),  # no autolink either
+        ("ping @octocat", "ping @&#8203;octocat"),
     ],
 )
 def test_user_strings_are_escaped_for_markdown(raw: str, escaped: str) -> None:

@@ -1,0 +1,59 @@
+"""Work that grows with the input: linear, not with its square (issue 17, "Resources")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from checker.evaluate import ruletest
+from checker.evaluate.rulebook import load_rulebook
+from tests.conftest import CliRunner
+
+RULE = """\
+  - id: gen.r{n}
+    title: generated rule {n}
+    category: power
+    severity: warning
+    on: server
+    when: memory_gb > {n}
+    message: "{{{{ name }}}}"
+    remediation: none
+    examples:
+      fail: [{{name: s{n}, memory_gb: {over}}}]
+      pass: [{{name: s{n}, memory_gb: {n}}}]
+"""
+
+
+def _rules(folder: Path, count: int) -> Path:
+    folder.mkdir()
+    (folder / "g.yaml").write_text("rules:\n" + "".join(RULE.format(n=n, over=n + 1) for n in range(count)))
+    return folder
+
+
+def test_rules_test_matches_each_example_against_its_own_group_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 3,000 rules once took 3.4 GB: every example went to every rule. Now the
+    # engine is asked rules x examples of one group at a time: linear in rules.
+    book = load_rulebook([_rules(tmp_path / "r", 350)], builtin=False)
+    offered: list[int] = []
+    real = ruletest.match
+
+    def counting(rules: Any, facts: Any) -> Any:
+        offered.append(len(rules) * len(facts))
+        return real(rules, facts)
+
+    monkeypatch.setattr(ruletest, "match", counting)
+    report, ok = ruletest.run_rule_tests(book.rules)
+    assert ok, report
+    assert report.endswith("350 passed, 0 failed\n")
+    assert sum(offered) <= 350 * 2 * ruletest.GROUP  # not 350 x 700
+
+
+def test_a_rule_that_fires_on_another_rules_example_is_not_confused(tmp_path: Path, cli: CliRunner) -> None:
+    # Rule 0's pass example (memory_gb: 0) ... and rule 5's fail example (6) would make
+    # rule 0 fire: only a rule's own examples count for it.
+    run = cli("rules", "test", str(_rules(tmp_path / "r", 10)))
+    assert run.code == 0 and run.out.endswith("10 passed, 0 failed\n"), run.out
