@@ -83,7 +83,13 @@ def _defuse(match: re.Match[str]) -> str:
 def escape_lines(text: str) -> str:
     """Several lines: every control character but the newline escaped, and no line
     that starts a workflow command."""
-    return _COMMAND_RE.sub(_defuse, _LINES_RE.sub(_spell, text))
+    escaped = _LINES_RE.sub(_spell, text)
+    # A MULTILINE `^` is tried at every character; most output holds no `::`
+    # or `##[` at all, which a substring search finds at C speed (the JSON of
+    # a 10,000-server audit, 12.5 MB: 0.13 s -> none).
+    if "::" not in escaped and "##[" not in escaped:
+        return escaped
+    return _COMMAND_RE.sub(_defuse, escaped)
 
 
 def escape_annotations(text: str) -> str:
