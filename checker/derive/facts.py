@@ -726,6 +726,23 @@ WORKLOAD_FIELDS = (
     written("dataset_tb", "number", "TB", "dataset size"),
     written("tokens_b", "number", "billion", "training tokens"),
     written("deadline_days", "number", "days", "deadline"),
+    written("model", "string", "", "catalog model (LanguageModels) whose shape it takes"),
+    written("mode", "string", "", "training and fine-tuning: full | lora | qlora (default full)"),
+    written("active_params_b", "number", "billion", "parameters used per token (a mixture of experts)"),
+    written("layers", "number", "", "transformer layers (given, or the catalog model's)"),
+    written("hidden_size", "number", "", "hidden size (given, or the catalog model's)"),
+    written("kv_heads", "number", "", "key/value heads (given, or the catalog model's)"),
+    written("head_dim", "number", "", "dimension of one attention head (given, or the catalog model's)"),
+    written(
+        "kv_elements", "number", "", "KV-cache elements per token and layer where attention compresses them"
+    ),
+    written("seq_len", "number", "tokens", "training: tokens per sequence"),
+    written("micro_batch", "number", "", "training: sequences per GPU (default 1)"),
+    written("context_len", "number", "tokens", "inference: tokens per session"),
+    written("concurrency", "number", "", "inference: concurrent sessions (default 1)"),
+    written(
+        "kv_precision", "string", "", "inference: KV-cache precision (default 16-bit; fp32 weights: fp32)"
+    ),
     derived("server_count", "number", "", "servers that run it"),
     *fit.WORKLOAD_FIT_FIELDS,
 )

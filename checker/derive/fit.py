@@ -1,12 +1,16 @@
 """Workload fit figures: GPU memory required vs available, GPUs, and a
 time-to-train estimate, per workload over the servers that run it (numpy).
 
-Memory (decimal GB, like the catalog): training and full fine-tuning keep
-`state_bytes` per parameter (mixed-precision Adam: 16) plus an activation
-allowance, sharded over every GPU of the job; inference keeps the weights at
-the workload's precision plus a KV-cache allowance within each one server.
-An MI250X counts as two 64 GB GPUs, as software sees it. The factors are
-in rules/knowledge/fit.yaml; rules in rules/workload.yaml compare the figures.
+Memory (decimal GB, like the catalog): training and fine-tuning keep their
+states (full: 16 bytes a parameter; LoRA / QLoRA: the frozen base plus
+adapters) sharded over every GPU of the job (ZeRO-3 / FSDP), and on each GPU
+a whole data-parallel rank's activations and the runtime: the per-GPU floor.
+Inference keeps the weights at the workload's precision plus the KV cache of
+its sessions within each one server. Where the model's shape is not given, a
+planning allowance stands for the activations or the KV cache. An MI250X
+counts as two 64 GB GPUs, as software sees it. The factors are in
+rules/knowledge/fit.yaml, the formulas in docs/workload-fit.md; rules in
+rules/workload.yaml compare the figures.
 """
 
 from __future__ import annotations
@@ -106,10 +110,57 @@ def _group(cols: ServerGpus, n: int) -> dict[str, npt.NDArray[Any]]:
     return out
 
 
-def _required_gb(workload: m.Workload, fit: FitModel) -> float:
+@dataclass(frozen=True)
+class Memory:
+    """What a workload keeps in GPU memory, before it is spread over GPUs."""
+
+    mode: str | None  # training and fine-tuning: full | lora | qlora
+    bytes_per_param: float  # the states (training) or the weights (inference)
+    model_gb: float  # params x bytes_per_param
+    allowance: float | None  # the planning allowance, where the shape does not give the figure
+    activations_gb: float | None = None  # per data-parallel rank (training)
+    kv_bytes_per_token: float | None = None  # inference, from the shape
+    kv_cache_gb: float | None = None  # inference: its sessions' KV cache
+
+
+def kv_bytes_per_token(workload: m.Workload, fit: FitModel) -> float | None:
+    """2 x layers x kv_heads x head_dim x bytes (or layers x kv_elements x bytes)."""
+    elements = workload.kv_elements
+    if elements is None and workload.kv_heads is not None and workload.head_dim is not None:
+        elements = 2 * workload.kv_heads * workload.head_dim
+    if elements is None or workload.layers is None:
+        return None
+    precision = workload.kv_precision or ("fp32" if workload.precision == "fp32" else "bf16")
+    return float(elements * workload.layers * fit.weights.bytes[precision])
+
+
+def memory(workload: m.Workload, fit: FitModel) -> Memory:
     task = fit.tasks[workload.task]
-    per_param = task.state_bytes or fit.weights.bytes[workload.precision]
-    return workload.params_b * per_param * (1 + task.allowance)
+    n = workload.params_b  # billions: bytes per parameter x n is GB
+    if workload.task == "inference":
+        per_param = fit.weights.bytes[workload.precision]
+        per_token = kv_bytes_per_token(workload, fit)
+        if per_token is None or workload.context_len is None:
+            return Memory(None, per_param, n * per_param, task.allowance, kv_bytes_per_token=per_token)
+        tokens = workload.context_len * (workload.concurrency or 1)
+        kv = per_token * tokens / 1e9
+        return Memory(None, per_param, n * per_param, None, kv_bytes_per_token=per_token, kv_cache_gb=kv)
+    mode = workload.mode or "full"
+    state = task.state_bytes or 16.0
+    adapter = fit.modes.get(mode) if mode != "full" else None
+    per_param = state if adapter is None else adapter.base_bytes + adapter.adapter_fraction * state
+    h, layers, s = workload.hidden_size, workload.layers, workload.seq_len
+    if h is None or layers is None or s is None:
+        return Memory(mode, per_param, n * per_param, task.allowance)
+    act = fit.activations
+    tokens = s * (workload.micro_batch or 1)
+    activations = (act.checkpoint_bytes * layers + act.layer_bytes) * tokens * h / 1e9
+    return Memory(mode, per_param, n * per_param, None, activations_gb=activations)
+
+
+def _required_gb(mem: Memory) -> float:
+    """Memory needed without the per-GPU terms (what one job holds in all)."""
+    return mem.model_gb * (1 + (mem.allowance or 0)) + (mem.kv_cache_gb or 0)
 
 
 def _train_days(workload: m.Workload, peak_tflops: float, fit: FitModel) -> float | None:
@@ -128,9 +179,34 @@ def _finite(value: float) -> float | None:
 # What workload_values gives for each workload.
 WORKLOAD_FIT_FIELDS = (
     derived("memory_scope", "string", "", "job: sharded over all its GPUs; server: within each server"),
-    derived("memory_allowance_pct", "number", "%", "activation / KV-cache allowance in memory_required_gb "
-       "(a planning default, unverified)"),
-    derived("memory_required_gb", "number", "GB", "GPU memory needed (rules/knowledge/fit.yaml)"),
+    derived("training_mode", "string", "", "training and fine-tuning: full | lora | qlora (default full)"),
+    derived(
+        "bytes_per_param", "number", "bytes",
+        "training: states per parameter (full: 16, lora: 2 + adapters, qlora: 0.56 + adapters); "
+        "inference: the weights at the workload's precision",
+    ),
+    derived("model_memory_gb", "number", "GB", "params_b x bytes_per_param: the states or the weights"),
+    derived("memory_allowance_pct", "number", "%", "activation / KV-cache allowance in memory_required_gb, "
+       "used only where the model's shape does not give the figure (a planning default, unverified)"),
+    derived(
+        "activations_gb", "number", "GB",
+        "training: activations per GPU (each data-parallel rank; not sharded), "
+        "(2 x layers + 34) x seq_len x micro_batch x hidden_size bytes",
+    ),
+    derived("runtime_overhead_gb", "number", "GB", "training: CUDA context and kernels on each GPU"),
+    derived(
+        "memory_per_gpu_floor_gb", "number", "GB",
+        "training: model_memory_gb / job_gpu_count (x the allowance without a shape) + activations_gb "
+        "+ runtime_overhead_gb: what each GPU of the job holds",
+    ),
+    derived("kv_bytes_per_token", "number", "bytes", "inference: 2 x layers x kv_heads x head_dim x bytes"),
+    derived("kv_tokens", "number", "", "inference: context_len x concurrency"),
+    derived("kv_cache_gb", "number", "GB", "inference: kv_bytes_per_token x kv_tokens"),
+    derived(
+        "memory_required_gb", "number", "GB",
+        "GPU memory needed: model_memory_gb + kv_cache_gb (inference), or memory_per_gpu_floor_gb "
+        "x job_gpu_count (training); with the allowance where the shape is unknown",
+    ),
     derived(
         "memory_available_gb", "number", "GB",
         "GPU memory of the job, or of its smallest server (a rack-scale system: of its NVLink domain, "
@@ -161,17 +237,42 @@ def workload_values(
     return [_one(w, {k: float(v[i]) for k, v in agg.items()}, fit) for i, w in enumerate(workloads)]
 
 
+def _memory_values(mem: Memory, workload: m.Workload) -> dict[str, Any]:
+    tokens = workload.context_len * (workload.concurrency or 1) if workload.context_len else None
+    return {
+        "training_mode": mem.mode,
+        "bytes_per_param": round(mem.bytes_per_param, 4),
+        "model_memory_gb": round(mem.model_gb, 2),
+        "memory_allowance_pct": round(mem.allowance * 100, 1) if mem.allowance is not None else None,
+        "activations_gb": _rounded(mem.activations_gb),
+        "kv_bytes_per_token": mem.kv_bytes_per_token,
+        "kv_tokens": tokens if mem.kv_cache_gb is not None else None,
+        "kv_cache_gb": _rounded(mem.kv_cache_gb),
+    }
+
+
+def _rounded(value: float | None) -> float | None:
+    return round(value, 2) if value is not None else None
+
+
 def _one(workload: m.Workload, a: Mapping[str, float], fit: FitModel) -> dict[str, Any]:
     task = fit.tasks[workload.task]
+    mem = memory(workload, fit)
+    values = {"memory_scope": task.scope, **_memory_values(mem, workload)}
     if a["servers"] == 0:
-        return {"memory_required_gb": round(_required_gb(workload, fit), 2), "memory_scope": task.scope}
+        return {**values, "memory_required_gb": round(_required_gb(mem), 2)}
     job = task.scope == "job"
     gpus = a["gpus"] if job else a["gpus_per_server_min"]
-    required = _required_gb(workload, fit)
+    required = _required_gb(mem)
+    floor = None
+    if job and gpus:
+        overhead = fit.runtime.overhead_gb
+        floor = required / gpus + (mem.activations_gb or 0) + overhead
+        required = floor * gpus
+        values |= {"runtime_overhead_gb": overhead, "memory_per_gpu_floor_gb": round(floor, 2)}
     days = _train_days(workload, a["peak_tflops"], fit)
     return {
-        "memory_scope": task.scope,
-        "memory_allowance_pct": round(task.allowance * 100, 1),
+        **values,
         "memory_required_gb": round(required, 2),
         "memory_available_gb": round(a["memory_gb"] if job else a["server_memory_gb_min"], 1),
         "memory_per_gpu_gb": round(required / gpus, 2) if gpus else None,

@@ -338,6 +338,20 @@ class TaskFit(Sourced):
     scope: Literal["job", "server"]
 
 
+class AdapterMode(Sourced):
+    base_bytes: Annotated[float, Field(gt=0)]  # bytes per parameter of the frozen base
+    adapter_fraction: Annotated[float, Field(gt=0, le=1)]  # adapter parameters per base parameter
+
+
+class Activations(Sourced):
+    checkpoint_bytes: Annotated[float, Field(gt=0)]  # per token x hidden of each layer's checkpoint
+    layer_bytes: Annotated[float, Field(gt=0)]  # per token x hidden of the layer being recomputed
+
+
+class Runtime(Sourced):
+    overhead_gb: Annotated[float, Field(ge=0)]
+
+
 class Estimate(Sourced):
     flops_per_param_token: Annotated[float, Field(gt=0)]
     mfu: Annotated[float, Field(gt=0, le=1)]
@@ -347,10 +361,14 @@ class FitModel(_SourcedTable):
     kind: Literal["FitModel"]
     weights: Weights
     tasks: dict[Task, TaskFit]
+    modes: dict[Literal["lora", "qlora"], AdapterMode]
+    activations: Activations
+    runtime: Runtime
     estimate: Estimate
 
     def rows(self) -> Iterable[Sourced]:
-        return [self.weights, *self.tasks.values(), self.estimate]
+        return [self.weights, *self.tasks.values(), *self.modes.values(), self.activations, self.runtime,
+                self.estimate]
 
 
 # ---------------------------------------------------------------- loading

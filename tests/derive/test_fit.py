@@ -9,25 +9,30 @@ import pytest
 from checker.derive import fit
 from checker.derive.knowledge import builtin
 from checker.load import models as m
+from checker.load.build import load, with_shape
 from tests.rollout import audit, rules_by_entity
 
 FIT = builtin().fit
 
 
-def _gpus() -> dict[str, m.GpuModel]:
-    from checker.load.build import load
-
+def _catalog() -> tuple[dict[str, m.GpuModel], dict[str, m.LanguageModel]]:
     inv, problems = load([])
     assert problems == []
-    return {k: p.value for k, p in inv.gpu_models.items()}
+    return ({k: p.value for k, p in inv.gpu_models.items()},
+            {k: p.value for k, p in inv.language_models.items()})
 
 
-GPUS = _gpus()
+GPUS, MODELS = _catalog()
+
+
+def _workload(fields: dict[str, Any]) -> m.Workload:
+    wl = m.Workload.model_validate({"name": "w", **fields})
+    return with_shape(wl, MODELS[wl.model]) if wl.model else wl
 
 
 def _figures(workload: dict[str, Any], servers: list[tuple[str, int]]) -> dict[str, Any]:
     """Fit figures of one workload over servers given as (gpu model, count)."""
-    wl = m.Workload.model_validate({"name": "w", **workload})
+    wl = _workload(workload)
     models = [
         m.Server.model_validate(
             {"name": f"s{i}", "rack": "R", "gpu": {"model": g, "count": n}, "workload": "w"}
@@ -37,24 +42,30 @@ def _figures(workload: dict[str, Any], servers: list[tuple[str, int]]) -> dict[s
     return fit.workload_values([wl], fit.server_columns(models, GPUS, ["w"]), FIT)[0]
 
 
-# (id, workload, servers, required GB, available GB, fits)
+# (id, workload, servers, required GB, available GB, fits). Training is sized
+# per GPU (the floor: states / GPUs + activations + 1.3 GB runtime) times the
+# GPUs; inference within its smallest server.
 WORKED = [
+    # 70 x 16 x 1.2 / 8 + 1.3 = 169.3 GB a GPU, 8 x 169.3 = 1354.4 GB
     ("70b-training-bf16-on-8xA100-80", {"task": "training", "params_b": 70, "precision": "bf16"},
-     [("a100-sxm-80gb", 8)], 1344, 640, False),
+     [("a100-sxm-80gb", 8)], 1354.4, 640, False),
     ("7b-bf16-inference-on-one-L40S", {"task": "inference", "params_b": 7, "precision": "bf16"},
      [("l40s", 1)], 16.8, 48, True),
+    # 13 x 16 x 1.2 / 4 + 1.3 = 63.7 GB a GPU
     ("13b-fine-tuning-on-4xRTX4090", {"task": "fine-tuning", "params_b": 13, "precision": "bf16"},
-     [("rtx-4090", 4)], 249.6, 96, False),
+     [("rtx-4090", 4)], 254.8, 96, False),
     ("70b-int8-inference-on-8xL40S", {"task": "inference", "params_b": 70, "precision": "int8"},
      [("l40s", 8)], 84, 384, True),
+    # 1344 / 96 + 1.3 = 15.3 GB a GPU
     ("70b-training-sharded-over-12xDGX-H100", {"task": "training", "params_b": 70, "precision": "bf16"},
-     [("h100-sxm-80gb", 8)] * 12, 1344, 7680, True),
+     [("h100-sxm-80gb", 8)] * 12, 1468.8, 7680, True),
     # Inference must fit every server that serves it: the smallest decides.
     ("inference-smallest-server-decides", {"task": "inference", "params_b": 70, "precision": "bf16"},
      [("l40s", 8), ("l40s", 2)], 168, 96, False),
     # An MI250X package is two 64 GB GPUs: 4 packages are 8 GPUs, 512 GB.
+    # 20 x 16 x 1.2 / 8 + 1.3 = 49.3 GB a GPU
     ("mi250x-counts-two-gpus", {"task": "training", "params_b": 20, "precision": "bf16"},
-     [("mi250x", 4)], 384, 512, True),
+     [("mi250x", 4)], 394.4, 512, True),
 ]
 
 
@@ -67,6 +78,64 @@ def test_worked_examples(
     assert got["memory_required_gb"] == pytest.approx(required)
     assert got["memory_available_gb"] == pytest.approx(available)
     assert (got["memory_required_gb"] <= got["memory_available_gb"]) is fits
+
+
+# (id, workload, servers, expected figures): the cases of issue #24, by hand.
+KIB = 1024
+SHAPED = [
+    # QLoRA: 0.56 B/param 4-bit base + 0.2 % adapters x 16 B = 0.592 B/param;
+    # 70 x 0.592 = 41.44 GB, x 1.2 (no shape: allowance) = 49.728, + 1.3 = 51.03 GB < 94.
+    ("qlora-70b-on-one-h100-nvl",
+     {"task": "fine-tuning", "params_b": 70, "precision": "int4", "mode": "qlora"}, [("h100-nvl", 1)],
+     {"bytes_per_param": 0.592, "model_memory_gb": 41.44, "memory_per_gpu_floor_gb": 51.03,
+      "gpu_memory_gb_min": 94}),
+    # LoRA on a bf16 base: 2 + 0.032 = 2.032 B/param; 8 x 2.032 = 16.256 GB.
+    ("lora-8b-on-one-l40s", {"task": "fine-tuning", "params_b": 8, "precision": "bf16", "mode": "lora"},
+     [("l40s", 1)], {"bytes_per_param": 2.032, "model_memory_gb": 16.26}),
+    # Llama 3.1 8B, 128K context: 2 x 32 x 8 x 128 x 2 B = 128 KiB a token;
+    # x 131,072 tokens = 16 GiB = 17.18 GB; + 16 GB of bf16 weights.
+    ("8b-at-128k-context",
+     {"task": "inference", "params_b": 8, "precision": "bf16", "model": "llama-3.1-8b",
+      "context_len": 131072},
+     [("l40s", 1)], {"kv_bytes_per_token": 128 * KIB, "kv_cache_gb": 17.18, "memory_required_gb": 33.18}),
+    # Llama 3.1 70B, 32 x 8K sessions: 2 x 80 x 8 x 128 x 2 B = 320 KiB a token;
+    # x 262,144 tokens = 80 GiB = 85.9 GB; + 140 GB of weights = 225.9 GB > 8 x 24 GB.
+    ("70b-32x8k-sessions",
+     {"task": "inference", "params_b": 70, "precision": "bf16", "model": "llama-3.1-70b",
+      "context_len": 8192, "concurrency": 32},
+     [("l4", 8)], {"kv_bytes_per_token": 320 * KIB, "kv_cache_gb": 85.9, "memory_required_gb": 225.9,
+                   "memory_available_gb": 192}),
+    # An fp8 KV cache halves it: 160 KiB a token.
+    ("70b-fp8-kv-cache",
+     {"task": "inference", "params_b": 70, "precision": "fp8", "model": "llama-3.1-70b",
+      "context_len": 8192, "concurrency": 32, "kv_precision": "fp8"},
+     [("h100-sxm-80gb", 8)], {"kv_bytes_per_token": 160 * KIB, "kv_cache_gb": 42.95}),
+    # DeepSeek-V3's latent attention: 61 x 576 x 2 B = 70,272 B a token.
+    ("deepseek-v3-mla",
+     {"task": "inference", "params_b": 671, "precision": "fp8", "model": "deepseek-v3", "context_len": 4096},
+     [("h200-sxm-141gb", 8)], {"kv_bytes_per_token": 70272, "model_memory_gb": 671}),
+    # 70B over 64 x L4: states 70 x 16 / 64 = 17.5 GB a GPU; activations per rank
+    # (2 x 80 + 34) x 4096 x 8192 B = 6.51 GB; + 1.3 GB runtime = 25.31 GB > 24 GB.
+    ("70b-on-64xL4-fails-on-the-floor",
+     {"task": "training", "params_b": 70, "precision": "bf16", "model": "llama-3.1-70b", "seq_len": 4096},
+     [("l4", 8)] * 8, {"activations_gb": 6.51, "memory_per_gpu_floor_gb": 25.31, "gpu_memory_gb_min": 24,
+                       "job_gpu_count": 64}),
+]
+
+
+@pytest.mark.parametrize(("workload", "servers", "expected"), [pytest.param(*c[1:], id=c[0]) for c in SHAPED])
+def test_shaped_memory(
+    workload: dict[str, Any], servers: list[tuple[str, int]], expected: dict[str, Any]
+) -> None:
+    got = _figures(workload, servers)
+    assert {k: got.get(k) for k in expected} == pytest.approx(expected)
+
+
+def test_activations_do_not_shrink_with_more_gpus() -> None:
+    wl = {"task": "training", "params_b": 70, "precision": "bf16", "model": "llama-3.1-70b", "seq_len": 4096}
+    small, large = _figures(wl, [("h100-sxm-80gb", 8)] * 8), _figures(wl, [("h100-sxm-80gb", 8)] * 32)
+    assert small["activations_gb"] == large["activations_gb"] == 6.51
+    assert large["memory_per_gpu_floor_gb"] == pytest.approx(1120 / 256 + 6.51 + 1.3, abs=0.01)
 
 
 def test_mi250x_gpu_count_and_memory_per_gpu() -> None:
@@ -96,7 +165,9 @@ def test_estimate_with_an_unverified_peak_says_so() -> None:
 def test_workload_without_servers() -> None:
     wl = m.Workload.model_validate({"name": "w", "task": "inference", "params_b": 7, "precision": "bf16"})
     got = fit.workload_values([wl], fit.server_columns([], GPUS, ["w"]), FIT)[0]
-    assert got == {"memory_required_gb": 16.8, "memory_scope": "server"}
+    assert {k: v for k, v in got.items() if v is not None} == {
+        "memory_required_gb": 16.8, "memory_scope": "server", "bytes_per_param": 2, "model_memory_gb": 14,
+        "memory_allowance_pct": 20}
 
 
 # ---------------------------------------------------------------- the rules on the worked examples
