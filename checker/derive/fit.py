@@ -44,6 +44,15 @@ class ServerGpus:
     device_gb: Floats  # memory of one logical GPU (nan without a GPU)
     tflops: Floats  # dense BF16 (FP16 where there is no BF16) per logical GPU, nan if unknown
     tflops_unverified: npt.NDArray[np.bool_]
+    # Dense FP8 per logical GPU where the catalog gives it, else the BF16 peak:
+    # what an fp8 workload runs at.
+    fp8_tflops: Floats
+    fp8_unverified: npt.NDArray[np.bool_]
+    fp8_used: npt.NDArray[np.bool_]  # the FP8 figure (not the BF16 fallback)
+    pcie_only: npt.NDArray[np.bool_]  # GPUs without NVLink or another fast link between them
+
+
+_DTYPES = (np.int64, *(np.float64,) * 4, np.float64, np.bool_, np.float64, np.bool_, np.bool_, np.bool_)
 
 
 def server_columns(
@@ -51,35 +60,35 @@ def server_columns(
 ) -> ServerGpus:
     index = {name: i for i, name in enumerate(workloads)}
     rows = [_row(s, gpus, index) for s in servers]
-    columns = list(zip(*rows, strict=True)) if rows else [()] * 7
-    return ServerGpus(
-        np.array(columns[0], dtype=np.int64),
-        np.array(columns[1], dtype=np.float64),
-        np.array(columns[5], dtype=np.float64),
-        np.array(columns[6], dtype=np.float64),
-        np.array(columns[2], dtype=np.float64),
-        np.array(columns[3], dtype=np.float64),
-        np.array(columns[4], dtype=np.bool_),
-    )
+    columns = list(zip(*rows, strict=True)) if rows else [()] * len(_DTYPES)
+    return ServerGpus(*(np.array(c, dtype=t) for c, t in zip(columns, _DTYPES, strict=True)))
 
 
-def _row(
-    server: m.Server, gpus: Mapping[str, m.GpuModel], index: Mapping[str, int]
-) -> tuple[int, float, float, float, bool, float, float]:
+def _pcie_only(server: m.Server, gpu: m.GpuModel) -> bool:
+    """No fast link between the GPUs: network.nvlink says so, else the catalog
+    interconnect is PCIe or none (NVLink, a bridge and Infinity Fabric are links)."""
+    nvlink = server.network.nvlink if server.network else None
+    return not nvlink if nvlink is not None else gpu.interconnect in ("pcie", "none")
+
+
+def _row(server: m.Server, gpus: Mapping[str, m.GpuModel], index: Mapping[str, int]) -> tuple[Any, ...]:
     workload = index.get(server.workload, -1) if server.workload else -1
     gpu = gpus.get(server.gpu.model) if server.gpu else None
     nodes = float(server.nodes)
     if server.gpu is None or gpu is None:
-        return workload, 0.0, np.nan, np.nan, False, 0.0, nodes
+        return workload, 0.0, 0.0, nodes, np.nan, np.nan, False, np.nan, False, False, False
     peak = gpu.bf16_tflops or gpu.fp16_tflops
     field = "bf16_tflops" if gpu.bf16_tflops else "fp16_tflops"
     per_device = peak / gpu.logical_gpus if peak else np.nan
+    fp8 = gpu.fp8_tflops / gpu.logical_gpus if gpu.fp8_tflops else per_device
+    fp8_unverified = ("fp8_tflops" if gpu.fp8_tflops else field) in gpu.unverified
     per_node = float(server.gpu.count * gpu.logical_gpus)
     devices = per_node * nodes
     domain = server.network.nvlink_domain if server.network else None
     span = devices if server.trays is None else min(float(domain), devices) if domain else per_node
     unverified = field in gpu.unverified
-    return workload, devices, gpu.memory_gb / gpu.logical_gpus, per_device, unverified, span, nodes
+    return (workload, devices, span, nodes, gpu.memory_gb / gpu.logical_gpus, per_device, unverified,
+            fp8, fp8_unverified, bool(gpu.fp8_tflops), _pcie_only(server, gpu))
 
 
 def _group(cols: ServerGpus, n: int) -> dict[str, npt.NDArray[Any]]:
@@ -97,6 +106,12 @@ def _group(cols: ServerGpus, n: int) -> dict[str, npt.NDArray[Any]]:
         # nan where any server's peak is unknown: no estimate rather than a wrong one
         "peak_tflops": np.bincount(w, weights=np.where(devices > 0, devices * tflops, 0.0), minlength=n),
         "unverified": np.bincount(w, weights=cols.tflops_unverified[mask] & (devices > 0), minlength=n),
+        "peak_fp8_tflops": np.bincount(
+            w, weights=np.where(devices > 0, devices * cols.fp8_tflops[mask], 0.0), minlength=n
+        ),
+        "fp8_unverified": np.bincount(w, weights=cols.fp8_unverified[mask] & (devices > 0), minlength=n),
+        "fp8_used": np.bincount(w, weights=cols.fp8_used[mask] & (devices > 0), minlength=n),
+        "pcie_only": np.bincount(w, weights=cols.pcie_only[mask] & (devices > 0), minlength=n),
     }
     for name, values, fn, start in (
         ("gpus_per_server_min", domain, np.minimum, np.inf),
@@ -163,12 +178,20 @@ def _required_gb(mem: Memory) -> float:
     return mem.model_gb * (1 + (mem.allowance or 0)) + (mem.kv_cache_gb or 0)
 
 
+def flops_per_param_token(workload: m.Workload, fit: FitModel) -> float:
+    """6 (forward and backward of every weight), about 4 with adapters (no
+    weight gradients of the frozen base)."""
+    adapters = workload.mode in ("lora", "qlora")
+    return fit.estimate.lora_flops_per_param_token if adapters else fit.estimate.flops_per_param_token
+
+
 def _train_days(workload: m.Workload, peak_tflops: float, fit: FitModel) -> float | None:
     if workload.task == "inference" or workload.tokens_b is None or not np.isfinite(peak_tflops):
         return None
     if peak_tflops <= 0:
         return None
-    flops = fit.estimate.flops_per_param_token * workload.params_b * 1e9 * workload.tokens_b * 1e9
+    n = workload.active_params_b or workload.params_b
+    flops = flops_per_param_token(workload, fit) * n * 1e9 * workload.tokens_b * 1e9
     return float(flops / (peak_tflops * 1e12 * fit.estimate.mfu) / _SECONDS_PER_DAY)
 
 
@@ -222,10 +245,26 @@ WORKLOAD_FIT_FIELDS = (
     derived("node_count", "number", "", "nodes that run it: servers, a rack-scale system's compute trays"),
     derived("gpu_memory_gb_min", "number", "GB", "smallest per-GPU memory among its servers"),
     derived("gpu_memory_gb_max", "number", "GB", "largest per-GPU memory among its servers"),
-    derived("peak_tflops", "number", "TFLOPS", "dense BF16 peak of all its GPUs (absent if one is unknown)"),
+    derived(
+        "peak_tflops", "number", "TFLOPS",
+        "dense peak of all its GPUs at peak_precision (absent if one is unknown)",
+    ),
+    derived(
+        "peak_precision", "string", "",
+        "fp8: an fp8 workload on GPUs with an FP8 figure (each GPU without one at its BF16 peak); else bf16",
+    ),
     derived("mfu", "number", "", "model FLOPs utilisation the estimate assumes"),
-    derived("train_days", "number", "days", "6 x params x tokens / (peak x MFU), training and fine-tuning"),
+    derived("flops_params_b", "number", "billion", "N of the estimate: active_params_b, else params_b"),
+    derived("flops_per_param_token", "number", "FLOPs", "6 (full), about 4 (lora, qlora)"),
+    derived(
+        "train_days", "number", "days",
+        "flops_per_param_token x flops_params_b x tokens / (peak_tflops x MFU), training and fine-tuning",
+    ),
     derived("estimate_unverified", "boolean", "", "the estimate uses a peak the catalog marks unverified"),
+    derived(
+        "estimate_pcie_only", "boolean", "",
+        "a multi-GPU job with GPUs that exchange gradients over PCIe: the MFU is optimistic",
+    ),
 )
 
 
@@ -270,7 +309,17 @@ def _one(workload: m.Workload, a: Mapping[str, float], fit: FitModel) -> dict[st
         floor = required / gpus + (mem.activations_gb or 0) + overhead
         required = floor * gpus
         values |= {"runtime_overhead_gb": overhead, "memory_per_gpu_floor_gb": round(floor, 2)}
-    days = _train_days(workload, a["peak_tflops"], fit)
+    fp8 = workload.precision == "fp8" and a["fp8_used"] > 0
+    peak = a["peak_fp8_tflops"] if fp8 else a["peak_tflops"]
+    days = _train_days(workload, peak, fit)
+    estimate: dict[str, Any] = {}
+    if days is not None:
+        estimate = {
+            "flops_params_b": workload.active_params_b or workload.params_b,
+            "flops_per_param_token": flops_per_param_token(workload, fit),
+            "peak_precision": "fp8" if fp8 else "bf16",
+            "estimate_pcie_only": bool(a["pcie_only"] > 0 and gpus > 1),
+        }
     return {
         **values,
         "memory_required_gb": round(required, 2),
@@ -282,8 +331,9 @@ def _one(workload: m.Workload, a: Mapping[str, float], fit: FitModel) -> dict[st
         "node_count": a["nodes"],
         "gpu_memory_gb_min": _finite(a["gpu_memory_gb_min"]),
         "gpu_memory_gb_max": _finite(a["gpu_memory_gb_max"]),
-        "peak_tflops": _finite(a["peak_tflops"]),
+        "peak_tflops": _finite(peak),
         "mfu": fit.estimate.mfu,
         "train_days": round(days, 1) if days is not None else None,
-        "estimate_unverified": bool(a["unverified"]) if days is not None else None,
+        "estimate_unverified": bool(a["fp8_unverified" if fp8 else "unverified"]) if estimate else None,
+        **estimate,
     }

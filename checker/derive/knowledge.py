@@ -354,6 +354,7 @@ class Runtime(Sourced):
 
 class Estimate(Sourced):
     flops_per_param_token: Annotated[float, Field(gt=0)]
+    lora_flops_per_param_token: Annotated[float, Field(gt=0)]
     mfu: Annotated[float, Field(gt=0, le=1)]
 
 

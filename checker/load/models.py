@@ -713,6 +713,7 @@ class GpuModel(CatalogEntry):
     interconnect_gb_s: Pos | None = None
     bf16_tflops: Pos | None = None
     fp16_tflops: Pos | None = None
+    fp8_tflops: Pos | None = None  # dense FP8 (Hopper, Ada, Blackwell, MI300)
     # First CUDA release without support for the GPU (Volta: 13.0).
     cuda_dropped: Version | None = None
     # Driver minimum where the GPU needs more than its CUDA does (HGX B200).

@@ -151,6 +151,41 @@ def test_time_to_train_estimate() -> None:
     assert got["peak_tflops"] == 96 * 989
 
 
+# (id, workload, servers, days, more expected figures)
+ESTIMATES = [
+    # 6 x 37e9 x 14.8e12 FLOPs / (256 x 989e12 x 0.35) s = 429.1 days (with all 671B: 7,782)
+    ("moe-671b-37b-active-on-256xH100",
+     {"task": "training", "params_b": 671, "precision": "bf16", "model": "deepseek-v3", "tokens_b": 14800},
+     [("h100-sxm-80gb", 8)] * 32, 429.1, {"flops_params_b": 37, "peak_precision": "bf16"}),
+    # The same at FP8: 256 x 1979 TFLOPS: 214.5 days
+    ("moe-at-fp8",
+     {"task": "training", "params_b": 671, "precision": "fp8", "active_params_b": 37, "tokens_b": 14800},
+     [("h100-sxm-80gb", 8)] * 32, 214.5, {"peak_precision": "fp8", "peak_tflops": 256 * 1979}),
+    # LoRA: 4 x 70e9 x 1e9 / (8 x 989e12 x 0.35) s = 1.2 days
+    ("lora-4-flops",
+     {"task": "fine-tuning", "params_b": 70, "precision": "bf16", "mode": "lora", "tokens_b": 1},
+     [("h100-sxm-80gb", 8)], 1.2, {"flops_per_param_token": 4}),
+    # FP8 on an A100 runs at its BF16 peak: 6 x 7e9 x 1e11 / (8 x 312e12 x 0.35) s = 55.6 days
+    ("fp8-on-a100-at-bf16",
+     {"task": "training", "params_b": 7, "precision": "fp8", "tokens_b": 100}, [("a100-sxm-80gb", 8)], 55.6,
+     {"peak_precision": "bf16", "estimate_pcie_only": False}),
+    # 8 x L40S over PCIe: 6 x 7e9 x 1e11 / (8 x 362e12 x 0.35) s = 48.0 days, optimistic
+    ("pcie-only-is-optimistic",
+     {"task": "training", "params_b": 7, "precision": "bf16", "tokens_b": 100}, [("l40s", 8)], 48.0,
+     {"estimate_pcie_only": True}),
+]
+
+
+@pytest.mark.parametrize(("workload", "servers", "days", "expected"),
+                         [pytest.param(*c[1:], id=c[0]) for c in ESTIMATES])
+def test_time_to_train(
+    workload: dict[str, Any], servers: list[tuple[str, int]], days: float, expected: dict[str, Any]
+) -> None:
+    got = _figures(workload, servers)
+    assert got["train_days"] == pytest.approx(days)
+    assert {k: got.get(k) for k in expected} == expected
+
+
 def test_no_estimate_without_a_peak_figure() -> None:
     got = _figures({"task": "training", "params_b": 1, "precision": "bf16", "tokens_b": 10},
                    [("rtx-6000-ada", 4)])  # the catalog has no dense BF16 figure for it
