@@ -93,3 +93,39 @@ workloads:
     assert (run.code, run.lines[0]) == (
         2, "workloads.yaml:3:5: error schema.invalid workloads.0: "
            "seq_len: not a field of an inference workload")
+
+
+PRECISION_SERVERS = """\
+kind: Servers
+facility: f1
+defaults: {rack: R01, power_w: {max: 1000}}
+servers:
+  - {name: a, gpu: {model: a100-sxm-80gb, count: 1}, workload: fp8-a100}
+  - {name: v, gpu: {model: v100-sxm2-32gb, count: 1}, workload: bf16-v100}
+  - {name: h, gpu: {model: h100-sxm-80gb, count: 1}, workload: fp8-h100}
+  - {name: l, gpu: {model: l40s, count: 1}, workload: fp8-l40s}
+"""
+
+PRECISION_WORKLOADS = """\
+kind: Workloads
+workloads:
+  - {name: fp8-a100, task: inference, params_b: 8, precision: fp8}
+  - {name: bf16-v100, task: inference, params_b: 8, precision: bf16}
+  - {name: fp8-h100, task: inference, params_b: 8, precision: fp8}
+  - {name: fp8-l40s, task: inference, params_b: 8, precision: fp8}
+"""
+
+
+def test_precision_against_architecture(cli: CliRunner, workdir: Writer) -> None:
+    workdir("facility.yaml", FACILITY)
+    workdir("servers.yaml", PRECISION_SERVERS)
+    workdir("workloads.yaml", PRECISION_WORKLOADS)
+    run = cli("audit", ".", *AS_OF, "--select", "workload-fit.precision-*")
+    assert (run.code, run.lines) == (0, [
+        "workloads.yaml:3:5: warning workload-fit.precision-fp8 workload fp8-a100 runs in fp8 on "
+        "a100-sxm-80gb (Ampere, compute capability 8.0); FP8 needs compute capability 8.9 or newer "
+        "(Ada, Hopper, Blackwell)",
+        "workloads.yaml:4:5: warning workload-fit.precision-bf16 workload bf16-v100 runs in bf16 on "
+        "v100-sxm2-32gb (Volta, compute capability 7.0); BF16 needs compute capability 8.0 or newer",
+        summary(warning=2, verdict="pass"),
+    ])

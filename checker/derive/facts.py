@@ -721,7 +721,7 @@ WORKLOAD_FIELDS = (
     written("name", "string", "", "workload name"),
     written("task", "string", "", "training | fine-tuning | inference"),
     written("params_b", "number", "billion", "model parameters"),
-    written("precision", "string", "", "fp32 | bf16 | fp16 | fp8 | int8 | int4"),
+    written("precision", "string", "", "fp32 | bf16 | fp16 | fp8 | mxfp8 | int8 | int4 | nvfp4"),
     written("framework", "string", "", "framework that must be installed"),
     written("dataset_tb", "number", "TB", "dataset size"),
     written("tokens_b", "number", "billion", "training tokens"),

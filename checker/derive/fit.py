@@ -16,7 +16,7 @@ rules/workload.yaml compare the figures.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -50,6 +50,8 @@ class ServerGpus:
     fp8_unverified: npt.NDArray[np.bool_]
     fp8_used: npt.NDArray[np.bool_]  # the FP8 figure (not the BF16 fallback)
     pcie_only: npt.NDArray[np.bool_]  # GPUs without NVLink or another fast link between them
+    # Per workload index: what its GPU models support (precision_values).
+    precision: Mapping[int, dict[str, Any]] = field(default_factory=dict)
 
 
 _DTYPES = (np.int64, *(np.float64,) * 4, np.float64, np.bool_, np.float64, np.bool_, np.bool_, np.bool_)
@@ -61,7 +63,46 @@ def server_columns(
     index = {name: i for i, name in enumerate(workloads)}
     rows = [_row(s, gpus, index) for s in servers]
     columns = list(zip(*rows, strict=True)) if rows else [()] * len(_DTYPES)
-    return ServerGpus(*(np.array(c, dtype=t) for c, t in zip(columns, _DTYPES, strict=True)))
+    names = [f.name for f in fields(ServerGpus)][: len(_DTYPES)]
+    arrays: dict[str, Any] = {
+        name: np.array(c, dtype=t) for name, c, t in zip(names, columns, _DTYPES, strict=True)
+    }
+    pairs = {(index[s.workload], s.gpu.model) for s in servers if s.workload in index and s.gpu}
+    models: dict[int, list[m.GpuModel]] = {}
+    for i, name in sorted(pairs):
+        if name in gpus:
+            models.setdefault(i, []).append(gpus[name])
+    return ServerGpus(**arrays, precision={i: precision_values(g) for i, g in models.items()})
+
+
+def _cc(gpu: m.GpuModel) -> float:
+    """Compute capability as a number rules compare: 8.9 -> 8.9, 10.3 -> 10.3
+    (one digit of minor version, as every NVIDIA compute capability has)."""
+    major, _, minor = str(gpu.compute_capability).partition(".")
+    return int(major) + int(minor or 0) / 10
+
+
+# AMD targets without FP8 (the team reference: MI250X, gfx90a, has no FP8).
+NO_FP8_TARGETS = ("gfx90a",)
+
+
+def precision_values(gpus: Sequence[m.GpuModel]) -> dict[str, Any]:
+    """The lowest and highest compute capability among the NVIDIA GPU models
+    of a workload's servers (with a model that has each), and an AMD model
+    without FP8: what the precision rules compare."""
+    nvidia = sorted((g for g in gpus if g.compute_capability is not None), key=lambda g: _cc(g))
+    no_fp8 = [g.name for g in gpus if g.llvm_target in NO_FP8_TARGETS]
+    if not nvidia:
+        return {"gpu_no_fp8_model": no_fp8[0] if no_fp8 else None}
+    low, high = nvidia[0], nvidia[-1]
+    return {
+        "gpu_cc_min": _cc(low),
+        "gpu_cc_min_model": low.name,
+        "gpu_cc_min_architecture": low.architecture,
+        "gpu_cc_max": _cc(high),
+        "gpu_cc_max_model": high.name,
+        "gpu_no_fp8_model": no_fp8[0] if no_fp8 else None,
+    }
 
 
 def _pcie_only(server: m.Server, gpu: m.GpuModel) -> bool:
@@ -261,6 +302,12 @@ WORKLOAD_FIT_FIELDS = (
         "flops_per_param_token x flops_params_b x tokens / (peak_tflops x MFU), training and fine-tuning",
     ),
     derived("estimate_unverified", "boolean", "", "the estimate uses a peak the catalog marks unverified"),
+    derived("gpu_cc_min", "number", "", "lowest compute capability among its NVIDIA GPU models (8.9)"),
+    derived("gpu_cc_min_model", "string", "", "a GPU model of its servers with gpu_cc_min"),
+    derived("gpu_cc_min_architecture", "string", "", "architecture of gpu_cc_min_model"),
+    derived("gpu_cc_max", "number", "", "highest compute capability among its NVIDIA GPU models"),
+    derived("gpu_cc_max_model", "string", "", "a GPU model of its servers with gpu_cc_max"),
+    derived("gpu_no_fp8_model", "string", "", "an AMD GPU model of its servers without FP8 (MI250X, gfx90a)"),
     derived(
         "estimate_pcie_only", "boolean", "",
         "a multi-GPU job with GPUs that exchange gradients over PCIe: the MFU is optimistic",
@@ -273,7 +320,10 @@ def workload_values(
 ) -> list[dict[str, Any]]:
     """Fit figures for each workload, in order (fact field name -> value)."""
     agg = _group(cols, len(workloads))
-    return [_one(w, {k: float(v[i]) for k, v in agg.items()}, fit) for i, w in enumerate(workloads)]
+    return [
+        {**_one(w, {k: float(v[i]) for k, v in agg.items()}, fit), **cols.precision.get(i, {})}
+        for i, w in enumerate(workloads)
+    ]
 
 
 def _memory_values(mem: Memory, workload: m.Workload) -> dict[str, Any]:
@@ -309,7 +359,8 @@ def _one(workload: m.Workload, a: Mapping[str, float], fit: FitModel) -> dict[st
         floor = required / gpus + (mem.activations_gb or 0) + overhead
         required = floor * gpus
         values |= {"runtime_overhead_gb": overhead, "memory_per_gpu_floor_gb": round(floor, 2)}
-    fp8 = workload.precision == "fp8" and a["fp8_used"] > 0
+    # MXFP8 runs on the FP8 tensor cores of the GPUs that have it.
+    fp8 = workload.precision in ("fp8", "mxfp8") and a["fp8_used"] > 0
     peak = a["peak_fp8_tflops"] if fp8 else a["peak_tflops"]
     days = _train_days(workload, peak, fit)
     estimate: dict[str, Any] = {}

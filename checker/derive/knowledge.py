@@ -321,7 +321,7 @@ class RocmReleases(_SourcedTable):
 
 
 Task = Literal["training", "fine-tuning", "inference"]
-Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
+Precision = Literal["fp32", "bf16", "fp16", "fp8", "mxfp8", "int8", "int4", "nvfp4"]
 Fraction = Annotated[float, Field(ge=0, le=1)]
 
 

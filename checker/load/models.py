@@ -632,7 +632,8 @@ class Workload(ModelShape):
     name: Name
     task: Literal["training", "fine-tuning", "inference"]
     params_b: Params
-    precision: Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
+    # mxfp8 / nvfp4: the block-scaled formats of Blackwell data-center GPUs.
+    precision: Literal["fp32", "bf16", "fp16", "fp8", "mxfp8", "int8", "int4", "nvfp4"]
     framework: Name | None = None
     dataset_tb: NonNeg | None = None
     tokens_b: Annotated[float, Strict(), Field(gt=0, le=1_000_000)] | None = None

@@ -222,6 +222,14 @@ FIT_RULES = {
     "workload/tiny": {"workload-fit.over-provisioned"},
     "workload/late": {"workload-fit.deadline"},
     "workload/no-tokens": {"workload-fit.no-estimate"},
+    # Precision against architecture (Transformer Engine support matrix).
+    "workload/fp8-on-a100": {"workload-fit.precision-fp8"},
+    "workload/bf16-on-v100": {"workload-fit.precision-bf16"},
+    "workload/fp8-on-h100": set(),
+    "workload/fp8-on-l40s": set(),
+    "workload/fp8-on-mi250x": {"workload-fit.precision-fp8"},
+    "workload/nvfp4-on-h200": {"workload-fit.precision-microscaling"},
+    "workload/nvfp4-on-b200": set(),
 }
 
 
@@ -234,6 +242,13 @@ def fired(tmp_path_factory: pytest.TempPathFactory) -> dict[str, set[str]]:
         _wl("tiny", "inference", 0.01),
         _wl("late", "training", 70, tokens_b=2000, deadline_days=90),
         _wl("no-tokens", "training", 7, deadline_days=30),
+        _wl("fp8-on-a100", "inference", 8, "fp8"),
+        _wl("bf16-on-v100", "inference", 8, "bf16"),
+        _wl("fp8-on-h100", "inference", 8, "fp8"),
+        _wl("fp8-on-l40s", "inference", 8, "fp8"),
+        _wl("fp8-on-mi250x", "inference", 8, "fp8"),
+        _wl("nvfp4-on-h200", "inference", 8, "nvfp4"),
+        _wl("nvfp4-on-b200", "inference", 8, "nvfp4"),
     ]
     servers = [
         _srv("a100", "a100-sxm-80gb", 8, "llm-70b"),
@@ -242,6 +257,13 @@ def fired(tmp_path_factory: pytest.TempPathFactory) -> dict[str, set[str]]:
         _srv("h100", "h100-sxm-80gb", 8, "tiny"),
         *[_srv(f"late{i}", "h100-sxm-80gb", 8, "late") for i in range(4)],
         _srv("nt", "h100-sxm-80gb", 8, "no-tokens"),
+        _srv("a100-fp8", "a100-sxm-80gb", 1, "fp8-on-a100"),
+        _srv("v100-bf16", "v100-sxm2-32gb", 1, "bf16-on-v100"),
+        _srv("h100-fp8", "h100-sxm-80gb", 1, "fp8-on-h100"),
+        _srv("l40s-fp8", "l40s", 1, "fp8-on-l40s"),
+        _srv("mi250x-fp8", "mi250x", 1, "fp8-on-mi250x"),
+        _srv("h200-nvfp4", "h200-sxm-141gb", 1, "nvfp4-on-h200"),
+        _srv("b200-nvfp4", "b200", 1, "nvfp4-on-b200"),
     ]
     result = audit(tmp_path_factory.mktemp("fit"), servers, workloads)
     return rules_by_entity(result, ["workload-fit"])
