@@ -144,6 +144,10 @@ class Context:
     as_of: dt.date
     support_horizon_days: int = 365
     knowledge: Knowledge = field(default_factory=builtin)
+    # Policy thresholds (checker.yaml): models above this size are large; the
+    # share of a capacity to keep free.
+    large_model_params_b: float = 1.0
+    headroom_pct: float = 10.0
 
 
 class Derivation:
@@ -317,6 +321,11 @@ def _columns(spec: tuple[Column, ...]) -> tuple[FactField, ...]:
 
 
 # ---------------------------------------------------------------- facility
+HEADROOM_DOC = "share of a capacity to keep free (checker.yaml headroom_pct, default 10)"
+LARGE_MODEL_DOC = (
+    "models above this many billion parameters are large (checker.yaml large_model_params_b, default 1)"
+)
+
 FACILITY_FIELDS = (
     written("name", "string", "", "facility name"),
     written("location", "string", "", "free-text location"),
@@ -359,6 +368,7 @@ FACILITY_FIELDS = (
     written("energy_price_per_kwh", "number", "currency/kWh", "energy price"),
     written("currency", "string", "", "currency of energy_price_per_kwh"),
     *_columns(FACILITY_COLUMNS),
+    derived("headroom_pct", "number", "%", HEADROOM_DOC),
     derived("knowledge.as_of", "date", "", "the date the compatibility tables are current to"),
     derived(
         "knowledge.age_days", "number", "days",
@@ -384,6 +394,7 @@ def _facilities(run: Derivation) -> list[Fact]:
         "knowledge.as_of": [as_of.isoformat()] * len(names),
         "knowledge.age_days": [(ctx.as_of - as_of).days] * len(names),
         "knowledge.software_servers": [checked[n] for n in names],
+        "headroom_pct": [ctx.headroom_pct] * len(names),
     }
     plants = [place.value.cooling for place in inv.facilities.values()]
     written_as: dict[str, list[Any]] = {
@@ -438,6 +449,7 @@ CDU_FIELDS = (
     written("units", "number", "", "equal CDUs (or modules) that share its racks"),
     written("redundancy", "string", "", "N | N+1 | 2N across its units"),
     *_columns(CDU_COLUMNS),
+    derived("headroom_pct", "number", "%", HEADROOM_DOC),
 )
 
 
@@ -445,7 +457,10 @@ def _cdus(run: Derivation) -> list[Fact]:
     inv, cap = run.inv, run.cap
     keys = list(inv.cdus)
     entries: list[Entry] = [(entity_id("cdu", k), p, {}) for k, p in inv.cdus.items()]
-    columns = {**cap.cdus.cells_for(keys), "facility": [k[0] for k in keys]}
+    columns = {
+        **cap.cdus.cells_for(keys), "facility": [k[0] for k in keys],
+        "headroom_pct": [run.ctx.headroom_pct] * len(keys),
+    }
     return _facts("cdu", CDU_FIELDS, entries, columns)
 
 
@@ -462,13 +477,17 @@ RACK_FIELDS = (
     written("redundancy", "string", "", "N | N+1 | 2N"),
     written("row", "string", "", "the row the rack stands in"),
     *_columns(RACK_COLUMNS),
+    derived("headroom_pct", "number", "%", HEADROOM_DOC),
 )
 
 
 def _racks(run: Derivation) -> list[Fact]:
     inv, cap = run.inv, run.cap
     entries: list[Entry] = [(entity_id("rack", key), place, {}) for key, place in inv.racks.items()]
-    columns = {**cap.racks.cells_for(list(inv.racks)), "facility": [key[0] for key in inv.racks]}
+    columns = {
+        **cap.racks.cells_for(list(inv.racks)), "facility": [key[0] for key in inv.racks],
+        "headroom_pct": [run.ctx.headroom_pct] * len(inv.racks),
+    }
     return _facts("rack", RACK_FIELDS, entries, columns)
 
 
@@ -515,6 +534,7 @@ SERVER_FIT_FIELDS = (
     derived("workload_task", "string", "", "task of the server's workload"),
     derived("workload_servers", "number", "", "servers that run the server's workload"),
     derived("workload_params_b", "number", "billion", "parameters of the server's workload's model"),
+    derived("workload_large_model_params_b", "number", "billion", LARGE_MODEL_DOC),
     derived("workload_framework", "string", "", "framework the server's workload needs"),
     derived("workload_dataset_tb", "number", "TB", "dataset of the server's workload"),
     derived("workload_memory_required_gb", "number", "GB", "GPU memory the server's workload needs"),
@@ -603,6 +623,7 @@ def _server_fit(server: m.Server, workloads: Mapping[str, dict[str, Any]], ctx: 
         "workload_task": model.task,
         "workload_servers": wl["server_count"],
         "workload_params_b": model.params_b,
+        "workload_large_model_params_b": ctx.large_model_params_b,
         "workload_framework": model.framework,
         "workload_dataset_tb": model.dataset_tb,
         "workload_memory_required_gb": wl.get("memory_required_gb"),
@@ -744,6 +765,7 @@ WORKLOAD_FIELDS = (
         "kv_precision", "string", "", "inference: KV-cache precision (default 16-bit; fp32 weights: fp32)"
     ),
     derived("server_count", "number", "", "servers that run it"),
+    derived("large_model_params_b", "number", "billion", LARGE_MODEL_DOC),
     *fit.WORKLOAD_FIT_FIELDS,
 )
 
@@ -765,9 +787,12 @@ def _workload_values(inv: Inventory, ctx: Context) -> dict[str, dict[str, Any]]:
 
 
 def _workloads(run: Derivation) -> list[Fact]:
-    inv = run.inv
+    inv, large = run.inv, run.ctx.large_model_params_b
     entries = [
-        (entity_id("workload", name), inv.workloads[name], {k: v for k, v in values.items() if k != "model"})
+        (
+            entity_id("workload", name), inv.workloads[name],
+            {**{k: v for k, v in values.items() if k != "model"}, "large_model_params_b": large},
+        )
         for name, values in run.workloads.items()
     ]
     return _facts("workload", WORKLOAD_FIELDS, entries)

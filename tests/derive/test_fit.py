@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from checker.decide.config import Config
 from checker.derive import fit
 from checker.derive.knowledge import builtin
 from checker.load import models as m
@@ -305,6 +307,11 @@ SERVER_CASES: list[tuple[str, dict[str, Any], dict[str, Any], set[str]]] = [
                      "storage": {"nvme_tb": 30.7, "raid": "1"},
                      "network": {"fabric": "ethernet", "gbps": 100}},
      _wl("w-fabric", "training", 70), {"workload-fit.fabric"}),
+    # A 1B model is not large (> 1B: checker.yaml large_model_params_b): 384 GB of RAM is enough.
+    ("pretrain-1b-is-not-large", {"gpu": {"model": "a100-sxm-80gb", "count": 2}, "memory_gb": 384,
+                                  "storage": {"nvme_tb": 7.68, "raid": "1"},
+                                  "network": {"fabric": "infiniband", "gbps": 400}},
+     _wl("w-1b", "training", 1), set()),
     ("few-lanes", {"gpu": {"model": "l40s", "count": 8}, "memory_gb": 1024, "cpu": {"pcie_lanes": 64},
                    "network": {"nvlink": False}},
      _wl("w-lanes", "inference", 7), {"workload-fit.pcie-lanes"}),
@@ -320,6 +327,17 @@ def fired_on_servers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, set[
         workloads.append(workload)
     result = audit(tmp_path_factory.mktemp("fit-servers"), servers, workloads)
     return rules_by_entity(result, ["workload-fit"])
+
+
+def test_large_model_threshold_is_a_setting(tmp_path: Path) -> None:
+    server = _srv("s", "a100-sxm-80gb", 2, "w-1b", memory_gb=384)
+    workload = _wl("w-1b", "training", 1)
+    for threshold, fired in ((1.0, set()), (0.5, {"workload-fit.host-memory-large-model"})):
+        folder = tmp_path / str(threshold)
+        folder.mkdir()
+        result = audit(folder, [server], [workload], config=Config(large_model_params_b=threshold))
+        got = rules_by_entity(result, ["workload-fit"]).get("server/s", set())
+        assert got & {"workload-fit.host-memory-large-model"} == fired
 
 
 @pytest.mark.parametrize(("case_id", "rules"), [pytest.param(c[0], c[3], id=c[0]) for c in SERVER_CASES])
