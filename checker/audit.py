@@ -47,6 +47,7 @@ def run_audit(
         facts = build_all(inv, capacity, Context(
             as_of, cfg.support_horizon_days,
             large_model_params_b=cfg.large_model_params_b, headroom_pct=cfg.headroom_pct,
+            support_level=cfg.support_level,
         ))
         found, messages = evaluate(active.rules, facts)
         findings += found

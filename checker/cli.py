@@ -213,7 +213,8 @@ def _describe_rule(m: RuleMeta, full: bool, config: Config | None = None) -> lis
         lines += [f"  on: {m.on}", f"  when: {m.when}"]
     for name, value, where in policy_in(m.when, config or Config()):
         origin = f"default; set {name} in checker.yaml" if where == "default" else where
-        lines.append(f"  setting: {name} = {value:g} ({origin})")
+        shown = f"{value:g}" if isinstance(value, float) else value
+        lines.append(f"  setting: {name} = {shown} ({origin})")
     lines.append(f"  defined in: {m.origin}")
     if m.rationale:
         lines.append(f"  rationale: {' '.join(m.rationale.split())}")

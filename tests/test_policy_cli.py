@@ -49,3 +49,33 @@ def test_explain_shows_the_settings_a_rule_reads(cli: CliRunner, workdir: Writer
     run = cli("explain", "workload-fit.gpu-count-large-model", "--config", "checker.yaml")
     assert "  setting: large_model_params_b = 13 (checker.yaml:2:1)" in run.lines
     assert not [line for line in cli("explain", "power.rack-capacity").lines if "setting:" in line]
+
+
+SUPPORT = """\
+kind: Servers
+facility: f1
+defaults: {rack: R01, power_w: {max: 1000}, gpu: {model: l4, count: 1}}
+servers:
+  - {name: s1, position: 1, u_height: 1, support: {vendor: Acme, level: 8x5, until: 2030-12-31}}
+  - {name: s2, position: 2, u_height: 1, support: {vendor: Acme, level: nbd, until: 2030-12-31}}
+"""
+
+
+def test_expected_support_level_is_a_setting(cli: CliRunner, workdir: Writer) -> None:
+    workdir("servers.yaml", SUPPORT, minimal=("facility",))
+    run = cli("audit", ".", *AS_OF, "--select", "support.*")
+    assert run.lines == [
+        "servers.yaml:5:66: warning support.level-24x7 server s1 has 8x5 support; the rollout expects 24x7",
+        "servers.yaml:6:66: warning support.level-24x7 server s2 has nbd support; the rollout expects 24x7",
+        summary(warning=2, verdict="pass"),
+    ]
+    workdir("checker.yaml", "support_level: 8x5\n")
+    run = cli("audit", ".", *AS_OF, "--select", "support.*")
+    assert run.lines == [
+        "servers.yaml:6:66: warning support.level-24x7 server s2 has nbd support; the rollout expects 8x5",
+        summary(warning=1, verdict="pass"),
+    ]
+    run = cli("explain", "support.level-24x7")
+    assert "  setting: support_level = 8x5 (checker.yaml:1:1)" in run.lines
+    workdir("checker.yaml", "support_level: 9x5\n")
+    assert cli("audit", ".", *AS_OF).code == 2

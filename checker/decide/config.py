@@ -13,6 +13,7 @@ import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
@@ -48,6 +49,9 @@ class Config(BaseModel):
     headroom_pct: float = Field(
         default=10.0, ge=0, lt=100, strict=True,
         description="share of rack power and cooling, UPS, room cooling and CDU capacity to keep free",
+    )
+    support_level: Literal["24x7", "8x5", "nbd"] = Field(
+        default="24x7", description="the support level GPU servers are expected to have (24x7 > 8x5 > nbd)"
     )
     # Where each value was written, so a `select:` entry that matches nothing is located.
     _where: tuple[str, Src] | None = PrivateAttr(default=None)
@@ -87,6 +91,7 @@ class Settings:
     support_horizon_days: int = 365
     large_model_params_b: float = 1.0
     headroom_pct: float = 10.0
+    support_level: str = "24x7"
 
 
 def find_config(paths: Sequence[Path]) -> Path | None:
@@ -154,6 +159,7 @@ def settings(
         support_horizon_days=config.support_horizon_days,
         large_model_params_b=config.large_model_params_b,
         headroom_pct=config.headroom_pct,
+        support_level=config.support_level,
     )
 
 
@@ -162,6 +168,7 @@ POLICY: dict[str, tuple[str, ...]] = {
     "support_horizon_days": ("support.horizon_days",),
     "large_model_params_b": ("large_model_params_b", "workload_large_model_params_b"),
     "headroom_pct": ("headroom_pct",),
+    "support_level": ("support.expected_level", "support.expected_rank"),
 }
 
 

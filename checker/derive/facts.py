@@ -148,6 +148,7 @@ class Context:
     # share of a capacity to keep free.
     large_model_params_b: float = 1.0
     headroom_pct: float = 10.0
+    support_level: str = "24x7"  # expected of GPU servers
 
 
 class Derivation:
@@ -528,7 +529,15 @@ SUPPORT_FIELDS = (
     derived("support.days_after_rollout", "number", "days", "support.until minus support.checked_against"),
     derived("support.horizon_days", "number", "days", "warn when support ends this soon after rollout "
        "(checker.yaml support_horizon_days, default 365)"),
+    derived("support.level_rank", "number", "", "support.level ordered: none 0, nbd 1, 8x5 2, 24x7 3"),
+    derived(
+        "support.expected_level", "string", "",
+        "the level GPU servers are expected to have (checker.yaml support_level, default 24x7)",
+    ),
+    derived("support.expected_rank", "number", "", "support.expected_level ordered like support.level_rank"),
 )
+
+SUPPORT_RANK = {"none": 0, "nbd": 1, "8x5": 2, "24x7": 3}
 
 SERVER_FIT_FIELDS = (
     derived("workload_task", "string", "", "task of the server's workload"),
@@ -606,11 +615,14 @@ SERVER_FIELDS = (
 )
 
 
-def _support(checked: dt.date, until: dt.date | None, ctx: Context) -> dict[str, Any]:
+def _support(checked: dt.date, until: dt.date | None, level: str | None, ctx: Context) -> dict[str, Any]:
     return {
         "support.checked_against": checked.isoformat(),
         "support.days_after_rollout": (until - checked).days if until else None,
         "support.horizon_days": ctx.support_horizon_days,
+        "support.level_rank": SUPPORT_RANK[level] if level else None,
+        "support.expected_level": ctx.support_level,
+        "support.expected_rank": SUPPORT_RANK[ctx.support_level],
     }
 
 
@@ -663,7 +675,7 @@ def _derived(
     workload) and shared by every server that has it."""
     gpu_keys: list[Hashable] = []
     sw_keys: list[Hashable] = []
-    support_keys: list[tuple[dt.date, dt.date | None]] = []
+    support_keys: list[tuple[dt.date, dt.date | None, str | None]] = []
     fit_keys: list[Hashable] = []
     for entry in inv.servers.values():
         server, sw = entry.server, entry.server.software
@@ -674,7 +686,8 @@ def _derived(
         sw_keys.append((sw.driver, sw.cuda, sw.rocm) if sw else None)
         # Without a rollout date the server is checked as of the audit date, not skipped.
         until = server.support.until if server.support else None
-        support_keys.append((entry.rollout_date or ctx.as_of, until))
+        level = server.support.level if server.support else None
+        support_keys.append((entry.rollout_date or ctx.as_of, until, level))
         # What _server_fit reads: the workload, and the names of the frameworks installed.
         fit_keys.append((server.workload, None if sw is None else tuple(sw.frameworks)))
     servers = [entry.server for entry in inv.servers.values()]
