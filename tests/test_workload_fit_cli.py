@@ -3,6 +3,8 @@ cache and the model catalog, with exact findings and exit codes."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.conftest import AS_OF, CliRunner, Writer, summary
 
 FACILITY = """\
@@ -129,3 +131,16 @@ def test_precision_against_architecture(cli: CliRunner, workdir: Writer) -> None
         "v100-sxm2-32gb (Volta, compute capability 7.0); BF16 needs compute capability 8.0 or newer",
         summary(warning=2, verdict="pass"),
     ])
+
+
+def test_the_report_shows_the_per_gpu_floor_and_the_kv_cache(
+    cli: CliRunner, in_fixtures: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "readiness.md"
+    assert cli("report", "workload-shapes", *AS_OF, "-o", str(out)).code == 0
+    text = out.read_text(encoding="utf-8")
+    header = next(line for line in text.splitlines() if line.startswith("| name | task |"))
+    assert "| GPU memory needed | needed per GPU | KV cache | GPU memory available |" in header
+    # serve-70b: 70 GB of fp8 weights + 85.9 GB of KV cache (32 x 8K sessions at 320 KiB a token)
+    row = next(line for line in text.splitlines() if line.startswith("| [serve-70b]"))
+    assert "| 155.9 GB | — | 85.9 GB | 640 GB |" in row
