@@ -144,3 +144,17 @@ def test_the_report_shows_the_per_gpu_floor_and_the_kv_cache(
     # serve-70b: 70 GB of fp8 weights + 85.9 GB of KV cache (32 x 8K sessions at 320 KiB a token)
     row = next(line for line in text.splitlines() if line.startswith("| [serve-70b]"))
     assert "| 155.9 GB | — | 85.9 GB | 640 GB |" in row
+
+
+def test_fewer_parameters_than_the_catalog_model_activates_is_an_input_error(
+    cli: CliRunner, workdir: Writer
+) -> None:
+    workdir("workloads.yaml", """\
+kind: Workloads
+workloads:
+  - {name: w1, task: inference, params_b: 8, precision: bf16, model: mixtral-8x7b}
+""", minimal=("facility", "servers"))
+    run = cli("audit", ".", *AS_OF)
+    assert (run.code, run.lines[0]) == (
+        2, "workloads.yaml:3:43: error schema.invalid params_b 8 is less than the 12.9B active parameters "
+           "of model 'mixtral-8x7b'")

@@ -26,6 +26,7 @@ from checker.core.builtin import (
     SCHEMA_DUPLICATE_NAME,
     SCHEMA_FEED_SIDES,
     SCHEMA_FILE,
+    SCHEMA_INVALID,
     SCHEMA_MISSING_FIELD,
     SCHEMA_REFERENCE,
 )
@@ -639,7 +640,14 @@ class _Builder:
                 where = place.at(["model"], key=False)
                 self.p.add(SCHEMA_REFERENCE, where, f"unknown model '{w.model}'{hint}")
             return place
-        return Placed(with_shape(w, catalog.value), place.file, place.src)
+        shaped = with_shape(w, catalog.value)
+        if shaped.active_params_b is not None and shaped.active_params_b > shaped.params_b:
+            self.p.add(
+                SCHEMA_INVALID, place.at(["params_b"], key=False),
+                f"params_b {w.params_b:g} is less than the {shaped.active_params_b:g}B active parameters "
+                f"of model '{w.model}'",
+            )
+        return Placed(shaped, place.file, place.src)
 
     def _add_languagemodels(self, doc: _Doc, lm: m.LanguageModelsDoc) -> None:
         for i, model in enumerate(lm.models):
