@@ -44,7 +44,11 @@ def run_audit(
     # Rules would misread a half-loaded inventory: input errors are reported alone.
     if not schema:
         capacity = compute(inv)
-        facts = build_all(inv, capacity, Context(as_of, cfg.support_horizon_days))
+        facts = build_all(inv, capacity, Context(
+            as_of, cfg.support_horizon_days,
+            large_model_params_b=cfg.large_model_params_b, headroom_pct=cfg.headroom_pct,
+            support_level=cfg.support_level,
+        ))
         found, messages = evaluate(active.rules, facts)
         findings += found
     findings = override_severity(findings, cfg.severity)

@@ -28,7 +28,7 @@ from checker.core.perf import gc_paused
 from checker.core.rulemeta import RuleMeta
 from checker.core.suggest import did_you_mean
 from checker.core.terminal import SafeStream, StreamError, escape
-from checker.decide.config import Settings, find_config, load_config, settings
+from checker.decide.config import Config, Settings, find_config, load_config, policy_in, settings
 from checker.decide.result import AuditResult
 from checker.derive.facts import REGISTRY, fact_kind
 from checker.diff import diff
@@ -228,10 +228,14 @@ def cmd_rules_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _describe_rule(m: RuleMeta, full: bool) -> list[str]:
+def _describe_rule(m: RuleMeta, full: bool, config: Config | None = None) -> list[str]:
     lines = [f"{m.id}: {m.title}", f"  severity: {m.severity}", f"  category: {m.category}"]
     if m.on is not None:
         lines += [f"  on: {m.on}", f"  when: {m.when}"]
+    for name, value, where in policy_in(m.when, config or Config()):
+        origin = f"default; set {name} in checker.yaml" if where == "default" else where
+        shown = f"{value:g}" if isinstance(value, float) else value
+        lines.append(f"  setting: {name} = {shown} ({origin})")
     lines.append(f"  defined in: {m.origin}")
     if m.rationale:
         lines.append(f"  rationale: {' '.join(m.rationale.split())}")
@@ -250,7 +254,10 @@ def _show(args: argparse.Namespace, full: bool) -> int:
     if meta is None:
         hint = did_you_mean(args.id, [m.id for m in metas])
         raise UserError(f"unknown rule '{args.id}'{hint}; see `checker rules list`")
-    _print_lines(_describe_rule(meta, full))
+    # The policy thresholds the rule reads, as the audit of the default inventories would see them.
+    config_file = getattr(args, "config", None) or find_config([Path("inventories")])
+    config, _ = load_config(config_file)
+    _print_lines(_describe_rule(meta, full, config))
     return 0
 
 
@@ -431,6 +438,9 @@ def build_parser() -> argparse.ArgumentParser:
     explain = _sub(subs, "explain", cmd_explain, "a rule's rationale, examples and remediation")
     explain.add_argument("id")
     _add_rules_option(explain)
+    explain.add_argument(
+        "--config", type=Path, metavar="FILE", help="config whose settings to show (default: checker.yaml)"
+    )
     facts = _sub(subs, "facts", cmd_facts, "fact kinds and fields that rules can use")
     facts.add_argument("kind", nargs="?")
     _sub(subs, "schema", cmd_schema, "JSON Schema of the inventory kinds (for editors)")

@@ -699,8 +699,8 @@ COMPAT = [
     "compat/servers.yaml:26:16: error compatibility.gpu-rocm-too-old server mi300x: ROCm 5.7 predates the "
     "mi300x, which needs ROCm 6.0.0 or newer",
     "compat/workloads.yaml:5:5: error workload-fit.gpu-memory workload pretrain-70b (70B training, bf16) "
-    "needs about 1344 GB of GPU memory (with a 20 % planning allowance) sharded over its 8 GPUs, "
-    "but has 640 GB",
+    "needs about 169.3 GB on each of its 8 GPUs (1120 GB of states sharded, with a 20 % planning allowance, "
+    "1.3 GB runtime), but its smallest GPU has 80 GB",
 ]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -60,6 +61,18 @@ class Config(BaseModel):
     )
     max_per_rule: int = Field(default=100, ge=0, description="findings shown per rule, then a count (0: all)")
     netbox: NetboxImport = Field(default=NetboxImport(), description="`checker import netbox` settings")
+    large_model_params_b: float = Field(
+        default=1.0, gt=0, le=100_000, strict=True,
+        description="models above this many billion parameters are large: trained on 8+ GPUs, "
+        "with 512 GB of host RAM (S1 2.1: > 1B)",
+    )
+    headroom_pct: float = Field(
+        default=10.0, ge=0, lt=100, strict=True,
+        description="share of rack power and cooling, UPS, room cooling and CDU capacity to keep free",
+    )
+    support_level: Literal["24x7", "8x5", "nbd"] = Field(
+        default="24x7", description="the support level GPU servers are expected to have (24x7 > 8x5 > nbd)"
+    )
     # Where each value was written, so a `select:` entry that matches nothing is located.
     _where: tuple[str, Src] | None = PrivateAttr(default=None)
 
@@ -96,6 +109,9 @@ class Settings:
     # Findings shown per rule (0: all); the summary always counts every finding.
     max_per_rule: int = 100
     support_horizon_days: int = 365
+    large_model_params_b: float = 1.0
+    headroom_pct: float = 10.0
+    support_level: str = "24x7"
 
 
 def find_config(paths: Sequence[Path]) -> Path | None:
@@ -161,7 +177,33 @@ def settings(
         origins=origins,
         max_per_rule=config.max_per_rule if max_per_rule is None else max_per_rule,
         support_horizon_days=config.support_horizon_days,
+        large_model_params_b=config.large_model_params_b,
+        headroom_pct=config.headroom_pct,
+        support_level=config.support_level,
     )
+
+
+# Policy thresholds: the setting, and the fact fields that carry it to the rules.
+POLICY: dict[str, tuple[str, ...]] = {
+    "support_horizon_days": ("support.horizon_days",),
+    "large_model_params_b": ("large_model_params_b", "workload_large_model_params_b"),
+    "headroom_pct": ("headroom_pct",),
+    "support_level": ("support.expected_level", "support.expected_rank"),
+}
+
+
+def policy_in(when: str | None, config: Config) -> list[tuple[str, object, str]]:
+    """The policy settings a rule's `when` reads: (setting, value, where it was set
+    or 'default')."""
+    words = set(re.findall(r"[A-Za-z_][\w.]*", when or ""))
+    read = [name for name, fields in POLICY.items() if words & set(fields)]
+    return [(name, getattr(config, name), _origin(config, name)) for name in read]
+
+
+def _origin(config: Config, name: str) -> str:
+    if name not in config.model_fields_set:
+        return "default"
+    return config.position(name, key=True) or "config"
 
 
 def check_selection(cfg: Settings, known: Sequence[str]) -> None:

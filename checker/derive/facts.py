@@ -144,6 +144,11 @@ class Context:
     as_of: dt.date
     support_horizon_days: int = 365
     knowledge: Knowledge = field(default_factory=builtin)
+    # Policy thresholds (checker.yaml): models above this size are large; the
+    # share of a capacity to keep free.
+    large_model_params_b: float = 1.0
+    headroom_pct: float = 10.0
+    support_level: str = "24x7"  # expected of GPU servers
 
 
 class Derivation:
@@ -317,6 +322,11 @@ def _columns(spec: tuple[Column, ...]) -> tuple[FactField, ...]:
 
 
 # ---------------------------------------------------------------- facility
+HEADROOM_DOC = "share of a capacity to keep free (checker.yaml headroom_pct, default 10)"
+LARGE_MODEL_DOC = (
+    "models above this many billion parameters are large (checker.yaml large_model_params_b, default 1)"
+)
+
 FACILITY_FIELDS = (
     written("name", "string", "", "facility name"),
     written("location", "string", "", "free-text location"),
@@ -362,6 +372,7 @@ FACILITY_FIELDS = (
     written("energy_price_per_kwh", "number", "currency/kWh", "energy price"),
     written("currency", "string", "", "currency of energy_price_per_kwh"),
     *_columns(FACILITY_COLUMNS),
+    derived("headroom_pct", "number", "%", HEADROOM_DOC),
     derived("knowledge.as_of", "date", "", "the date the compatibility tables are current to"),
     derived(
         "knowledge.age_days", "number", "days",
@@ -387,6 +398,7 @@ def _facilities(run: Derivation) -> list[Fact]:
         "knowledge.as_of": [as_of.isoformat()] * len(names),
         "knowledge.age_days": [(ctx.as_of - as_of).days] * len(names),
         "knowledge.software_servers": [checked[n] for n in names],
+        "headroom_pct": [ctx.headroom_pct] * len(names),
     }
     plants = [place.value.cooling for place in inv.facilities.values()]
     written_as: dict[str, list[Any]] = {
@@ -441,6 +453,7 @@ CDU_FIELDS = (
     written("units", "number", "", "equal CDUs (or modules) that share its racks"),
     written("redundancy", "string", "", "N | N+1 | 2N across its units"),
     *_columns(CDU_COLUMNS),
+    derived("headroom_pct", "number", "%", HEADROOM_DOC),
 )
 
 
@@ -448,7 +461,10 @@ def _cdus(run: Derivation) -> list[Fact]:
     inv, cap = run.inv, run.cap
     keys = list(inv.cdus)
     entries: list[Entry] = [(entity_id("cdu", k), p, {}) for k, p in inv.cdus.items()]
-    columns = {**cap.cdus.cells_for(keys), "facility": [k[0] for k in keys]}
+    columns = {
+        **cap.cdus.cells_for(keys), "facility": [k[0] for k in keys],
+        "headroom_pct": [run.ctx.headroom_pct] * len(keys),
+    }
     return _facts("cdu", CDU_FIELDS, entries, columns)
 
 
@@ -465,13 +481,17 @@ RACK_FIELDS = (
     written("redundancy", "string", "", "N | N+1 | 2N"),
     written("row", "string", "", "the row the rack stands in"),
     *_columns(RACK_COLUMNS),
+    derived("headroom_pct", "number", "%", HEADROOM_DOC),
 )
 
 
 def _racks(run: Derivation) -> list[Fact]:
     inv, cap = run.inv, run.cap
     entries: list[Entry] = [(entity_id("rack", key), place, {}) for key, place in inv.racks.items()]
-    columns = {**cap.racks.cells_for(list(inv.racks)), "facility": [key[0] for key in inv.racks]}
+    columns = {
+        **cap.racks.cells_for(list(inv.racks)), "facility": [key[0] for key in inv.racks],
+        "headroom_pct": [run.ctx.headroom_pct] * len(inv.racks),
+    }
     return _facts("rack", RACK_FIELDS, entries, columns)
 
 
@@ -512,12 +532,21 @@ SUPPORT_FIELDS = (
     derived("support.days_after_rollout", "number", "days", "support.until minus support.checked_against"),
     derived("support.horizon_days", "number", "days", "warn when support ends this soon after rollout "
        "(checker.yaml support_horizon_days, default 365)"),
+    derived("support.level_rank", "number", "", "support.level ordered: none 0, nbd 1, 8x5 2, 24x7 3"),
+    derived(
+        "support.expected_level", "string", "",
+        "the level GPU servers are expected to have (checker.yaml support_level, default 24x7)",
+    ),
+    derived("support.expected_rank", "number", "", "support.expected_level ordered like support.level_rank"),
 )
+
+SUPPORT_RANK = {"none": 0, "nbd": 1, "8x5": 2, "24x7": 3}
 
 SERVER_FIT_FIELDS = (
     derived("workload_task", "string", "", "task of the server's workload"),
     derived("workload_servers", "number", "", "servers that run the server's workload"),
     derived("workload_params_b", "number", "billion", "parameters of the server's workload's model"),
+    derived("workload_large_model_params_b", "number", "billion", LARGE_MODEL_DOC),
     derived("workload_framework", "string", "", "framework the server's workload needs"),
     derived("workload_dataset_tb", "number", "TB", "dataset of the server's workload"),
     derived("workload_memory_required_gb", "number", "GB", "GPU memory the server's workload needs"),
@@ -593,11 +622,14 @@ SERVER_FIELDS = (
 )
 
 
-def _support(checked: dt.date, until: dt.date | None, ctx: Context) -> dict[str, Any]:
+def _support(checked: dt.date, until: dt.date | None, level: str | None, ctx: Context) -> dict[str, Any]:
     return {
         "support.checked_against": checked.isoformat(),
         "support.days_after_rollout": (until - checked).days if until else None,
         "support.horizon_days": ctx.support_horizon_days,
+        "support.level_rank": SUPPORT_RANK[level] if level else None,
+        "support.expected_level": ctx.support_level,
+        "support.expected_rank": SUPPORT_RANK[ctx.support_level],
     }
 
 
@@ -610,6 +642,7 @@ def _server_fit(server: m.Server, workloads: Mapping[str, dict[str, Any]], ctx: 
         "workload_task": model.task,
         "workload_servers": wl["server_count"],
         "workload_params_b": model.params_b,
+        "workload_large_model_params_b": ctx.large_model_params_b,
         "workload_framework": model.framework,
         "workload_dataset_tb": model.dataset_tb,
         "workload_memory_required_gb": wl.get("memory_required_gb"),
@@ -649,7 +682,7 @@ def _derived(
     workload) and shared by every server that has it."""
     gpu_keys: list[Hashable] = []
     sw_keys: list[Hashable] = []
-    support_keys: list[tuple[dt.date, dt.date | None]] = []
+    support_keys: list[tuple[dt.date, dt.date | None, str | None]] = []
     fit_keys: list[Hashable] = []
     lifecycle_keys: list[tuple[str | None, dt.date]] = []
     for entry in inv.servers.values():
@@ -660,7 +693,8 @@ def _derived(
         sw_keys.append((sw.driver, sw.cuda, sw.rocm) if sw else None)
         # Without a rollout date the server is checked as of the audit date, not skipped.
         until = server.support.until if server.support else None
-        support_keys.append((entry.rollout_date or ctx.as_of, until))
+        level = server.support.level if server.support else None
+        support_keys.append((entry.rollout_date or ctx.as_of, until, level))
         lifecycle_keys.append((sw.driver if sw else None, entry.rollout_date or ctx.as_of))
         # What _server_fit reads: the workload, and the names of the frameworks installed.
         fit_keys.append((server.workload, None if sw is None else tuple(sw.frameworks)))
@@ -761,12 +795,30 @@ WORKLOAD_FIELDS = (
     written("name", "string", "", "workload name"),
     written("task", "string", "", "training | fine-tuning | inference"),
     written("params_b", "number", "billion", "model parameters"),
-    written("precision", "string", "", "fp32 | bf16 | fp16 | fp8 | int8 | int4"),
+    written("precision", "string", "", "fp32 | bf16 | fp16 | fp8 | mxfp8 | int8 | int4 | nvfp4"),
     written("framework", "string", "", "framework that must be installed"),
     written("dataset_tb", "number", "TB", "dataset size"),
     written("tokens_b", "number", "billion", "training tokens"),
     written("deadline_days", "number", "days", "deadline"),
+    written("model", "string", "", "catalog model (LanguageModels) whose shape it takes"),
+    written("mode", "string", "", "training and fine-tuning: full | lora | qlora (default full)"),
+    written("active_params_b", "number", "billion", "parameters used per token (a mixture of experts)"),
+    written("layers", "number", "", "transformer layers (given, or the catalog model's)"),
+    written("hidden_size", "number", "", "hidden size (given, or the catalog model's)"),
+    written("kv_heads", "number", "", "key/value heads (given, or the catalog model's)"),
+    written("head_dim", "number", "", "dimension of one attention head (given, or the catalog model's)"),
+    written(
+        "kv_elements", "number", "", "KV-cache elements per token and layer where attention compresses them"
+    ),
+    written("seq_len", "number", "tokens", "training: tokens per sequence"),
+    written("micro_batch", "number", "", "training: sequences per GPU (default 1)"),
+    written("context_len", "number", "tokens", "inference: tokens per session"),
+    written("concurrency", "number", "", "inference: concurrent sessions (default 1)"),
+    written(
+        "kv_precision", "string", "", "inference: KV-cache precision (default 16-bit; fp32 weights: fp32)"
+    ),
     derived("server_count", "number", "", "servers that run it"),
+    derived("large_model_params_b", "number", "billion", LARGE_MODEL_DOC),
     *fit.WORKLOAD_FIT_FIELDS,
 )
 
@@ -788,9 +840,12 @@ def _workload_values(inv: Inventory, ctx: Context) -> dict[str, dict[str, Any]]:
 
 
 def _workloads(run: Derivation) -> list[Fact]:
-    inv = run.inv
+    inv, large = run.inv, run.ctx.large_model_params_b
     entries = [
-        (entity_id("workload", name), inv.workloads[name], {k: v for k, v in values.items() if k != "model"})
+        (
+            entity_id("workload", name), inv.workloads[name],
+            {**{k: v for k, v in values.items() if k != "model"}, "large_model_params_b": large},
+        )
         for name, values in run.workloads.items()
     ]
     return _facts("workload", WORKLOAD_FIELDS, entries)

@@ -1,18 +1,22 @@
 """Workload fit figures: GPU memory required vs available, GPUs, and a
 time-to-train estimate, per workload over the servers that run it (numpy).
 
-Memory (decimal GB, like the catalog): training and full fine-tuning keep
-`state_bytes` per parameter (mixed-precision Adam: 16) plus an activation
-allowance, sharded over every GPU of the job; inference keeps the weights at
-the workload's precision plus a KV-cache allowance within each one server.
-An MI250X counts as two 64 GB GPUs, as software sees it. The factors are
-in rules/knowledge/fit.yaml; rules in rules/workload.yaml compare the figures.
+Memory (decimal GB, like the catalog): training and fine-tuning keep their
+states (full: 16 bytes a parameter; LoRA / QLoRA: the frozen base plus
+adapters) sharded over every GPU of the job (ZeRO-3 / FSDP), and on each GPU
+a whole data-parallel rank's activations and the runtime: the per-GPU floor.
+Inference keeps the weights at the workload's precision plus the KV cache of
+its sessions within each one server. Where the model's shape is not given, a
+planning allowance stands for the activations or the KV cache. An MI250X
+counts as two 64 GB GPUs, as software sees it. The factors are in
+rules/knowledge/fit.yaml, the formulas in docs/workload-fit.md; rules in
+rules/workload.yaml compare the figures.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -40,6 +44,17 @@ class ServerGpus:
     device_gb: Floats  # memory of one logical GPU (nan without a GPU)
     tflops: Floats  # dense BF16 (FP16 where there is no BF16) per logical GPU, nan if unknown
     tflops_unverified: npt.NDArray[np.bool_]
+    # Dense FP8 per logical GPU where the catalog gives it, else the BF16 peak:
+    # what an fp8 workload runs at.
+    fp8_tflops: Floats
+    fp8_unverified: npt.NDArray[np.bool_]
+    fp8_used: npt.NDArray[np.bool_]  # the FP8 figure (not the BF16 fallback)
+    pcie_only: npt.NDArray[np.bool_]  # GPUs without NVLink or another fast link between them
+    # Per workload index: what its GPU models support (precision_values).
+    precision: Mapping[int, dict[str, Any]] = field(default_factory=dict)
+
+
+_DTYPES = (np.int64, *(np.float64,) * 4, np.float64, np.bool_, np.float64, np.bool_, np.bool_, np.bool_)
 
 
 def server_columns(
@@ -47,35 +62,74 @@ def server_columns(
 ) -> ServerGpus:
     index = {name: i for i, name in enumerate(workloads)}
     rows = [_row(s, gpus, index) for s in servers]
-    columns = list(zip(*rows, strict=True)) if rows else [()] * 7
-    return ServerGpus(
-        np.array(columns[0], dtype=np.int64),
-        np.array(columns[1], dtype=np.float64),
-        np.array(columns[5], dtype=np.float64),
-        np.array(columns[6], dtype=np.float64),
-        np.array(columns[2], dtype=np.float64),
-        np.array(columns[3], dtype=np.float64),
-        np.array(columns[4], dtype=np.bool_),
-    )
+    columns = list(zip(*rows, strict=True)) if rows else [()] * len(_DTYPES)
+    names = [f.name for f in fields(ServerGpus)][: len(_DTYPES)]
+    arrays: dict[str, Any] = {
+        name: np.array(c, dtype=t) for name, c, t in zip(names, columns, _DTYPES, strict=True)
+    }
+    pairs = {(index[s.workload], s.gpu.model) for s in servers if s.workload in index and s.gpu}
+    models: dict[int, list[m.GpuModel]] = {}
+    for i, name in sorted(pairs):
+        if name in gpus:
+            models.setdefault(i, []).append(gpus[name])
+    return ServerGpus(**arrays, precision={i: precision_values(g) for i, g in models.items()})
 
 
-def _row(
-    server: m.Server, gpus: Mapping[str, m.GpuModel], index: Mapping[str, int]
-) -> tuple[int, float, float, float, bool, float, float]:
+def _cc(gpu: m.GpuModel) -> float:
+    """Compute capability as a number rules compare: 8.9 -> 8.9, 10.3 -> 10.3
+    (one digit of minor version, as every NVIDIA compute capability has)."""
+    major, _, minor = str(gpu.compute_capability).partition(".")
+    return int(major) + int(minor or 0) / 10
+
+
+# AMD targets without FP8 (the team reference: MI250X, gfx90a, has no FP8).
+NO_FP8_TARGETS = ("gfx90a",)
+
+
+def precision_values(gpus: Sequence[m.GpuModel]) -> dict[str, Any]:
+    """The lowest and highest compute capability among the NVIDIA GPU models
+    of a workload's servers (with a model that has each), and an AMD model
+    without FP8: what the precision rules compare."""
+    nvidia = sorted((g for g in gpus if g.compute_capability is not None), key=lambda g: _cc(g))
+    no_fp8 = [g.name for g in gpus if g.llvm_target in NO_FP8_TARGETS]
+    if not nvidia:
+        return {"gpu_no_fp8_model": no_fp8[0] if no_fp8 else None}
+    low, high = nvidia[0], nvidia[-1]
+    return {
+        "gpu_cc_min": _cc(low),
+        "gpu_cc_min_model": low.name,
+        "gpu_cc_min_architecture": low.architecture,
+        "gpu_cc_max": _cc(high),
+        "gpu_cc_max_model": high.name,
+        "gpu_no_fp8_model": no_fp8[0] if no_fp8 else None,
+    }
+
+
+def _pcie_only(server: m.Server, gpu: m.GpuModel) -> bool:
+    """No fast link between the GPUs: network.nvlink says so, else the catalog
+    interconnect is PCIe or none (NVLink, a bridge and Infinity Fabric are links)."""
+    nvlink = server.network.nvlink if server.network else None
+    return not nvlink if nvlink is not None else gpu.interconnect in ("pcie", "none")
+
+
+def _row(server: m.Server, gpus: Mapping[str, m.GpuModel], index: Mapping[str, int]) -> tuple[Any, ...]:
     workload = index.get(server.workload, -1) if server.workload else -1
     gpu = gpus.get(server.gpu.model) if server.gpu else None
     nodes = float(server.nodes)
     if server.gpu is None or gpu is None:
-        return workload, 0.0, np.nan, np.nan, False, 0.0, nodes
+        return workload, 0.0, 0.0, nodes, np.nan, np.nan, False, np.nan, False, False, False
     peak = gpu.bf16_tflops or gpu.fp16_tflops
     field = "bf16_tflops" if gpu.bf16_tflops else "fp16_tflops"
     per_device = peak / gpu.logical_gpus if peak else np.nan
+    fp8 = gpu.fp8_tflops / gpu.logical_gpus if gpu.fp8_tflops else per_device
+    fp8_unverified = ("fp8_tflops" if gpu.fp8_tflops else field) in gpu.unverified
     per_node = float(server.gpu.count * gpu.logical_gpus)
     devices = per_node * nodes
     domain = server.network.nvlink_domain if server.network else None
     span = devices if server.trays is None else min(float(domain), devices) if domain else per_node
     unverified = field in gpu.unverified
-    return workload, devices, gpu.memory_gb / gpu.logical_gpus, per_device, unverified, span, nodes
+    return (workload, devices, span, nodes, gpu.memory_gb / gpu.logical_gpus, per_device, unverified,
+            fp8, fp8_unverified, bool(gpu.fp8_tflops), _pcie_only(server, gpu))
 
 
 def _group(cols: ServerGpus, n: int) -> dict[str, npt.NDArray[Any]]:
@@ -93,6 +147,12 @@ def _group(cols: ServerGpus, n: int) -> dict[str, npt.NDArray[Any]]:
         # nan where any server's peak is unknown: no estimate rather than a wrong one
         "peak_tflops": np.bincount(w, weights=np.where(devices > 0, devices * tflops, 0.0), minlength=n),
         "unverified": np.bincount(w, weights=cols.tflops_unverified[mask] & (devices > 0), minlength=n),
+        "peak_fp8_tflops": np.bincount(
+            w, weights=np.where(devices > 0, devices * cols.fp8_tflops[mask], 0.0), minlength=n
+        ),
+        "fp8_unverified": np.bincount(w, weights=cols.fp8_unverified[mask] & (devices > 0), minlength=n),
+        "fp8_used": np.bincount(w, weights=cols.fp8_used[mask] & (devices > 0), minlength=n),
+        "pcie_only": np.bincount(w, weights=cols.pcie_only[mask] & (devices > 0), minlength=n),
     }
     for name, values, fn, start in (
         ("gpus_per_server_min", domain, np.minimum, np.inf),
@@ -106,10 +166,64 @@ def _group(cols: ServerGpus, n: int) -> dict[str, npt.NDArray[Any]]:
     return out
 
 
-def _required_gb(workload: m.Workload, fit: FitModel) -> float:
+@dataclass(frozen=True)
+class Memory:
+    """What a workload keeps in GPU memory, before it is spread over GPUs."""
+
+    mode: str | None  # training and fine-tuning: full | lora | qlora
+    bytes_per_param: float  # the states (training) or the weights (inference)
+    model_gb: float  # params x bytes_per_param
+    allowance: float | None  # the planning allowance, where the shape does not give the figure
+    activations_gb: float | None = None  # per data-parallel rank (training)
+    kv_bytes_per_token: float | None = None  # inference, from the shape
+    kv_cache_gb: float | None = None  # inference: its sessions' KV cache
+
+
+def kv_bytes_per_token(workload: m.Workload, fit: FitModel) -> float | None:
+    """2 x layers x kv_heads x head_dim x bytes (or layers x kv_elements x bytes)."""
+    elements = workload.kv_elements
+    if elements is None and workload.kv_heads is not None and workload.head_dim is not None:
+        elements = 2 * workload.kv_heads * workload.head_dim
+    if elements is None or workload.layers is None:
+        return None
+    precision = workload.kv_precision or ("fp32" if workload.precision == "fp32" else "bf16")
+    return float(elements * workload.layers * fit.weights.bytes[precision])
+
+
+def memory(workload: m.Workload, fit: FitModel) -> Memory:
     task = fit.tasks[workload.task]
-    per_param = task.state_bytes or fit.weights.bytes[workload.precision]
-    return workload.params_b * per_param * (1 + task.allowance)
+    n = workload.params_b  # billions: bytes per parameter x n is GB
+    if workload.task == "inference":
+        per_param = fit.weights.bytes[workload.precision]
+        per_token = kv_bytes_per_token(workload, fit)
+        if per_token is None or workload.context_len is None:
+            return Memory(None, per_param, n * per_param, task.allowance, kv_bytes_per_token=per_token)
+        tokens = workload.context_len * (workload.concurrency or 1)
+        kv = per_token * tokens / 1e9
+        return Memory(None, per_param, n * per_param, None, kv_bytes_per_token=per_token, kv_cache_gb=kv)
+    mode = workload.mode or "full"
+    state = task.state_bytes or 16.0
+    adapter = fit.modes.get(mode) if mode != "full" else None
+    per_param = state if adapter is None else adapter.base_bytes + adapter.adapter_fraction * state
+    h, layers, s = workload.hidden_size, workload.layers, workload.seq_len
+    if h is None or layers is None or s is None:
+        return Memory(mode, per_param, n * per_param, task.allowance)
+    act = fit.activations
+    tokens = s * (workload.micro_batch or 1)
+    activations = (act.checkpoint_bytes * layers + act.layer_bytes) * tokens * h / 1e9
+    return Memory(mode, per_param, n * per_param, None, activations_gb=activations)
+
+
+def _required_gb(mem: Memory) -> float:
+    """Memory needed without the per-GPU terms (what one job holds in all)."""
+    return mem.model_gb * (1 + (mem.allowance or 0)) + (mem.kv_cache_gb or 0)
+
+
+def flops_per_param_token(workload: m.Workload, fit: FitModel) -> float:
+    """6 (forward and backward of every weight), about 4 with adapters (no
+    weight gradients of the frozen base)."""
+    adapters = workload.mode in ("lora", "qlora")
+    return fit.estimate.lora_flops_per_param_token if adapters else fit.estimate.flops_per_param_token
 
 
 def _train_days(workload: m.Workload, peak_tflops: float, fit: FitModel) -> float | None:
@@ -117,7 +231,8 @@ def _train_days(workload: m.Workload, peak_tflops: float, fit: FitModel) -> floa
         return None
     if peak_tflops <= 0:
         return None
-    flops = fit.estimate.flops_per_param_token * workload.params_b * 1e9 * workload.tokens_b * 1e9
+    n = workload.active_params_b or workload.params_b
+    flops = flops_per_param_token(workload, fit) * n * 1e9 * workload.tokens_b * 1e9
     return float(flops / (peak_tflops * 1e12 * fit.estimate.mfu) / _SECONDS_PER_DAY)
 
 
@@ -128,9 +243,34 @@ def _finite(value: float) -> float | None:
 # What workload_values gives for each workload.
 WORKLOAD_FIT_FIELDS = (
     derived("memory_scope", "string", "", "job: sharded over all its GPUs; server: within each server"),
-    derived("memory_allowance_pct", "number", "%", "activation / KV-cache allowance in memory_required_gb "
-       "(a planning default, unverified)"),
-    derived("memory_required_gb", "number", "GB", "GPU memory needed (rules/knowledge/fit.yaml)"),
+    derived("training_mode", "string", "", "training and fine-tuning: full | lora | qlora (default full)"),
+    derived(
+        "bytes_per_param", "number", "bytes",
+        "training: states per parameter (full: 16, lora: 2 + adapters, qlora: 0.56 + adapters); "
+        "inference: the weights at the workload's precision",
+    ),
+    derived("model_memory_gb", "number", "GB", "params_b x bytes_per_param: the states or the weights"),
+    derived("memory_allowance_pct", "number", "%", "activation / KV-cache allowance in memory_required_gb, "
+       "used only where the model's shape does not give the figure (a planning default, unverified)"),
+    derived(
+        "activations_gb", "number", "GB",
+        "training: activations per GPU (each data-parallel rank; not sharded), "
+        "(2 x layers + 34) x seq_len x micro_batch x hidden_size bytes",
+    ),
+    derived("runtime_overhead_gb", "number", "GB", "training: CUDA context and kernels on each GPU"),
+    derived(
+        "memory_per_gpu_floor_gb", "number", "GB",
+        "training: model_memory_gb / job_gpu_count (x the allowance without a shape) + activations_gb "
+        "+ runtime_overhead_gb: what each GPU of the job holds",
+    ),
+    derived("kv_bytes_per_token", "number", "bytes", "inference: 2 x layers x kv_heads x head_dim x bytes"),
+    derived("kv_tokens", "number", "", "inference: context_len x concurrency"),
+    derived("kv_cache_gb", "number", "GB", "inference: kv_bytes_per_token x kv_tokens"),
+    derived(
+        "memory_required_gb", "number", "GB",
+        "GPU memory needed: model_memory_gb + kv_cache_gb (inference), or memory_per_gpu_floor_gb "
+        "x job_gpu_count (training); with the allowance where the shape is unknown",
+    ),
     derived(
         "memory_available_gb", "number", "GB",
         "GPU memory of the job, or of its smallest server (a rack-scale system: of its NVLink domain, "
@@ -146,10 +286,32 @@ WORKLOAD_FIT_FIELDS = (
     derived("node_count", "number", "", "nodes that run it: servers, a rack-scale system's compute trays"),
     derived("gpu_memory_gb_min", "number", "GB", "smallest per-GPU memory among its servers"),
     derived("gpu_memory_gb_max", "number", "GB", "largest per-GPU memory among its servers"),
-    derived("peak_tflops", "number", "TFLOPS", "dense BF16 peak of all its GPUs (absent if one is unknown)"),
+    derived(
+        "peak_tflops", "number", "TFLOPS",
+        "dense peak of all its GPUs at peak_precision (absent if one is unknown)",
+    ),
+    derived(
+        "peak_precision", "string", "",
+        "fp8: an fp8 workload on GPUs with an FP8 figure (each GPU without one at its BF16 peak); else bf16",
+    ),
     derived("mfu", "number", "", "model FLOPs utilisation the estimate assumes"),
-    derived("train_days", "number", "days", "6 x params x tokens / (peak x MFU), training and fine-tuning"),
+    derived("flops_params_b", "number", "billion", "N of the estimate: active_params_b, else params_b"),
+    derived("flops_per_param_token", "number", "FLOPs", "6 (full), about 4 (lora, qlora)"),
+    derived(
+        "train_days", "number", "days",
+        "flops_per_param_token x flops_params_b x tokens / (peak_tflops x MFU), training and fine-tuning",
+    ),
     derived("estimate_unverified", "boolean", "", "the estimate uses a peak the catalog marks unverified"),
+    derived("gpu_cc_min", "number", "", "lowest compute capability among its NVIDIA GPU models (8.9)"),
+    derived("gpu_cc_min_model", "string", "", "a GPU model of its servers with gpu_cc_min"),
+    derived("gpu_cc_min_architecture", "string", "", "architecture of gpu_cc_min_model"),
+    derived("gpu_cc_max", "number", "", "highest compute capability among its NVIDIA GPU models"),
+    derived("gpu_cc_max_model", "string", "", "a GPU model of its servers with gpu_cc_max"),
+    derived("gpu_no_fp8_model", "string", "", "an AMD GPU model of its servers without FP8 (MI250X, gfx90a)"),
+    derived(
+        "estimate_pcie_only", "boolean", "",
+        "a multi-GPU job with GPUs that exchange gradients over PCIe: the MFU is optimistic",
+    ),
 )
 
 
@@ -158,20 +320,59 @@ def workload_values(
 ) -> list[dict[str, Any]]:
     """Fit figures for each workload, in order (fact field name -> value)."""
     agg = _group(cols, len(workloads))
-    return [_one(w, {k: float(v[i]) for k, v in agg.items()}, fit) for i, w in enumerate(workloads)]
+    return [
+        {**_one(w, {k: float(v[i]) for k, v in agg.items()}, fit), **cols.precision.get(i, {})}
+        for i, w in enumerate(workloads)
+    ]
+
+
+def _memory_values(mem: Memory, workload: m.Workload) -> dict[str, Any]:
+    tokens = workload.context_len * (workload.concurrency or 1) if workload.context_len else None
+    return {
+        "training_mode": mem.mode,
+        "bytes_per_param": round(mem.bytes_per_param, 4),
+        "model_memory_gb": round(mem.model_gb, 2),
+        "memory_allowance_pct": round(mem.allowance * 100, 1) if mem.allowance is not None else None,
+        "activations_gb": _rounded(mem.activations_gb),
+        "kv_bytes_per_token": mem.kv_bytes_per_token,
+        "kv_tokens": tokens if mem.kv_cache_gb is not None else None,
+        "kv_cache_gb": _rounded(mem.kv_cache_gb),
+    }
+
+
+def _rounded(value: float | None) -> float | None:
+    return round(value, 2) if value is not None else None
 
 
 def _one(workload: m.Workload, a: Mapping[str, float], fit: FitModel) -> dict[str, Any]:
     task = fit.tasks[workload.task]
+    mem = memory(workload, fit)
+    values = {"memory_scope": task.scope, **_memory_values(mem, workload)}
     if a["servers"] == 0:
-        return {"memory_required_gb": round(_required_gb(workload, fit), 2), "memory_scope": task.scope}
+        return {**values, "memory_required_gb": round(_required_gb(mem), 2)}
     job = task.scope == "job"
     gpus = a["gpus"] if job else a["gpus_per_server_min"]
-    required = _required_gb(workload, fit)
-    days = _train_days(workload, a["peak_tflops"], fit)
+    required = _required_gb(mem)
+    floor = None
+    if job and gpus:
+        overhead = fit.runtime.overhead_gb
+        floor = required / gpus + (mem.activations_gb or 0) + overhead
+        required = floor * gpus
+        values |= {"runtime_overhead_gb": overhead, "memory_per_gpu_floor_gb": round(floor, 2)}
+    # MXFP8 runs on the FP8 tensor cores of the GPUs that have it.
+    fp8 = workload.precision in ("fp8", "mxfp8") and a["fp8_used"] > 0
+    peak = a["peak_fp8_tflops"] if fp8 else a["peak_tflops"]
+    days = _train_days(workload, peak, fit)
+    estimate: dict[str, Any] = {}
+    if days is not None:
+        estimate = {
+            "flops_params_b": workload.active_params_b or workload.params_b,
+            "flops_per_param_token": flops_per_param_token(workload, fit),
+            "peak_precision": "fp8" if fp8 else "bf16",
+            "estimate_pcie_only": bool(a["pcie_only"] > 0 and gpus > 1),
+        }
     return {
-        "memory_scope": task.scope,
-        "memory_allowance_pct": round(task.allowance * 100, 1),
+        **values,
         "memory_required_gb": round(required, 2),
         "memory_available_gb": round(a["memory_gb"] if job else a["server_memory_gb_min"], 1),
         "memory_per_gpu_gb": round(required / gpus, 2) if gpus else None,
@@ -181,8 +382,9 @@ def _one(workload: m.Workload, a: Mapping[str, float], fit: FitModel) -> dict[st
         "node_count": a["nodes"],
         "gpu_memory_gb_min": _finite(a["gpu_memory_gb_min"]),
         "gpu_memory_gb_max": _finite(a["gpu_memory_gb_max"]),
-        "peak_tflops": _finite(a["peak_tflops"]),
+        "peak_tflops": _finite(peak),
         "mfu": fit.estimate.mfu,
         "train_days": round(days, 1) if days is not None else None,
-        "estimate_unverified": bool(a["unverified"]) if days is not None else None,
+        "estimate_unverified": bool(a["fp8_unverified" if fp8 else "unverified"]) if estimate else None,
+        **estimate,
     }

@@ -432,7 +432,7 @@ class ContainerImages(_SourcedTable):
 
 
 Task = Literal["training", "fine-tuning", "inference"]
-Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
+Precision = Literal["fp32", "bf16", "fp16", "fp8", "mxfp8", "int8", "int4", "nvfp4"]
 Fraction = Annotated[float, Field(ge=0, le=1)]
 
 
@@ -449,8 +449,23 @@ class TaskFit(Sourced):
     scope: Literal["job", "server"]
 
 
+class AdapterMode(Sourced):
+    base_bytes: Annotated[float, Field(gt=0)]  # bytes per parameter of the frozen base
+    adapter_fraction: Annotated[float, Field(gt=0, le=1)]  # adapter parameters per base parameter
+
+
+class Activations(Sourced):
+    checkpoint_bytes: Annotated[float, Field(gt=0)]  # per token x hidden of each layer's checkpoint
+    layer_bytes: Annotated[float, Field(gt=0)]  # per token x hidden of the layer being recomputed
+
+
+class Runtime(Sourced):
+    overhead_gb: Annotated[float, Field(ge=0)]
+
+
 class Estimate(Sourced):
     flops_per_param_token: Annotated[float, Field(gt=0)]
+    lora_flops_per_param_token: Annotated[float, Field(gt=0)]
     mfu: Annotated[float, Field(gt=0, le=1)]
 
 
@@ -458,10 +473,14 @@ class FitModel(_SourcedTable):
     kind: Literal["FitModel"]
     weights: Weights
     tasks: dict[Task, TaskFit]
+    modes: dict[Literal["lora", "qlora"], AdapterMode]
+    activations: Activations
+    runtime: Runtime
     estimate: Estimate
 
     def rows(self) -> Iterable[Sourced]:
-        return [self.weights, *self.tasks.values(), self.estimate]
+        return [self.weights, *self.tasks.values(), *self.modes.values(), self.activations, self.runtime,
+                self.estimate]
 
 
 # ---------------------------------------------------------------- loading

@@ -26,6 +26,7 @@ from checker.core.builtin import (
     SCHEMA_DUPLICATE_NAME,
     SCHEMA_FEED_SIDES,
     SCHEMA_FILE,
+    SCHEMA_INVALID,
     SCHEMA_MISSING_FIELD,
     SCHEMA_REFERENCE,
 )
@@ -151,6 +152,7 @@ class Inventory:
     workloads: dict[str, Placed[m.Workload]] = field(default_factory=dict)
     waivers: list[Placed[m.Waiver]] = field(default_factory=list)
     gpu_models: dict[str, Placed[m.GpuModel]] = field(default_factory=dict)
+    language_models: dict[str, Placed[m.LanguageModel]] = field(default_factory=dict)
     server_models: dict[str, Placed[m.ServerModel]] = field(default_factory=dict)
     # Raw catalog fields, merged under a server's own fields when it names a model.
     server_model_fields: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -661,7 +663,34 @@ class _Builder:
         for i, w in enumerate(wl.workloads):
             place = Placed(w, doc.file, doc.src.descend("workloads", i))
             if self.unique(self.inv.workloads, w.name, "workload", place):
-                self.inv.workloads[w.name] = place
+                self.inv.workloads[w.name] = self._with_shape(place)
+
+    def _with_shape(self, place: Placed[m.Workload]) -> Placed[m.Workload]:
+        """The workload with its catalog model's shape where it gives none itself."""
+        w = place.value
+        if w.model is None:
+            return place
+        catalog = self.inv.language_models.get(w.model)
+        if catalog is None:
+            if self.missing("LanguageModels", w.model, self.inv.language_models):
+                hint = did_you_mean(w.model, self.inv.language_models)
+                where = place.at(["model"], key=False)
+                self.p.add(SCHEMA_REFERENCE, where, f"unknown model '{w.model}'{hint}")
+            return place
+        shaped = with_shape(w, catalog.value)
+        if shaped.active_params_b is not None and shaped.active_params_b > shaped.params_b:
+            self.p.add(
+                SCHEMA_INVALID, place.at(["params_b"], key=False),
+                f"params_b {w.params_b:g} is less than the {shaped.active_params_b:g}B active parameters "
+                f"of model '{w.model}'",
+            )
+        return Placed(shaped, place.file, place.src)
+
+    def _add_languagemodels(self, doc: _Doc, lm: m.LanguageModelsDoc) -> None:
+        for i, model in enumerate(lm.models):
+            place = Placed(model, doc.file, doc.src.descend("models", i))
+            if self.unique(self.inv.language_models, model.name, "model", place):
+                self.inv.language_models[model.name] = place
 
     def _add_waivers(self, doc: _Doc, wv: m.WaiversDoc) -> None:
         for i, w in enumerate(wv.waivers):
@@ -872,6 +901,12 @@ class _Builder:
         self.inv.waivers = valid
 
 
+def with_shape(workload: m.Workload, model: m.LanguageModel) -> m.Workload:
+    """The workload with the catalog model's shape fields where it gives none."""
+    shape = {f: getattr(model, f) for f in m.SHAPE_FIELDS if getattr(workload, f) is None}
+    return workload.model_copy(update=shape)
+
+
 @dataclass(frozen=True)
 class Kind:
     """One `kind:` of inventory document: everything else about kinds (the
@@ -901,6 +936,7 @@ KINDS: dict[str, Kind] = {
     "Waivers": Kind(m.WaiversDoc, None, 4, _Builder._add_waivers),
     "GpuModels": Kind(m.GpuModelsDoc, "gpus", 0, _Builder._add_gpumodels),
     "ServerModels": Kind(m.ServerModelsDoc, "servers", 1, _Builder._add_servermodels),
+    "LanguageModels": Kind(m.LanguageModelsDoc, "models", 0, _Builder._add_languagemodels),
 }
 
 
@@ -1017,7 +1053,7 @@ class _MergedSrc(LazySrc):
 
 # The knowledge folder also holds the compatibility tables, which are not
 # inventory documents: checker.derive.knowledge reads those.
-CATALOG_FILES = ("gpus.yaml", "servers.yaml")
+CATALOG_FILES = ("gpus.yaml", "servers.yaml", "models.yaml")
 
 
 def builtin_catalog_files() -> list[Path]:

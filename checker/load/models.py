@@ -726,17 +726,66 @@ class ServersDoc(Model):
 
 
 # ---------------------------------------------------------------- Workloads, waivers
-class Workload(Model):
+# Bounded far above any model or corpus so derived figures (bytes, FLOPs)
+# stay numbers the rules engine can read.
+Params = Annotated[float, Strict(), Field(gt=0, le=100_000)]
+Tokens = Annotated[int, Strict(), Field(ge=1, le=100_000_000)]
+Shape = Annotated[int, Strict(), Field(ge=1, le=1_000_000)]
+
+
+class ModelShape(Model):
+    """What the memory of a model's activations and KV cache depends on."""
+
+    active_params_b: Params | None = None  # a mixture of experts: parameters used per token
+    layers: Shape | None = None
+    hidden_size: Shape | None = None
+    kv_heads: Shape | None = None
+    head_dim: Shape | None = None
+    # Elements cached per token and layer when attention compresses its keys
+    # and values (DeepSeek MLA: a 512-wide latent plus a 64-wide RoPE key);
+    # otherwise 2 x kv_heads x head_dim.
+    kv_elements: Shape | None = None
+
+
+_TRAINING_FIELDS = ("mode", "seq_len", "micro_batch")
+_SERVING_FIELDS = ("context_len", "concurrency", "kv_precision")
+# The fields a workload takes from its catalog `model` where it gives none.
+SHAPE_FIELDS = tuple(ModelShape.model_fields)
+
+
+class Workload(ModelShape):
     name: Name
     task: Literal["training", "fine-tuning", "inference"]
-    # Bounded far above any model or corpus so derived figures (bytes, FLOPs)
-    # stay numbers the rules engine can read.
-    params_b: Annotated[float, Strict(), Field(gt=0, le=100_000)]
-    precision: Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
+    params_b: Params
+    # mxfp8 / nvfp4: the block-scaled formats of Blackwell data-center GPUs.
+    precision: Literal["fp32", "bf16", "fp16", "fp8", "mxfp8", "int8", "int4", "nvfp4"]
     framework: Name | None = None
     dataset_tb: NonNeg | None = None
     tokens_b: Annotated[float, Strict(), Field(gt=0, le=1_000_000)] | None = None
     deadline_days: Pos | None = None
+    model: Name | None = None  # a LanguageModels catalog entry: its shape
+    # Training and fine-tuning: all parameters (full), or adapters on a frozen
+    # bf16 base (lora) or on a 4-bit base (qlora). Default full.
+    mode: Literal["full", "lora", "qlora"] | None = None
+    seq_len: Tokens | None = None  # training: tokens per sequence
+    # Sequences per GPU per step, default 1.
+    micro_batch: Annotated[int, Strict(), Field(ge=1, le=65_536)] | None = None
+    context_len: Tokens | None = None  # inference: tokens per session (prompt and output)
+    concurrency: Annotated[int, Strict(), Field(ge=1, le=1_000_000)] | None = None  # sessions, default 1
+    # The KV cache's precision; default 16-bit (fp32 weights: fp32).
+    kv_precision: Literal["fp32", "bf16", "fp16", "fp8", "int8"] | None = None
+
+    @model_validator(mode="after")
+    def _fields_of_its_task(self) -> Workload:
+        training = self.task != "inference"
+        theirs = _SERVING_FIELDS if training else _TRAINING_FIELDS
+        wrong = [f for f in theirs if getattr(self, f) is not None]
+        if wrong:
+            article = "a" if training else "an"
+            raise ValueError(f"{', '.join(wrong)}: not a field of {article} {self.task} workload")
+        if self.active_params_b is not None and self.active_params_b > self.params_b:
+            raise ValueError(f"active_params_b {self.active_params_b} is more than params_b {self.params_b}")
+        return self
 
 
 class WorkloadsDoc(Model):
@@ -794,6 +843,7 @@ class GpuModel(CatalogEntry):
     link_domain: Annotated[int, Strict(), Field(ge=2)] | None = None
     bf16_tflops: Pos | None = None
     fp16_tflops: Pos | None = None
+    fp8_tflops: Pos | None = None  # dense FP8 (Hopper, Ada, Blackwell, MI300)
     # First CUDA release without support for the GPU (Volta: 13.0).
     cuda_dropped: Version | None = None
     # Driver minimum where the GPU needs more than its CUDA does (HGX B200).
@@ -813,6 +863,17 @@ class ServerModel(ServerSpec, CatalogEntry):
 
 # Catalog provenance fields are not server fields: dropped when a server uses a model.
 CATALOG_META = frozenset(CatalogEntry.model_fields) | {"gpu_options"}
+
+
+class LanguageModel(ModelShape, CatalogEntry):
+    """A catalog model: its size and shape (rules/knowledge/models.yaml)."""
+
+    params_b: Params
+
+
+class LanguageModelsDoc(Model):
+    kind: Literal["LanguageModels"]
+    models: list[LanguageModel]
 
 
 class GpuModelsDoc(Model):

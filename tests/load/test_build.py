@@ -480,7 +480,7 @@ def test_problem_in_a_later_document_has_file_line(cli: CliRunner, workdir: Writ
     assert run.code == 2
     assert run.lines == [
         "bad.yaml:6:56: error schema.invalid workloads.0.precision: Input should be 'fp32', 'bf16', 'fp16', "
-        "'fp8', 'int8' or 'int4' (got 'bf17')",
+        "'fp8', 'mxfp8', 'int8', 'int4' or 'nvfp4' (got 'bf17')",
         summary(error=1),
     ]
 
