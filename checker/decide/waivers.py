@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
+import re
 from collections.abc import Sequence
 
 from checker.core.builtin import SCHEMA_REFERENCE, WAIVER_EXPIRED, WAIVER_EXPIRING, WAIVER_UNUSED
@@ -22,8 +23,37 @@ from checker.load.models import Waiver
 EXPIRING_DAYS = 30
 
 
-def waives(w: Waiver, f: Finding) -> bool:
-    return fnmatch.fnmatchcase(f.rule, w.rule) and fnmatch.fnmatchcase(f.entity, w.entity)
+_GLOB = re.compile(r"[*?\[]")
+
+
+class _Index:
+    """The active waivers by what they name, so matching a finding looks at the
+    waivers that name its rule and entity (a dict lookup) and those whose
+    patterns hold a glob, not at every waiver: thousands of waivers over
+    thousands of findings stay linear."""
+
+    def __init__(self, waivers: Sequence[Placed[Waiver]]) -> None:
+        self.exact: dict[tuple[str, str], list[int]] = {}
+        self.by_rule: dict[str, list[tuple[re.Pattern[str], int]]] = {}
+        self.globbed: list[tuple[re.Pattern[str], re.Pattern[str], int]] = []
+        for w in waivers:
+            rule, entity = w.value.rule, w.value.entity
+            if _GLOB.search(rule):
+                self.globbed.append((_compiled(rule), _compiled(entity), id(w)))
+            elif _GLOB.search(entity):
+                self.by_rule.setdefault(rule, []).append((_compiled(entity), id(w)))
+            else:
+                self.exact.setdefault((rule, entity), []).append(id(w))
+
+    def hits(self, f: Finding) -> list[int]:
+        found = list(self.exact.get((f.rule, f.entity), ()))
+        found += [i for entity, i in self.by_rule.get(f.rule, ()) if entity.match(f.entity)]
+        found += [i for rule, entity, i in self.globbed if rule.match(f.rule) and entity.match(f.entity)]
+        return found
+
+
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(fnmatch.translate(pattern))  # fnmatchcase's own translation
 
 
 def apply_waivers(
@@ -34,11 +64,11 @@ def apply_waivers(
     known_rules: Sequence[str],
 ) -> list[Finding]:
     """Mark waived findings and report expired, expiring, unused and dangling waivers."""
-    active = [w for w in waivers if w.value.expires >= as_of]
+    index = _Index([w for w in waivers if w.value.expires >= as_of])
     used: set[int] = set()
     out: list[Finding] = []
     for f in findings:
-        hits = [] if f.category == "schema" else [id(w) for w in active if waives(w.value, f)]
+        hits = [] if f.category == "schema" else index.hits(f)
         used.update(hits)
         out.append(f.with_waived() if hits else f)
     for w in waivers:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import fnmatch
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from checker.core.findings import Finding
 from checker.decide.waivers import apply_waivers
@@ -105,3 +108,30 @@ def test_expiring_within_30_days_is_a_warning(expires: str, rules: list[str]) ->
 def test_a_rule_glob_that_matches_no_rule_is_a_schema_error() -> None:
     out = _apply([finding()], [_waiver(rule="powr.*")])
     assert [(f.rule, f.category) for f in out if not f.waived][-1] == ("schema.reference", "schema")
+
+
+# Patterns over a small alphabet, so that exact names, `*`, `?` and `[...]` globs meet.
+_PATTERN = st.text(alphabet="ab*?[]/", min_size=1, max_size=5)
+_NAME = st.text(alphabet="ab/", min_size=1, max_size=4)
+
+
+@settings(max_examples=200, derandomize=True, database=None, deadline=None)
+@given(
+    patterns=st.lists(st.tuples(_PATTERN, _PATTERN), min_size=1, max_size=8),
+    names=st.lists(st.tuples(_NAME, _NAME), min_size=1, max_size=8),
+)
+def test_the_waiver_index_waives_what_fnmatch_matches(
+    patterns: list[tuple[str, str]], names: list[tuple[str, str]]
+) -> None:
+    # The index looks up exact waivers and tries only the globs; the result is
+    # fnmatchcase's over every waiver and finding, as the docs promise.
+    waivers = [_waiver(rule=r, entity=e) for r, e in patterns]
+    findings = [finding(rule=r, entity=e) for r, e in names]
+    out = apply_waivers(findings, waivers, AS_OF, [], [])
+    expected = [
+        any(fnmatch.fnmatchcase(r, w.value.rule) and fnmatch.fnmatchcase(e, w.value.entity) for w in waivers)
+        for r, e in names
+    ]
+    assert [f.waived for f in out[: len(findings)]] == expected
+    unused = [f for f in out[len(findings) :] if f.rule == "waiver.unused"]
+    assert unused == []  # nothing selected, so no unused-waiver finding either way
