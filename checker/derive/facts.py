@@ -721,8 +721,11 @@ def _spread(
         if key not in rows:
             rows[key] = {k: _normal([v], "number")[0] for k, v in compute(item).items()}
     names = dict.fromkeys(name for row in rows.values() for name in row)
-    by_key = {name: {k: row.get(name) for k, row in rows.items()} for name in names}
-    return {name: list(map(values.__getitem__, keys)) for name, values in by_key.items()}
+    # Each key hashed once (they are tuples), then every column spread by index.
+    position = {k: i for i, k in enumerate(rows)}
+    at = list(map(position.__getitem__, keys))
+    distinct = list(rows.values())
+    return {name: list(map([row.get(name) for row in distinct].__getitem__, at)) for name in names}
 
 
 # ---------------------------------------------------------------- framework
