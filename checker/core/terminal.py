@@ -130,6 +130,11 @@ class SafeStream:
     def write(self, text: str) -> int:
         return self._checked(self._stream.write, escape_lines(text))
 
+    def write_rendered(self, text: str) -> int:
+        """Coloured text, whose formatter escaped every field itself (render/text.py):
+        its own SGR sequences must reach the terminal, which `write` would escape."""
+        return self._checked(self._stream.write, text)
+
     def write_annotations(self, text: str) -> int:
         """The github format's workflow commands, which `write` would defuse."""
         return self._checked(self._stream.write, escape_annotations(text))

@@ -321,6 +321,8 @@ def write_outputs(items: Sequence[tuple[Output, str]], colored: set[int] | None 
         if out.file is None:
             if out.format == "github":
                 getattr(sys.stdout, "write_annotations", sys.stdout.write)(text)
+            elif id(out) in colored:
+                getattr(sys.stdout, "write_rendered", sys.stdout.write)(text)
             else:
                 sys.stdout.write(text)
 

@@ -2,7 +2,10 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import os
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +18,8 @@ from checker.render.context import PLAIN, RenderContext
 from checker.render.text import by_rule_lines
 from tests.conftest import Run
 from tests.helpers import assert_golden
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _result(findings: list[Finding]) -> AuditResult:
@@ -92,3 +97,31 @@ def test_text_golden(golden_run: Callable[[str], Run]) -> None:
     run = golden_run("text")
     assert (run.code, run.err) == (0, "")
     assert_golden("audit.txt", run.out)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a pseudo-terminal")
+def test_colours_reach_a_real_terminal_unescaped() -> None:
+    # The formatter escapes every field itself; the stream's own escaping must
+    # not spell its SGR sequences out as `\x1b[31m` on the terminal.
+    import pty
+    import subprocess
+
+    primary, secondary = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    command = [sys.executable, "-m", "checker", "audit", str(ROOT / "inventories"), "--as-of", "2027-01-15"]
+    with subprocess.Popen(command, stdout=secondary, stderr=subprocess.DEVNULL, env=env) as proc:
+        os.close(secondary)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:  # the child closed its side
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        proc.wait()
+    os.close(primary)
+    out = b"".join(chunks)
+    assert b"\x1b[33mwarning\x1b[0m power.rack-headroom" in out
+    assert b"\\x1b" not in out
