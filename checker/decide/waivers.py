@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import fnmatch
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from checker.core.builtin import SCHEMA_REFERENCE, WAIVER_EXPIRED, WAIVER_EXPIRING, WAIVER_UNUSED
 from checker.core.findings import Finding, Severity, located
@@ -20,6 +21,43 @@ from checker.load.build import Placed
 from checker.load.models import Waiver
 
 EXPIRING_DAYS = 30
+
+
+@dataclass(frozen=True)
+class WaiverRecord:
+    """A waiver as the reports list it: what it waives, who owns it, why, until when,
+    and its state on the audit day (active, expiring, expired, unused)."""
+
+    rule: str
+    entity: str
+    owner: str
+    reason: str
+    expires: dt.date
+    file: str
+    line: int
+    state: str
+    waived: int  # findings it waives
+
+
+def waiver_records(
+    findings: Sequence[Finding], waivers: Sequence[Placed[Waiver]], as_of: dt.date
+) -> tuple[WaiverRecord, ...]:
+    """Every waiver, in file order, with the count of the (waived) findings it matches."""
+    out = []
+    for w in waivers:
+        v = w.value
+        n = sum(1 for f in findings if f.waived and waives(v, f))
+        if v.expires < as_of:
+            state = "expired"
+        elif n == 0:
+            state = "unused"
+        elif (v.expires - as_of).days <= EXPIRING_DAYS:
+            state = "expiring"
+        else:
+            state = "active"
+        at = w.at()
+        out.append(WaiverRecord(v.rule, v.entity, v.owner, v.reason, v.expires, w.file, at.line, state, n))
+    return tuple(sorted(out, key=lambda r: (r.file, r.line)))
 
 
 def waives(w: Waiver, f: Finding) -> bool:

@@ -43,6 +43,15 @@ def present_in(column: tuple[str, ...], rows: list[dict[str, object]]) -> bool:
     return any(column[0] in row for row in rows)
 
 
+def numeric_in(column: tuple[str, ...], rows: list[dict[str, object]]) -> bool:
+    """Whether the column's first figure is a number: the column is then right-aligned."""
+    for row in rows:
+        value = row.get(column[0])
+        if value is not None:
+            return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return False
+
+
 def oneline(value: object) -> str:
     return " ".join(str(value).split())
 
@@ -60,4 +69,5 @@ def environment() -> jinja2.Environment:
     env.filters["num"] = number
     env.filters["mermaid"] = mermaid_label
     env.tests["present_in"] = present_in
+    env.tests["numeric_in"] = numeric_in
     return env

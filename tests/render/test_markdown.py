@@ -128,3 +128,26 @@ def test_the_report_does_not_read_server_files_again_for_lines_it_does_not_show(
     run = cli("report", str(tmp_path), *AS_OF, "--no-cache", "-o", str(out))
     assert run.code == 1 and "| 2027-02-01 | 40 | ok |" in out.read_text()  # 40 servers, grouped
     assert servers not in parsed
+
+
+def test_key_figures_come_first_and_name_the_open_risks(golden_run: Callable[[str], Run]) -> None:
+    out = golden_run("markdown").out
+    head = out[: out.index("## Findings by category")]
+    assert "## Key figures" in head and "1. warning: server s2 has nbd support" in head
+    # A fully waived error is not a risk, and sorts below the open findings.
+    assert "error:" not in head
+    rules = re.findall(r"^\| `([a-z0-9.-]+)` \|", out, re.M)
+    assert rules[-1] == "power.rack-capacity", rules
+    assert "7 % of 100 kW" in head and "2 servers in 1 rack;" in head
+
+
+def test_waivers_are_listed_with_owner_reason_and_expiry(golden_run: Callable[[str], Run]) -> None:
+    out = golden_run("markdown").out
+    waivers = out[out.index("## Waivers"):]
+    assert "| owner | reason | expires | state |" in waivers
+    assert re.search(r"\| rack/f1/R01 \| [^|]+ \| [^|]+ \| 2027-02-01 \| expiring \| 1 \|", waivers), waivers
+
+
+def test_rack_feeds_are_counted_by_side_and_rating(golden_run: Callable[[str], Run]) -> None:
+    out = golden_run("markdown").out
+    assert "| 2N | A 1 x 5.89 kW, B 1 x 5.89 kW |" in out
