@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from checker.core.suggest import lookup
 from checker.decide.result import AuditResult
-from checker.render import diff_formats, github, json_format, junit, markdown, sarif, text
+from checker.render import diff_formats, github, html, json_format, junit, markdown, sarif, text
 from checker.render.context import RenderContext
 from checker.render.diff_formats import DiffFormatter, new_only
 
@@ -65,6 +65,15 @@ FORMATS: dict[str, Format] = {
             "([example](docs/example-readiness.md))",
             capped=True,
             in_diff="a pull-request comment: new and resolved findings, capacity changes",
+        ),
+        Format(
+            "html",
+            html.render,
+            new_only(html.render),
+            "the readiness report as one self-contained HTML file: inline CSS and SVG, no script, "
+            "no request, printable with a page per section ([example](docs/example-readiness.html))",
+            capped=True,
+            in_diff="the head audit's report with its new findings only",
         ),
         Format(
             "sarif",

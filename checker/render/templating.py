@@ -56,6 +56,30 @@ def oneline(value: object) -> str:
     return " ".join(str(value).split())
 
 
+def html_number(value: object) -> str:
+    """`number` for HTML, where autoescaping (not Markdown escapes) keeps strings harmless."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return oneline(value)
+    return number(value)
+
+
+def html_environment() -> jinja2.Environment:
+    """HTML from templates/: every value autoescaped; `num` formats figures."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(templates_dir()),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["oneline"] = oneline
+    env.filters["num"] = html_number
+    env.tests["present_in"] = present_in
+    env.tests["numeric_in"] = numeric_in
+    return env
+
+
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(templates_dir()),

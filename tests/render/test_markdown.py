@@ -47,7 +47,8 @@ def test_markdown_golden(golden_run: Callable[[str], Run]) -> None:
     assert_golden("report.md", run.out)
 
 
-def test_hostile_names_neither_break_tables_nor_inject_markup(workdir: Writer, cli: CliRunner) -> None:
+def write_hostile(workdir: Writer) -> None:
+    """An inventory whose every name is HOSTILE: Markdown, HTML and entity syntax at once."""
     workdir("facility.yaml", f"""\
         kind: Facility
         name: '{HOSTILE}'
@@ -68,6 +69,16 @@ def test_hostile_names_neither_break_tables_nor_inject_markup(workdir: Writer, c
             gpu: {{model: l4, count: 1}}
             support: {{vendor: '{HOSTILE}', level: nbd, until: 2030-01-01}}
         """)
+    workdir("waivers.yaml", f"""\
+        kind: Waivers
+        waivers:
+          - {{rule: 'support.*', entity: 'server/{HOSTILE}', reason: '{HOSTILE}', owner: '{HOSTILE}',
+             expires: 2030-01-01}}
+        """)
+
+
+def test_hostile_names_neither_break_tables_nor_inject_markup(workdir: Writer, cli: CliRunner) -> None:
+    write_hostile(workdir)
     run = cli("report", ".", *AS_OF)
     assert run.err == "" and run.code == 1, run.out
     assert "BLOCKED" in run.out
