@@ -8,15 +8,19 @@ shows the fullest racks (RACK_ROWS) and counts the rest.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from checker.core.findings import CATEGORIES, SEVERITY_RANK
 from checker.decide.result import AuditResult
 from checker.render.context import PLAIN, RenderContext
-from checker.render.markdown import context
+from checker.render.markdown import EntityStatus, context
+from checker.render.svg import elevation, load_bars, unmounted
 from checker.render.templating import html_environment
 
-RACK_ROWS = 200  # racks in the HTML rack table; the rest are counted
+RACK_ROWS = 200  # racks in the HTML rack table and its bar charts; the rest are counted
+ELEVATIONS = 48  # rack elevations drawn: the most used racks
 
 
 def _fullest(racks: Sequence[Mapping[str, Any]], limit: int) -> list[Mapping[str, Any]]:
@@ -27,11 +31,41 @@ def _fullest(racks: Sequence[Mapping[str, Any]], limit: int) -> list[Mapping[str
     return [racks[i] for i in sorted(ranked[:limit])]
 
 
+_CATEGORIES = tuple(CATEGORIES)
+_RANK = {"ok": -1, **SEVERITY_RANK}
+
+
 def html_context(result: AuditResult, ctx: RenderContext) -> dict[str, Any]:
     data = context(result, ctx)
     rows = data["rack_rows"]
     data["rack_table"] = _fullest(rows, RACK_ROWS)
     data["racks_left_out"] = len(rows) - len(data["rack_table"])
+    status = EntityStatus()
+    for f in result.detected:
+        status.add(f)
+    by_rack: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    for s in data["facts"].get("server", []):
+        by_rack[(s.get("facility", ""), s.get("rack", ""))].append(s)
+
+    def worst(entity: str) -> str:
+        return max((status.of([entity], c) for c in _CATEGORIES), key=_RANK.__getitem__)
+
+    drawn = _fullest(rows, ELEVATIONS)
+    data["elevations"] = [
+        {
+            "rack": r,
+            "svg": elevation(r, by_rack.get((r.get("facility", ""), r.get("name", "")), []), worst),
+            "unmounted": unmounted(by_rack.get((r.get("facility", ""), r.get("name", "")), [])),
+        }
+        for r in drawn
+    ]
+    data["elevations_left_out"] = len(rows) - len(drawn)
+    table = data["rack_table"]
+    data["power_bars"] = load_bars(
+        table, "utilization_pct", "normal_side_load_kw",
+        "Rack load after a failure, % of the capacity left (inner bar: each side with all up)",
+    )
+    data["cooling_bars"] = load_bars(table, "cooling_utilization_pct", None, "Rack heat, % of its cooling")
     return data
 
 

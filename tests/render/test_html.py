@@ -68,6 +68,17 @@ def test_html_golden(golden_run: Callable[[str], Run]) -> None:
     assert_golden("report.html", run.out)
     page = parse(run.out)
     assert page.unclosed == [] and page.stack == [], (page.unclosed, page.stack)
+    # The golden inventory's one rack: one elevation, its devices coloured, the load bars with their lines.
+    assert run.out.count('class="elevation"') == 1
+    assert 'class="bars"' in run.out
+    assert '<line class="warning"' in run.out and '<line class="limit"' in run.out
+
+
+def test_example_html_draws_one_elevation_per_rack() -> None:
+    html = (ROOT / "docs" / "example-readiness.html").read_text(encoding="utf-8")
+    racks = (ROOT / "docs" / "example-readiness.md").read_text(encoding="utf-8").split("## Racks")[1]
+    rows = [ln for ln in racks.split("\n\n")[1].splitlines()[2:] if ln.startswith("| [")]
+    assert len(rows) == 13 and html.count('class="elevation"') == len(rows)
 
 
 def test_html_loads_nothing_and_runs_nothing(golden_run: Callable[[str], Run]) -> None:
