@@ -124,3 +124,23 @@ def test_committed_example_html_is_current(monkeypatch: pytest.MonkeyPatch, tmp_
         "docs/example-readiness.html is stale: run "
         "`checker report inventories --as-of 2027-01-15 --format html -o docs/example-readiness.html`"
     )
+
+
+def test_a_large_fleet_shows_its_most_used_racks(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, cli: CliRunner
+) -> None:
+    # 10,000 servers (2,500 racks) give a 366 kB file with the limits of 200 rows and
+    # 48 elevations (docs/performance.md); here 10 racks with limits of 4 and 2.
+    from benchmarks.fleet import write
+    from checker.render import html
+
+    monkeypatch.setattr(html, "RACK_ROWS", 4)
+    monkeypatch.setattr(html, "ELEVATIONS", 2)
+    write(40, tmp_path / "fleet")
+    out = tmp_path / "report.html"
+    run = cli("report", str(tmp_path / "fleet"), *AS_OF, "--no-cache", "--format", "html", "-o", str(out))
+    assert run.code in (0, 1), run.err
+    text = out.read_text(encoding="utf-8")
+    assert "The 4 most used of 10 racks; the other 6 are in the Markdown report" in text
+    assert text.count('class="elevation"') == 2 and "the other 8 are not." in text
+    assert text.count('<g class="bar ') == 4
