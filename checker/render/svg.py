@@ -6,6 +6,8 @@
 - `load_bars`: per rack, the load after a failure against the capacity left
   then (the full bar), the per-side load with both sides up inside it, the
   warning line (the headroom rules' 90 %) and the limit (100 %).
+- `timeline`: support contracts and waivers from the audit day to their end,
+  with the rollout marked.
 
 Every string from the inventory is XML-escaped; figures are written with fixed
 decimals, so the same input gives the same bytes.
@@ -13,6 +15,7 @@ decimals, so the same input gives the same bytes.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -155,5 +158,55 @@ def load_bars(
         f'<text x="{label_w + bar_w}" y="{bottom + 14}" text-anchor="end" font-size="9" fill="#57606a">'
         f"{_f(scale_max)} %</text>"
     )
+    parts.append("</svg>")
+    return Markup("\n".join(parts))
+
+
+def timeline(
+    items: Sequence[tuple[str, dt.date, str]],
+    as_of: dt.date,
+    marks: Sequence[tuple[str, dt.date]],
+    caption: str,
+) -> Markup:
+    """One bar per item from the audit day to its date (support ends, a waiver expires),
+    coloured by its state; `marks` (the rollout) are drawn as lines across."""
+    label_w, bar_w, row_h, top = 260, 440, 16, 38
+    dates = [d for _, d, _ in items] + [d for _, d in marks] + [as_of]
+    start, end = min(dates), max(dates)
+    span = max((end - start).days, 30)
+    height = top + row_h * len(items) + 24
+    width = label_w + bar_w + 90
+
+    def x(day: dt.date) -> float:
+        return label_w + bar_w * (day - start).days / span
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="timeline" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(caption)}">',
+        f"<title>{escape(caption)}</title>",
+        f'<text x="0" y="14" font-size="12" font-weight="bold">{escape(caption)}</text>',
+    ]
+    for i, (label, day, state) in enumerate(items):
+        y = top + i * row_h
+        left, right = sorted((x(as_of), x(day)))
+        parts += [
+            f'<g class="span {state}">',
+            f"<title>{escape(label)}: {day.isoformat()}, {state}</title>",
+            f'<text x="{label_w - 6}" y="{y + 11}" text-anchor="end" font-size="10">'
+            f"{escape(_clip(label, 44))}</text>",
+            f'<rect x="{left:.1f}" y="{y + 2}" width="{max(right - left, 2):.1f}" height="{row_h - 4}" '
+            f'fill="{FILL[state]}" stroke="{STROKE[state]}"/>',
+            f'<text x="{right + 4:.1f}" y="{y + 11}" font-size="10">{day.isoformat()}</text>',
+            "</g>",
+        ]
+    bottom = top + row_h * len(items)
+    # The audit day is labelled above the bars, the rollout below: they are often days apart.
+    for i, (label, day) in enumerate([("as of", as_of), *marks]):
+        parts += [
+            f'<line class="mark" x1="{x(day):.1f}" y1="{top - 6}" x2="{x(day):.1f}" y2="{bottom + 2}" '
+            'stroke="#57606a" stroke-dasharray="3 3"/>',
+            f'<text x="{x(day):.1f}" y="{top - 9 if i == 0 else bottom + 14}" text-anchor="start" '
+            f'font-size="9" fill="#57606a">{escape(label)} {day.isoformat()}</text>',
+        ]
     parts.append("</svg>")
     return Markup("\n".join(parts))

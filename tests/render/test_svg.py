@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from checker.render.svg import LIMIT_PCT, PITCH, TOP, WARN_PCT, elevation, load_bars, unmounted
+from checker.render.svg import LIMIT_PCT, PITCH, TOP, WARN_PCT, elevation, load_bars, timeline, unmounted
 from tests.helpers import assert_golden
 
 NS = {"s": "http://www.w3.org/2000/svg"}
@@ -78,3 +79,20 @@ def test_load_bars_golden_with_warning_and_limit_lines() -> None:
     assert states == ["bar ok", "bar warning", "bar error"]
     normal = root.findall(".//s:rect[@class='normal']", NS)
     assert len(normal) == 2  # the rack without a per-side figure has no inner bar
+
+
+def test_timeline_golden_bars_end_on_their_dates() -> None:
+    as_of = dt.date(2027, 1, 15)
+    items = [
+        (f"waiver on {HOSTILE}", dt.date(2027, 2, 1), "warning"),
+        ("support NVIDIA 24x7, 12 servers", dt.date(2029, 12, 31), "ok"),
+    ]
+    svg = str(timeline(items, as_of, [("rollout", dt.date(2027, 2, 1))], "Support and waivers"))
+    assert_golden("timeline.svg", svg + "\n")
+    root = ET.fromstring(svg)
+    rects = [g.find("s:rect", NS) for g in root.iterfind("s:g", NS)]
+    assert all(r is not None for r in rects)
+    ends = [float(r.get("x", 0)) + float(r.get("width", 0)) for r in rects if r is not None]
+    span = (dt.date(2029, 12, 31) - as_of).days
+    assert ends == [round(260 + 440 * 17 / span, 1), 260 + 440]  # the waiver 17 days on, support at the end
+    assert [g.get("class") for g in root.iterfind("s:g", NS)] == ["span warning", "span ok"]
