@@ -43,8 +43,11 @@ from checker.render.output import (
     emit,
     link_base,
     parse_spec,
+    pictures_folder,
     write_output,
+    write_pictures,
 )
+from checker.render.pictures import markdown_with_pictures
 from checker.render.templating import environment
 from checker.scaffold import init
 
@@ -138,7 +141,15 @@ def cmd_report(args: argparse.Namespace) -> int:
     """The readiness report; written even when the rollout is blocked (exit 1)."""
     out = Output(args.report_format, args.output)
     result, cfg = _audit(args, [out])
-    emit(result, [out], max_per_rule=cfg.max_per_rule)
+    if out.format == "markdown" and out.file is not None:
+        # The pictures are SVG files beside the report (HTML has them inline).
+        folder = pictures_folder(out.file)
+        ctx = RenderContext(link_base(out.file), max_per_rule=cfg.max_per_rule)
+        text, files = markdown_with_pictures(result, ctx, folder.name)
+        write_pictures(folder, files)
+        write_output(out, text)
+    else:
+        emit(result, [out], max_per_rule=cfg.max_per_rule)
     return result.exit_code
 
 

@@ -60,8 +60,9 @@ FORMATS: dict[str, Format] = {
             "markdown",
             markdown.render,
             diff_formats.markdown,
-            "the rollout readiness report: verdict, findings grouped by rule, facilities, racks with a "
-            "utilisation chart, workloads, software matrix, support, waivers "
+            "the rollout readiness report: verdict, top risks and key figures, findings grouped by rule, "
+            "facilities, racks with a utilisation chart (`checker report -o` adds load bars, rack elevations "
+            "and a support timeline as SVG files beside it), workloads, software matrix, support, waivers "
             "([example](docs/example-readiness.md))",
             capped=True,
             in_diff="a pull-request comment: new and resolved findings, capacity changes",

@@ -210,6 +210,7 @@ def context(result: AuditResult, ctx: RenderContext) -> dict[str, Any]:
         "waived": result.with_messages(f for f in result.detected if f.waived),
         "waiver_findings": [f for f in result.detected if f.category == "waiver"],
         "link": ctx.link,
+        "pictures": None,  # render/pictures.py: the SVG files written beside a report
     }
 
 

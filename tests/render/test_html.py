@@ -132,10 +132,10 @@ def test_a_large_fleet_shows_its_most_used_racks(
     # 10,000 servers (2,500 racks) give a 366 kB file with the limits of 200 rows and
     # 48 elevations (docs/performance.md); here 10 racks with limits of 4 and 2.
     from benchmarks.fleet import write
-    from checker.render import html
+    from checker.render import pictures
 
-    monkeypatch.setattr(html, "RACK_ROWS", 4)
-    monkeypatch.setattr(html, "ELEVATIONS", 2)
+    monkeypatch.setattr(pictures, "RACK_ROWS", 4)
+    monkeypatch.setattr(pictures, "ELEVATIONS", 2)
     write(40, tmp_path / "fleet")
     out = tmp_path / "report.html"
     run = cli("report", str(tmp_path / "fleet"), *AS_OF, "--no-cache", "--format", "html", "-o", str(out))

@@ -112,10 +112,15 @@ def test_committed_example_report_is_current(monkeypatch: pytest.MonkeyPatch, tm
     main(["report", "inventories", "--as-of", "2027-01-15", "-o", str(out)])
     committed = (ROOT / "docs" / "example-readiness.md").read_text(encoding="utf-8")
     generated = out.read_text(encoding="utf-8").replace(_rel(tmp_path / "docs"), "../")
-    assert committed == generated, (
+    stale = (
         "docs/example-readiness.md is stale: run "
         "`checker report inventories --as-of 2027-01-15 -o docs/example-readiness.md`"
     )
+    assert committed == generated, stale
+    pictures = ROOT / "docs" / "example-readiness-pictures"
+    made = {p.name: p.read_text(encoding="utf-8") for p in (out.parent / pictures.name).iterdir()}
+    assert made == {p.name: p.read_text(encoding="utf-8") for p in pictures.iterdir()}, stale
+    assert len([n for n in made if n.startswith("rack-")]) == 13  # an elevation per rack
 
 
 def _rel(folder: Path) -> str:
@@ -162,3 +167,28 @@ def test_waivers_are_listed_with_owner_reason_and_expiry(golden_run: Callable[[s
 def test_rack_feeds_are_counted_by_side_and_rating(golden_run: Callable[[str], Run]) -> None:
     out = golden_run("markdown").out
     assert "| 2N | A 1 x 5.89 kW, B 1 x 5.89 kW |" in out
+
+
+def test_report_pictures_are_svg_files_beside_it(workdir: Writer, cli: CliRunner, tmp_path: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    write_hostile(workdir)
+    out = tmp_path / "out" / "readiness.md"
+    out.parent.mkdir()
+    (out.parent / "readiness-pictures").mkdir()
+    (out.parent / "readiness-pictures" / "rack-099.svg").write_text("old")  # a rack no longer drawn
+    (out.parent / "readiness-pictures" / "notes.svg").write_text("mine")  # not the report's
+    run = cli("report", ".", *AS_OF, "-o", str(out))
+    assert run.code == 1 and run.err == "", run.err
+    folder = out.parent / "readiness-pictures"
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == ["load.svg", "notes.svg", "rack-001.svg", "timeline.svg"]
+    for name in ("load.svg", "rack-001.svg", "timeline.svg"):
+        root = ET.fromstring((folder / name).read_text(encoding="utf-8"))  # well-formed, names escaped
+        assert HOSTILE in "".join(root.itertext())
+    text = out.read_text(encoding="utf-8")
+    assert "](readiness-pictures/rack-001.svg)" in text and "](readiness-pictures/load.svg)" in text
+    leftover = [re.sub(r"</?(details|summary)>", "", h) for h in _html(text)]
+    assert not [h for h in leftover if "<" in h], leftover
+    # Printed to the terminal, the report has no pictures to link.
+    assert "-pictures/" not in cli("report", ".", *AS_OF).out
