@@ -69,6 +69,8 @@ def elevation(
         )
     for s in servers:
         position, u_height = s.get("position"), s.get("u_height")
+        if s.get("fills_rack"):  # a rack-scale system written without U: it takes U 1 to the top
+            position, u_height = 1, rack_u
         if position is None or not u_height:
             continue
         y, h = device_box(int(position), int(u_height), rack_u)
@@ -91,7 +93,10 @@ def elevation(
 
 def unmounted(servers: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The rack's devices without a position: listed beside its elevation."""
-    return [s for s in servers if s.get("position") is None or not s.get("u_height")]
+    def placed(s: Mapping[str, Any]) -> bool:
+        return bool(s.get("fills_rack")) or (s.get("position") is not None and bool(s.get("u_height")))
+
+    return [s for s in servers if not placed(s)]
 
 
 def _state(pct: float) -> str:

@@ -96,3 +96,10 @@ def test_timeline_golden_bars_end_on_their_dates() -> None:
     span = (dt.date(2029, 12, 31) - as_of).days
     assert ends == [round(260 + 440 * 17 / span, 1), 260 + 440]  # the waiver 17 days on, support at the end
     assert [g.get("class") for g in root.iterfind("s:g", NS)] == ["span warning", "span ok"]
+
+
+def test_a_rack_scale_system_fills_its_rack() -> None:
+    nvl72 = {"entity": "server/nvl", "name": "nvl", "fills_rack": True, "peak_w": 132000}
+    svg = str(elevation({"facility": "f", "name": "L01", "u_height": 48}, [nvl72], lambda e: "ok"))
+    assert _devices(svg)["nvl"] == (TOP, TOP + 48 * PITCH, "device ok")
+    assert unmounted([nvl72]) == []
