@@ -118,6 +118,15 @@ def test_one_elevation_per_rack(page: Any) -> None:
     assert all(e.size["height"] > 100 for e in elevations)
 
 
+def test_it_prints_a_page_per_section(page: Any) -> None:
+    import base64
+
+    pdf = base64.b64decode(page.print_page())
+    pages = pdf.count(b"/Type /Page") - pdf.count(b"/Type /Pages")
+    sections = len(page.find_elements("css selector", "section"))
+    assert sections >= 6 and pages >= sections, (pages, sections)
+
+
 def test_the_readme_shows_the_first_screen() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert f"]({SCREENSHOT.relative_to(ROOT).as_posix()})" in readme
