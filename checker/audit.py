@@ -13,7 +13,7 @@ from checker.core.findings import Finding
 from checker.decide.config import Settings, check_selection
 from checker.decide.result import AuditResult
 from checker.decide.verdict import override_severity, verdict
-from checker.decide.waivers import apply_waivers
+from checker.decide.waivers import apply_waivers, waiver_records
 from checker.derive.capacity import Capacity, compute
 from checker.derive.facts import Context, Fact, build_all
 from checker.evaluate.engine import Messages, evaluate
@@ -64,5 +64,6 @@ def run_audit(
         m for m in metas if m.id in reported or (m.id in selected and (m.builtin or capacity is not None))
     )
     return AuditResult(
-        as_of, v.verdict, v.exit_code, v.counts, tuple(ordered), capacity, ran, tuple(facts), messages
+        as_of, v.verdict, v.exit_code, v.counts, tuple(ordered), capacity, ran, tuple(facts), messages,
+        waivers=waiver_records(ordered, inv.waivers, as_of),
     )

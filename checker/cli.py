@@ -48,9 +48,12 @@ from checker.render.output import (
     emit,
     link_base,
     parse_spec,
+    pictures_folder,
     write_output,
     write_outputs,
+    write_pictures,
 )
+from checker.render.pictures import markdown_with_pictures
 from checker.render.templating import environment
 from checker.scaffold import init
 
@@ -149,9 +152,17 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """The readiness report; written even when the rollout is blocked (exit 1)."""
-    out = Output("markdown", destination(args.output))
+    out = Output(args.report_format, destination(args.output))
     result, cfg = _audit(args, [out])
-    emit(result, [out], max_per_rule=cfg.max_per_rule)
+    if out.format == "markdown" and out.file is not None:
+        # The pictures are SVG files beside the report (HTML has them inline).
+        folder = pictures_folder(out.file)
+        ctx = RenderContext(link_base(out.file), max_per_rule=cfg.max_per_rule)
+        text, files = markdown_with_pictures(result, ctx, folder.name)
+        write_pictures(folder, files)
+        write_output(out, text)
+    else:
+        emit(result, [out], max_per_rule=cfg.max_per_rule)
     return result.exit_code
 
 
@@ -398,9 +409,16 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FMT[:FILE]",
         help=f"output format, optionally to a file (repeatable). {formats_help()}",
     )
-    report = _sub(subs, "report", cmd_report, "write the rollout readiness report (Markdown)")
+    report = _sub(subs, "report", cmd_report, "write the rollout readiness report (Markdown or HTML)")
     _add_audit_options(report)
     report.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here, not stdout")
+    report.add_argument(
+        "--format",
+        dest="report_format",
+        choices=("markdown", "html"),
+        default="markdown",
+        help="markdown (default) or html: one self-contained file, printable to PDF",
+    )
 
     diff_ = _sub(subs, "diff", cmd_diff, "new and resolved findings and capacity changes against a git ref")
     _add_audit_options(diff_)

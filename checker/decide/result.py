@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from checker import __version__
 from checker.core.findings import Finding
 from checker.core.rulemeta import RuleMeta
+from checker.decide.waivers import WaiverRecord
 from checker.derive.capacity import Capacity
 from checker.derive.facts import Fact
 from checker.evaluate.engine import Messages
@@ -38,6 +39,7 @@ class AuditResult:
     facts: tuple[Fact, ...] = ()
     messages: Messages = field(default_factory=Messages)
     version: str = __version__
+    waivers: tuple[WaiverRecord, ...] = ()  # every waiver, with its state
 
     @functools.cached_property
     def findings(self) -> tuple[Finding, ...]:

@@ -13,6 +13,7 @@ import datetime as dt
 import fnmatch
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from checker.core.builtin import SCHEMA_REFERENCE, WAIVER_EXPIRED, WAIVER_EXPIRING, WAIVER_UNUSED
 from checker.core.findings import Finding, Severity, located
@@ -54,6 +55,47 @@ class _Index:
 
 def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(fnmatch.translate(pattern))  # fnmatchcase's own translation
+
+
+@dataclass(frozen=True)
+class WaiverRecord:
+    """A waiver as the reports list it: what it waives, who owns it, why, until when,
+    and its state on the audit day (active, expiring, expired, unused)."""
+
+    rule: str
+    entity: str
+    owner: str
+    reason: str
+    expires: dt.date
+    file: str
+    line: int
+    state: str
+    waived: int  # findings it waives
+
+
+def waiver_records(
+    findings: Sequence[Finding], waivers: Sequence[Placed[Waiver]], as_of: dt.date
+) -> tuple[WaiverRecord, ...]:
+    """Every waiver, in file order, with the count of the (waived) findings it matches."""
+    out = []
+    for w in waivers:
+        v = w.value
+        n = sum(1 for f in findings if f.waived and waives(v, f))
+        if v.expires < as_of:
+            state = "expired"
+        elif n == 0:
+            state = "unused"
+        elif (v.expires - as_of).days <= EXPIRING_DAYS:
+            state = "expiring"
+        else:
+            state = "active"
+        at = w.at()
+        out.append(WaiverRecord(v.rule, v.entity, v.owner, v.reason, v.expires, w.file, at.line, state, n))
+    return tuple(sorted(out, key=lambda r: (r.file, r.line)))
+
+
+def waives(w: Waiver, f: Finding) -> bool:
+    return fnmatch.fnmatchcase(f.rule, w.rule) and fnmatch.fnmatchcase(f.entity, w.entity)
 
 
 def apply_waivers(

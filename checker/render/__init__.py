@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from checker.core.suggest import lookup
 from checker.decide.result import AuditResult
-from checker.render import diff_formats, github, json_format, junit, markdown, sarif, text
+from checker.render import diff_formats, github, html, json_format, junit, markdown, sarif, text
 from checker.render.context import RenderContext
 from checker.render.diff_formats import DiffFormatter, new_only
 
@@ -60,11 +60,21 @@ FORMATS: dict[str, Format] = {
             "markdown",
             markdown.render,
             diff_formats.markdown,
-            "the rollout readiness report: verdict, findings grouped by rule, facilities, racks with a "
-            "utilisation chart, workloads, software matrix, support, waivers "
+            "the rollout readiness report: verdict, top risks and key figures, findings grouped by rule, "
+            "facilities, racks with a utilisation chart (`checker report -o` adds load bars, rack elevations "
+            "and a support timeline as SVG files beside it), workloads, software matrix, support, waivers "
             "([example](docs/example-readiness.md))",
             capped=True,
             in_diff="a pull-request comment: new and resolved findings, capacity changes",
+        ),
+        Format(
+            "html",
+            html.render,
+            new_only(html.render),
+            "the readiness report as one self-contained HTML file: inline CSS and SVG, no script, "
+            "no request, printable with a page per section ([example](docs/example-readiness.html))",
+            capped=True,
+            in_diff="the head audit's report with its new findings only",
         ),
         Format(
             "sarif",

@@ -18,6 +18,7 @@ from checker.decide.result import AuditResult
 from checker.derive.facts import Fact
 from checker.render.context import PLAIN, RenderContext
 from checker.render.shown import shown
+from checker.render.summary import key_figures, racks_with_feeds, risks
 from checker.render.templating import environment
 
 
@@ -69,7 +70,7 @@ def _groups(result: AuditResult) -> list[RuleGroup]:
     for f in result.detected:
         by_rule[f.rule].append(f)
     groups = [RuleGroup(metas.get(rule), rule, fs[0].severity, tuple(fs)) for rule, fs in by_rule.items()]
-    return sorted(groups, key=lambda g: (-SEVERITY_RANK[g.severity], not g.open, g.rule))
+    return sorted(groups, key=lambda g: (not g.open, -SEVERITY_RANK[g.severity], g.rule))
 
 
 def _verdict(result: AuditResult, groups: Sequence[RuleGroup]) -> Verdict:
@@ -190,6 +191,7 @@ def context(result: AuditResult, ctx: RenderContext) -> dict[str, Any]:
     for f in result.detected:
         status.add(f)
     facts = _facts(result.facts)
+    racks = facts.get("rack", [])
     return {
         "result": result,
         "verdict": _verdict(result, groups),
@@ -201,9 +203,14 @@ def context(result: AuditResult, ctx: RenderContext) -> dict[str, Any]:
         "software": _software(facts.get("server", []), _frameworks(facts.get("framework", [])), status),
         "workloads": _workloads(facts.get("workload", []), facts.get("server", []), status),
         "support": _support(facts.get("server", []), status),
+        "key": key_figures(facts.get("facility", []), racks, facts.get("server", [])),
+        "risks": risks(groups, result.with_messages),
+        "rack_rows": racks_with_feeds(racks, facts.get("feed", [])),
+        "waivers": result.waivers,
         "waived": result.with_messages(f for f in result.detected if f.waived),
         "waiver_findings": [f for f in result.detected if f.category == "waiver"],
         "link": ctx.link,
+        "pictures": None,  # render/pictures.py: the SVG files written beside a report
     }
 
 

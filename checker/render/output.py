@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -359,3 +360,24 @@ def append_step_summary(path: str, text: str) -> None:
         raise UserError(f"{path}: cannot append the step summary: {exc.strerror}") from None
     finally:
         os.close(fd)
+
+
+def pictures_folder(report: Path) -> Path:
+    """Where a Markdown report's pictures go: `readiness.md` -> `readiness-pictures/` beside it."""
+    return report.with_name(f"{report.stem}-pictures")
+
+
+_PICTURE_NAMES = r"rack-\d{3}\.svg|load\.svg|cooling\.svg|timeline\.svg"
+
+
+def write_pictures(folder: Path, files: Mapping[str, str]) -> None:
+    """The pictures of a report, written together as any run's files are (never
+    through a link); pictures this report no longer draws (a rack elevation
+    past the last one) are removed, nothing else."""
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        raise UserError(f"{folder}: cannot write the report's pictures: not a folder of its own")
+    folder.mkdir(exist_ok=True)
+    for old in folder.glob("*.svg"):
+        if old.name not in files and re.fullmatch(_PICTURE_NAMES, old.name):
+            old.unlink()  # a link among them is removed, never followed
+    write_files([(folder / name, escape_lines(text)) for name, text in sorted(files.items())])

@@ -53,8 +53,41 @@ def present_in(column: tuple[str, ...], rows: list[dict[str, object]]) -> bool:
     return any(column[0] in row for row in rows)
 
 
+def numeric_in(column: tuple[str, ...], rows: list[dict[str, object]]) -> bool:
+    """Whether the column's first figure is a number: the column is then right-aligned."""
+    for row in rows:
+        value = row.get(column[0])
+        if value is not None:
+            return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return False
+
+
 def oneline(value: object) -> str:
     return " ".join(str(value).split())
+
+
+def html_number(value: object) -> str:
+    """`number` for HTML, where autoescaping (not Markdown escapes) keeps strings harmless."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return oneline(value)
+    return number(value)
+
+
+def html_environment() -> jinja2.Environment:
+    """HTML from templates/: every value autoescaped; `num` formats figures."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(templates_dir()),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["oneline"] = oneline
+    env.filters["num"] = html_number
+    env.tests["present_in"] = present_in
+    env.tests["numeric_in"] = numeric_in
+    return env
 
 
 def environment() -> jinja2.Environment:
@@ -70,4 +103,5 @@ def environment() -> jinja2.Environment:
     env.filters["num"] = number
     env.filters["mermaid"] = mermaid_label
     env.tests["present_in"] = present_in
+    env.tests["numeric_in"] = numeric_in
     return env
