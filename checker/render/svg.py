@@ -5,7 +5,8 @@
   open finding on it; devices without a position are listed below the rack.
 - `load_bars`: per rack, the load after a failure against the capacity left
   then (the full bar), the per-side load with both sides up inside it, the
-  warning line (the headroom rules' 90 %) and the limit (100 %).
+  warning line (where the headroom rules warn: 90 %, or 100 % less checker.yaml's
+  headroom_pct) and the limit (100 %).
 - `timeline`: support contracts and waivers from the audit day to their end,
   with the rollout marked.
 
@@ -99,8 +100,14 @@ def unmounted(servers: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return [s for s in servers if not placed(s)]
 
 
-def _state(pct: float) -> str:
-    return "error" if pct > LIMIT_PCT else "warning" if pct >= WARN_PCT else "ok"
+def _state(pct: float, warn: float = WARN_PCT) -> str:
+    return "error" if pct > LIMIT_PCT else "warning" if pct >= warn else "ok"
+
+
+def _warn_pct(rows: Sequence[Mapping[str, Any]]) -> float:
+    """Where the headroom rules warn: 100 % less the racks' headroom_pct (checker.yaml), else 90 %."""
+    kept = next((r["headroom_pct"] for r in rows if r.get("headroom_pct") is not None), None)
+    return WARN_PCT if kept is None else LIMIT_PCT - float(kept)
 
 
 def load_bars(
@@ -109,6 +116,7 @@ def load_bars(
     """One bar a rack: `field` (a % of capacity), with `inner` (kW, as a share of
     the same capacity) drawn inside it; the warning and limit lines across."""
     rows = [r for r in racks if r.get(field) is not None]
+    warn = _warn_pct(rows)
     label_w, bar_w, row_h = 150, 420, 16
     top = 30
     scale_max = max([120.0, *(float(r[field]) for r in rows)])
@@ -128,7 +136,7 @@ def load_bars(
     for i, r in enumerate(rows):
         pct = float(r[field])
         y = top + i * row_h
-        state = _state(pct)
+        state = _state(pct, warn)
         name = f"{r.get('facility', '')}/{r.get('name', '')}"
         parts += [
             f'<g class="bar {state}">',
@@ -148,7 +156,7 @@ def load_bars(
         parts += [f'<text x="{x(pct) + 4:.1f}" y="{y + 11}" font-size="10">{_f(pct)} %</text>', "</g>"]
     bottom = top + row_h * len(rows)
     lines = (
-        (WARN_PCT, STROKE["warning"], "warning", "end", -3),
+        (warn, STROKE["warning"], "warning", "end", -3),
         (LIMIT_PCT, STROKE["error"], "limit", "start", 3),
     )
     for pct, colour, label, anchor, dx in lines:

@@ -81,6 +81,16 @@ def test_load_bars_golden_with_warning_and_limit_lines() -> None:
     assert len(normal) == 2  # the rack without a per-side figure has no inner bar
 
 
+def test_the_warning_line_follows_the_headroom_setting() -> None:
+    # checker.yaml headroom_pct: 20 puts the rules' warning, and the line, at 80 %.
+    kept = [{**r, "headroom_pct": 20} for r in RACKS]
+    root = ET.fromstring(str(load_bars(kept, "utilization_pct", None, "load")))
+    lines = {ln.get("class"): float(ln.get("x1", 0)) for ln in root.iterfind("s:line", NS)}
+    assert lines["warning"] == round(150 + 420 * 80 / 130, 1)
+    texts = [t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert [t for t in texts if t.startswith("warning")] == ["warning 80 %"]
+
+
 def test_timeline_golden_bars_end_on_their_dates() -> None:
     as_of = dt.date(2027, 1, 15)
     items = [
