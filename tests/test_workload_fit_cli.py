@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import AS_OF, CliRunner, Writer, summary
 
 FACILITY = """\
@@ -158,3 +160,55 @@ workloads:
     assert (run.code, run.lines[0]) == (
         2, "workloads.yaml:3:43: error schema.invalid params_b 8 is less than the 12.9B active parameters "
            "of model 'mixtral-8x7b'")
+
+
+MULTI_NODE_SERVERS = """\
+kind: Servers
+facility: f1
+defaults: {rack: R01, model: dgx-h100, workload: serve-405b}
+servers:
+  - {name: g1, position: 1}
+  - {name: g2, position: 11}
+"""
+
+
+def _serve_405b(parallel: str) -> str:
+    return (
+        "kind: Workloads\nworkloads:\n  - {name: serve-405b, task: inference, model: llama-3.1-405b,"
+        f" params_b: 405, precision: bf16, context_len: 8192{parallel}}}\n"
+    )
+
+
+OVER = (
+    "workloads.yaml:3:5: error workload-fit.gpu-memory workload serve-405b (405B inference, bf16) needs about"
+    " 814.2 GB of GPU memory within one %s (810 GB of weights, 4.23 GB of KV cache for 8192 tokens), but"
+    " has 640 GB"
+)
+
+
+# Llama 3.1 405B in bf16: 810 GB of weights, and 8,192 tokens of KV cache at 2 x 126 layers x 8 KV heads
+# x 128 x 2 bytes = 516,096 bytes a token, 4.23 GB: 814.2 GB. One DGX H100 has 8 x 80 = 640 GB.
+@pytest.mark.parametrize(
+    ("parallel", "lines"),
+    [
+        # Within one server (nothing declared): over.
+        ("", [OVER % "server", summary(error=1)]),
+        # 8 x 2 = 16 GPUs over both servers: 1,280 GB, it fits.
+        (", tensor_parallel: 8, pipeline_parallel: 2", [summary(verdict="pass")]),
+        # 8 GPUs declared: 640 GB, over, said per instance.
+        (", tensor_parallel: 8", [OVER % "instance of 8 GPUs", summary(error=1)]),
+        # 8 x 4 = 32 GPUs of the 16 there are.
+        (", tensor_parallel: 8, pipeline_parallel: 4", [
+            "workloads.yaml:3:5: error workload-fit.replica-gpus workload serve-405b spans 32 GPUs a model"
+            " instance (8 tensor x 4 pipeline parallel), but its servers have 16", summary(error=1)]),
+    ],
+)
+def test_a_serving_instance_may_span_servers_it_declares(
+    cli: CliRunner, workdir: Writer, parallel: str, lines: list[str]
+) -> None:
+    workdir("facility.yaml", FACILITY)
+    workdir("servers.yaml", MULTI_NODE_SERVERS)
+    workdir("workloads.yaml", _serve_405b(parallel))
+    run = cli("audit", ".", "--select", "workload-fit.*", *AS_OF)
+    assert run.lines == lines
+    assert run.code == (0 if lines == [summary(verdict="pass")] else 1)

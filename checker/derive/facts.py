@@ -817,6 +817,8 @@ WORKLOAD_FIELDS = (
     written("micro_batch", "number", "", "training: sequences per GPU (default 1)"),
     written("context_len", "number", "tokens", "inference: tokens per session"),
     written("concurrency", "number", "", "inference: concurrent sessions (default 1)"),
+    written("tensor_parallel", "number", "", "inference: GPUs a layer is split over (across servers too)"),
+    written("pipeline_parallel", "number", "", "inference: stages the layers are split into"),
     written(
         "kv_precision", "string", "", "inference: KV-cache precision (default 16-bit; fp32 weights: fp32)"
     ),

@@ -273,12 +273,24 @@ WORKLOAD_FIT_FIELDS = (
     ),
     derived(
         "memory_available_gb", "number", "GB",
-        "GPU memory of the job, or of its smallest server (a rack-scale system: of its NVLink domain, "
-        "network.nvlink_domain, else of one compute tray)",
+        "GPU memory of the job, or of one model instance: replica_gpus x its smallest GPU's where the"
+        " workload declares tensor_parallel / pipeline_parallel, else its smallest server's (a rack-scale"
+        " system: of its NVLink domain, network.nvlink_domain, else of one compute tray)",
+    ),
+    derived(
+        "replica_gpus", "number", "",
+        "inference: GPUs one model instance spans, tensor_parallel x pipeline_parallel (absent: one server)",
+    ),
+    derived(
+        "replica_spans_servers", "boolean", "",
+        "a model instance spans more GPUs than its smallest server has (multi-node serving)",
     ),
     derived("memory_per_gpu_gb", "number", "GB", "memory_required_gb over job_gpu_count"),
     derived("gpu_count", "number", "", "GPUs of all its servers, as software sees them"),
-    derived("job_gpu_count", "number", "", "GPUs one job uses: all (job scope) or its smallest server's"),
+    derived(
+        "job_gpu_count", "number", "",
+        "GPUs one job uses: all (job scope), one model instance's (replica_gpus), or its smallest server's",
+    ),
     derived(
         "gpus_per_server_min", "number", "",
         "GPUs of its smallest server (a rack-scale system: its NVLink domain, else one tray)",
@@ -344,6 +356,14 @@ def _rounded(value: float | None) -> float | None:
     return round(value, 2) if value is not None else None
 
 
+def _available_gb(a: Mapping[str, float], job: bool, replica: int | None) -> float:
+    """GPU memory a model instance has: the whole job's (sharded), a declared
+    replica's (its GPUs at the smallest GPU's memory), or its smallest server's."""
+    if job:
+        return a["memory_gb"]
+    return replica * a["gpu_memory_gb_min"] if replica else a["server_memory_gb_min"]
+
+
 def _one(workload: m.Workload, a: Mapping[str, float], fit: FitModel) -> dict[str, Any]:
     task = fit.tasks[workload.task]
     mem = memory(workload, fit)
@@ -351,7 +371,8 @@ def _one(workload: m.Workload, a: Mapping[str, float], fit: FitModel) -> dict[st
     if a["servers"] == 0:
         return {**values, "memory_required_gb": round(_required_gb(mem), 2)}
     job = task.scope == "job"
-    gpus = a["gpus"] if job else a["gpus_per_server_min"]
+    replica = workload.replica_gpus if not job else None
+    gpus = a["gpus"] if job else replica or a["gpus_per_server_min"]
     required = _required_gb(mem)
     floor = None
     if job and gpus:
@@ -374,7 +395,9 @@ def _one(workload: m.Workload, a: Mapping[str, float], fit: FitModel) -> dict[st
     return {
         **values,
         "memory_required_gb": round(required, 2),
-        "memory_available_gb": round(a["memory_gb"] if job else a["server_memory_gb_min"], 1),
+        "memory_available_gb": round(_available_gb(a, job, replica), 1),
+        "replica_gpus": replica,
+        "replica_spans_servers": None if replica is None else bool(replica > a["gpus_per_server_min"]),
         "memory_per_gpu_gb": round(required / gpus, 2) if gpus else None,
         "gpu_count": a["gpus"],
         "job_gpu_count": gpus,

@@ -748,7 +748,7 @@ class ModelShape(Model):
 
 
 _TRAINING_FIELDS = ("mode", "seq_len", "micro_batch")
-_SERVING_FIELDS = ("context_len", "concurrency", "kv_precision")
+_SERVING_FIELDS = ("context_len", "concurrency", "kv_precision", "tensor_parallel", "pipeline_parallel")
 # The fields a workload takes from its catalog `model` where it gives none.
 SHAPE_FIELDS = tuple(ModelShape.model_fields)
 
@@ -774,6 +774,19 @@ class Workload(ModelShape):
     concurrency: Annotated[int, Strict(), Field(ge=1, le=1_000_000)] | None = None  # sessions, default 1
     # The KV cache's precision; default 16-bit (fp32 weights: fp32).
     kv_precision: Literal["fp32", "bf16", "fp16", "fp8", "int8"] | None = None
+    # Inference: the GPUs one model instance spans, tensor_parallel x
+    # pipeline_parallel, where it spans more than one server (multi-node
+    # serving); without them an instance is held within one server (or a
+    # rack-scale system's NVLink domain).
+    tensor_parallel: Annotated[int, Strict(), Field(ge=1, le=4096)] | None = None
+    pipeline_parallel: Annotated[int, Strict(), Field(ge=1, le=4096)] | None = None
+
+    @property
+    def replica_gpus(self) -> int | None:
+        """GPUs of one model instance, where the workload declares its parallelism."""
+        if self.tensor_parallel is None and self.pipeline_parallel is None:
+            return None
+        return (self.tensor_parallel or 1) * (self.pipeline_parallel or 1)
 
     @model_validator(mode="after")
     def _fields_of_its_task(self) -> Workload:
