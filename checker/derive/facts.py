@@ -34,11 +34,12 @@ from checker.derive.capacity import (
     UPS_COLUMNS,
     Capacity,
     Column,
+    Table,
 )
 from checker.derive.fields import FactField, FieldType, derived, written
 from checker.derive.knowledge import Knowledge, builtin
 from checker.load import models as m
-from checker.load.build import Inventory, Placed
+from checker.load.build import ENTITIES, Inventory, Placed
 from checker.source.parse import Src
 from checker.source.reader import inner_models as _inner_models
 
@@ -419,12 +420,24 @@ COOLING_UNIT_FIELDS = (
 )
 
 
+def _facility_parts(
+    run: Derivation, kind: str, fields: tuple[FactField, ...], figures: Table[Any], **same: Any
+) -> list[Fact]:
+    """Facts of a facility's parts keyed (facility, name), a cooling unit, UPS block
+    or CDU: their figures from `figures` (a capacity table), `same` for every one."""
+    parts = getattr(run.inv, ENTITIES[kind].table)
+    keys = list(parts)
+    entries: list[Entry] = [(entity_id(kind, k), p, {}) for k, p in parts.items()]
+    columns = {
+        **figures.cells_for(keys),
+        "facility": [k[0] for k in keys],
+        **{name: [value] * len(keys) for name, value in same.items()},
+    }
+    return _facts(kind, fields, entries, columns)
+
+
 def _cooling_units(run: Derivation) -> list[Fact]:
-    inv, cap = run.inv, run.cap
-    keys = list(inv.cooling_units)
-    entries: list[Entry] = [(entity_id("cooling_unit", k), p, {}) for k, p in inv.cooling_units.items()]
-    columns = {**cap.cooling_units.cells_for(keys), "facility": [k[0] for k in keys]}
-    return _facts("cooling_unit", COOLING_UNIT_FIELDS, entries, columns)
+    return _facility_parts(run, "cooling_unit", COOLING_UNIT_FIELDS, run.cap.cooling_units)
 
 
 # ---------------------------------------------------------------- UPS block
@@ -438,11 +451,7 @@ UPS_FIELDS = (
 
 
 def _ups_blocks(run: Derivation) -> list[Fact]:
-    inv, cap = run.inv, run.cap
-    keys = list(inv.ups_blocks)
-    entries: list[Entry] = [(entity_id("ups", k), p, {}) for k, p in inv.ups_blocks.items()]
-    columns = {**cap.ups_blocks.cells_for(keys), "facility": [k[0] for k in keys]}
-    return _facts("ups", UPS_FIELDS, entries, columns)
+    return _facility_parts(run, "ups", UPS_FIELDS, run.cap.ups_blocks)
 
 
 # ---------------------------------------------------------------- CDU
@@ -458,14 +467,7 @@ CDU_FIELDS = (
 
 
 def _cdus(run: Derivation) -> list[Fact]:
-    inv, cap = run.inv, run.cap
-    keys = list(inv.cdus)
-    entries: list[Entry] = [(entity_id("cdu", k), p, {}) for k, p in inv.cdus.items()]
-    columns = {
-        **cap.cdus.cells_for(keys), "facility": [k[0] for k in keys],
-        "headroom_pct": [run.ctx.headroom_pct] * len(keys),
-    }
-    return _facts("cdu", CDU_FIELDS, entries, columns)
+    return _facility_parts(run, "cdu", CDU_FIELDS, run.cap.cdus, headroom_pct=run.ctx.headroom_pct)
 
 
 # ---------------------------------------------------------------- rack

@@ -274,6 +274,14 @@ class Generators(Model):
     capacity_kw: Pos  # each, at the rating the site runs them to
     redundancy: Literal["N", "N+1", "2N"] = "N"
 
+    @property
+    def total_kw(self) -> float:
+        return self.count * self.capacity_kw
+
+    @property
+    def largest_kw(self) -> float:
+        return self.capacity_kw
+
     @model_validator(mode="after")
     def _enough_sets(self) -> Generators:
         if self.redundancy == "N+1" and self.count < 2:

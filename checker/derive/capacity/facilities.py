@@ -140,23 +140,15 @@ def water_supply_c(cooling: m.FacilityCooling | None) -> float | None:
     return m.WATER_CLASS_MAX_C.get(cooling.water_class) if cooling.water_class else None
 
 
-def usable_cooling_kw(cooling: m.FacilityCooling | m.RoomAir | None) -> float:
-    """Room cooling left after the failure it is designed for: none (N), any one
-    unit (N+1: the total minus the largest unit, which for equal units is
-    capacity x (units - 1) / units), one half (2N)."""
-    if cooling is None:
+def usable_kw(plant: m.FacilityCooling | m.RoomAir | m.Generators | None) -> float:
+    """What a plant (cooling, air handlers, generators) keeps after the failure it
+    is designed for: none (N), any one unit (N+1: the total minus the largest
+    unit, which for equal units is capacity x (units - 1) / units), one half (2N)."""
+    if plant is None:
         return NAN
-    total = cooling.total_kw
-    usable = {"N": total, "N+1": total - cooling.largest_kw, "2N": total / 2}
-    return usable[cooling.redundancy]
-
-
-def _generators_kw(g: m.Generators | None) -> float | None:
-    """What the generators carry after the failure they are designed for."""
-    if g is None:
-        return None
-    running = {"N": g.count, "N+1": g.count - 1, "2N": g.count / 2}[g.redundancy]
-    return running * g.capacity_kw
+    total = plant.total_kw
+    usable = {"N": total, "N+1": total - plant.largest_kw, "2N": total / 2}
+    return usable[plant.redundancy]
 
 
 def projected_pue(facs: list[m.Facility], it_kw: F64) -> tuple[F64, npt.NDArray[Any]]:
@@ -200,10 +192,10 @@ def facility_table(
     capacity, mechanical = ups
     ups_load = peak_kw + mechanical
     utility = _opt([f.power.utility_kw if f.power else None for f in facs])
-    generators = _opt([_generators_kw(f.power.generators if f.power else None) for f in facs])
-    usable = np.asarray([usable_cooling_kw(f.cooling) for f in facs], dtype=np.float64)
+    generators = np.asarray([usable_kw(f.power.generators if f.power else None) for f in facs])
+    usable = np.asarray([usable_kw(f.cooling) for f in facs], dtype=np.float64)
     air_usable = np.asarray(
-        [usable_cooling_kw(f.cooling.room_air if f.cooling else None) for f in facs], dtype=np.float64
+        [usable_kw(f.cooling.room_air if f.cooling else None) for f in facs], dtype=np.float64
     )
     largest = _opt([f.cooling.largest_kw if f.cooling else None for f in facs])
     price = _opt([f.energy_price_per_kwh for f in facs])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from checker.derive.capacity.facilities import projected_pue, usable_cooling_kw
+from checker.derive.capacity.facilities import projected_pue, usable_kw
 from checker.load import models as m
 
 
@@ -33,11 +33,11 @@ def units(*kw: float) -> list[dict[str, object]]:
     ],
 )
 def test_usable_cooling(cooling: dict[str, object], usable: float) -> None:
-    assert usable_cooling_kw(m.FacilityCooling.model_validate(cooling)) == usable
+    assert usable_kw(m.FacilityCooling.model_validate(cooling)) == usable
 
 
 def test_no_cooling_section_has_no_usable_cooling() -> None:
-    assert np.isnan(usable_cooling_kw(None))
+    assert np.isnan(usable_kw(None))
 
 
 @pytest.mark.parametrize(
