@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from checker.core.findings import Finding
@@ -75,3 +77,19 @@ def evaluated(rules: Sequence[CompiledRule], facts: Sequence[Fact]) -> list[Find
     """The engine's findings, each with its message (as a format shows them)."""
     found, messages = evaluate(rules, facts)
     return [messages.of(f) for f in found]
+
+
+@contextlib.contextmanager
+def deadline(seconds: int) -> Iterator[None]:
+    """A hang fails the test, far beyond what the case takes (not a timing assertion)."""
+
+    def fail(*_: object) -> None:
+        raise AssertionError(f"no answer within {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, fail)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

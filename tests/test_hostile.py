@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -31,7 +30,7 @@ from hypothesis import strategies as st
 from checker.cli import EXIT_BROKEN_PIPE, main
 from checker.load.build import KINDS
 from tests.conftest import AS_OF, MINIMAL
-from tests.helpers import evaluated, write_file
+from tests.helpers import deadline, evaluated, write_file
 
 ROOT = Path(__file__).resolve().parent.parent
 # Any byte below 0x20 but the newline, DEL, and the C1 controls, as they reach a terminal.
@@ -81,22 +80,6 @@ def _assert_clean(run: Out) -> None:
     assert not CONTROL.search(run.err), repr(run.err)
 
 
-@contextlib.contextmanager
-def _deadline(seconds: int = 20) -> Iterator[None]:
-    """A guard against a hang, far beyond what any case takes (not a timing assertion)."""
-
-    def fail(*_: object) -> None:
-        raise AssertionError(f"no answer within {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, fail)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-
-
 def run_case(case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Out:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("CHECKER_DEBUG", raising=False)
@@ -105,7 +88,7 @@ def run_case(case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Out
         write_file(tmp_path / name, content)
     if case.setup:
         case.setup(tmp_path, monkeypatch)
-    with _deadline():
+    with deadline(20):
         run = _call(case.argv)
     _assert_clean(run)
     assert run.code == case.code, run.text
@@ -1378,7 +1361,7 @@ PROPERTY = settings(max_examples=25, deadline=None, suppress_health_check=[Healt
 @PROPERTY
 @given(mutated_inventory())
 def test_mutated_example_inventories_never_crash(case: tuple[str, list[Any]]) -> None:
-    with _deadline(60):
+    with deadline(60):
         _audit_mutation(*case)
 
 
@@ -1386,7 +1369,7 @@ def test_mutated_example_inventories_never_crash(case: tuple[str, list[Any]]) ->
 @settings(PROPERTY, max_examples=200)
 @given(mutated_inventory())
 def test_mutated_example_inventories_never_crash_at_length(case: tuple[str, list[Any]]) -> None:
-    with _deadline(60):
+    with deadline(60):
         _audit_mutation(*case)
 
 
@@ -1450,7 +1433,7 @@ def mutated_rule_file(draw: st.DrawFn) -> tuple[str, list[Any]]:
 @given(mutated_rule_file())
 def test_mutated_rule_folders_never_crash(case: tuple[str, list[Any]]) -> None:
     name, docs = case
-    with tempfile.TemporaryDirectory() as tmp, _deadline(60):
+    with tempfile.TemporaryDirectory() as tmp, deadline(60):
         folder = Path(tmp) / "rules"
         folder.mkdir()
         (folder / name).write_text(yaml.safe_dump_all(docs), encoding="utf-8")

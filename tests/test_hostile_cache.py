@@ -9,14 +9,11 @@ FIFO or huge file among the entries must never hang or exhaust the run
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import hmac
 import os
 import shutil
-import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,6 +22,7 @@ from checker.load import cache
 from checker.load.cache import content_key, encode
 from checker.source.parse import YamlProblem
 from tests.conftest import AS_OF, MINIMAL, CliRunner
+from tests.helpers import deadline
 
 MONTHS_AGO = time.time() - 90 * 86400
 
@@ -36,22 +34,6 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("CI", raising=False)
     shutil.copytree(MINIMAL, tmp_path / "inv")
     return tmp_path
-
-
-@contextlib.contextmanager
-def _deadline(seconds: int = 30) -> Iterator[None]:
-    """A hang fails the test (far beyond what a run takes; not a timing assertion)."""
-
-    def fail(*_: object) -> None:
-        raise AssertionError(f"no answer within {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, fail)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def _old_file(path: Path, text: str = "mine\n") -> Path:
@@ -151,7 +133,7 @@ def test_a_planted_entry_is_a_miss_not_a_hang(
     else:
         monkeypatch.setattr(cache, "MAX_ENTRY_BYTES", 64)
         entry.write_bytes(b"\0" * 65)
-    with _deadline():
+    with deadline(30):
         run = cli("audit", "inv", *AS_OF, "--cache-dir", str(folder), "--jobs", "1")
     assert run.code == 0, run.err
 
@@ -161,7 +143,7 @@ def test_a_fifo_key_is_no_cache_not_a_hang(project: Path, cli: CliRunner) -> Non
     key = cache._key_file(folder)
     key.parent.mkdir(parents=True, exist_ok=True)
     os.mkfifo(key)
-    with _deadline():
+    with deadline(30):
         run = cli("audit", "inv", *AS_OF, "--cache-dir", str(folder), "--jobs", "1")
     assert run.code == 0, run.err
     assert "is not a regular file" in cli("cache", "info", "--cache-dir", str(folder)).out
