@@ -7,28 +7,15 @@ from typing import Any
 
 import pytest
 
+from benchmarks.rules_test import write_rules
 from checker.evaluate import ruletest
 from checker.evaluate.rulebook import load_rulebook
 from tests.conftest import CliRunner
 
-RULE = """\
-  - id: gen.r{n}
-    title: generated rule {n}
-    category: power
-    severity: warning
-    on: server
-    when: memory_gb > {n}
-    message: "{{{{ name }}}}"
-    remediation: none
-    examples:
-      fail: [{{name: s{n}, memory_gb: {over}}}]
-      pass: [{{name: s{n}, memory_gb: {n}}}]
-"""
-
 
 def _rules(folder: Path, count: int) -> Path:
     folder.mkdir()
-    (folder / "g.yaml").write_text("rules:\n" + "".join(RULE.format(n=n, over=n + 1) for n in range(count)))
+    write_rules(folder, count)  # the benchmark's own generated rules
     return folder
 
 
