@@ -261,6 +261,7 @@ class Pairs:
     feed: IDX
     psus: F64
     phase: IDX  # 0-2 where psu.feeds places them, else -1
+    each_kw: F64  # what one of them carries with every feed up: its server's peak / PSUs cabled
     backup: IDX  # -1: cabled to the feed itself
     ats: IDX  # -1: not behind an ATS
     mapped: npt.NDArray[np.bool_]  # per server: the inventory says where its PSUs go
@@ -322,7 +323,10 @@ def pairs(
     backup[behind] = a.secondary[ats[behind]]
     mapped = np.zeros(len(s.rack), dtype=bool)
     mapped[placed] = np.asarray(said, dtype=bool)[which[placed]] if len(placed) else False
-    return Pairs(server, feed, psus, phase, backup, ats, mapped)
+    per_server = np.bincount(server, weights=psus, minlength=len(s.rack))  # PSUs cabled
+    with np.errstate(invalid="ignore", divide="ignore"):
+        each_kw = s.peak_w[server] / per_server[server] / 1000.0
+    return Pairs(server, feed, psus, phase, each_kw, backup, ats, mapped)
 
 
 def _cabling_of(
@@ -435,9 +439,8 @@ def feed_loads(
     n_feeds, n_servers = len(f.kw), len(s.rack)
     parts = s.psu_parts
     rating = np.asarray([p.rating_w if p and p.rating_w else NAN for p in parts], dtype=np.float64)[s.psu]
-    total = np.bincount(p.server, weights=p.psus, minlength=n_servers)  # PSUs cabled, per server
     with np.errstate(invalid="ignore", divide="ignore"):
-        share = p.psus * s.peak_w[p.server] / total[p.server] / 1000.0
+        share = p.psus * p.each_kw
         psu_count = np.bincount(p.feed, weights=p.psus, minlength=n_feeds)
         load = np.bincount(p.feed, weights=share, minlength=n_feeds)
         feed_cols: dict[str, npt.NDArray[Any]] = {
@@ -472,7 +475,7 @@ def feed_loads(
     with np.errstate(invalid="ignore", divide="ignore"):
         ats_pct: F64 = np.where(a.kw > 0, 100.0 * ats_load / a.kw, NAN)
     # Phases: every PSU's load, with every feed up (case 0) and in each scenario.
-    normal_each = s.peak_w[p.server] / total[p.server] / 1000.0
+    normal_each = p.each_kw
     with np.errstate(invalid="ignore", divide="ignore"):
         failed_each = s.peak_w[row_server] / live_psus[at] / 1000.0
     # Three-phase PSUs (power shelves) draw evenly from the three lines, as a

@@ -230,9 +230,7 @@ def _failovers(
     rows = scenario_rows(p, f, s, sc)
     # What moves onto block Y when X fails: the rows' load where they now draw,
     # less what the same PSUs drew with every block up.
-    total = np.bincount(p.server, weights=p.psus, minlength=len(s.rack))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        normal = np.nan_to_num(p.psus * s.peak_w[p.server] / total[p.server] / 1000.0)
+    normal = np.nan_to_num(p.psus * p.each_kw)
     now, before = on[rows.feed], on[p.feed[rows.pair]]
     x = failed[rows.scen].astype(np.int64)
     moved = np.zeros(n_blocks * n_blocks)
