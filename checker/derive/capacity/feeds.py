@@ -548,7 +548,14 @@ def _unverified_ranges(inv: Inventory, s: ServerArrays) -> F64:
     out = np.full(len(s.psu), NAN)
     which = np.flatnonzero(ranged[s.psu]) if len(s.psu_parts) else np.zeros(0, dtype=np.intp)
     entries = list(inv.servers.values())
-    out[which] = [_unverified(inv, entries[i].server) for i in which.tolist()]
+    # Once per distinct PSU part and catalog model: a fleet repeats a few.
+    memo: dict[tuple[int, str | None], float] = {}
+    for i in which.tolist():
+        server = entries[i].server
+        key = (int(s.psu[i]), server.model)
+        if key not in memo:
+            memo[key] = _unverified(inv, server)
+        out[i] = memo[key]
     return out
 
 
