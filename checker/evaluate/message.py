@@ -233,35 +233,115 @@ class MessageEnvironment(SandboxedEnvironment):
         return _limit_size(result, f"{name or 'a call'}()")
 
     def compile_message(self, source: str) -> MessageTemplate:
-        """The template of a message; MessageError or TemplateSyntaxError if it cannot be one."""
+        """The template of a message; MessageError or TemplateSyntaxError if it cannot be one.
+
+        Everything a template can do wrong is found here, when the rulebook
+        loads. Its code is generated here only when working out the names it
+        reads takes Jinja's scope analysis (a loop, a `set`, ...), or when
+        something only the code generator checks is there (an unknown filter,
+        which Jinja allows in an `if` until it runs): otherwise the names are
+        every name it loads, and the code is generated at its first rendering.
+        Most rules fire on nothing, and generating 127 messages' code was 60 %
+        of loading the rulebook."""
         tree = self.parse(source)
-        for node in tree.find_all(_REFUSED_NODES):
-            raise MessageError(f"{type(node).__name__.lower()} tags are not allowed in messages")
-        _check_reach(tree)
-        bounded = _Bounding().visit(tree)
-        assert isinstance(bounded, nodes.Template)
-        code = io.StringIO()
-        generator = _Generator(self, code)
-        generator.visit(bounded)  # raises TemplateAssertionError (an unknown filter, ...) here, at load
-        return MessageTemplate(self, code.getvalue(), frozenset(generator.names))
+        walked = _walk(tree)
+        if walked is None:  # deep: each check walks the tree itself, stopping where Python's stack does
+            _check(tree.find_all)
+        else:
+            _check(lambda kind: (node for node in walked if isinstance(node, kind)))
+            names = _plain_names(self, walked)
+            if names is not None:
+                return MessageTemplate(self, tree, names)
+        code, found = _generate(self, tree)
+        return MessageTemplate(self, code, found)
 
 
-def _check_reach(tree: nodes.Template) -> None:
+# The nodes of a template whose names need no scope analysis: output, `if` and
+# expressions. With none of the others (a loop, `set`, `with`, a filter block:
+# each binds names), every name a template loads is looked up in its context,
+# as Jinja's code generator resolves it (jinja2.idtracking: a name loaded and
+# never stored resolves in the root frame; an `if` branch shares its frame).
+_PLAIN_NODES = (nodes.Output, nodes.If, nodes.Expr, nodes.Helper)
+# Nesting depth up to which a template is walked without recursion and its
+# code generated later: Jinja's generator takes about four Python frames a
+# level, so this stays far from the recursion limit (1000); anything deeper
+# runs the recursive steps at load, which report it as nested too deeply.
+_SHALLOW = 100
+
+
+def _walk(tree: nodes.Template) -> list[nodes.Node] | None:
+    """Every node below the root in the order `find_all` yields them (depth
+    first, parents before children), or None if nested deeper than _SHALLOW."""
+    out: list[nodes.Node] = []
+    stack = [(child, 1) for child in reversed(list(tree.iter_child_nodes()))]
+    while stack:
+        node, depth = stack.pop()
+        if depth > _SHALLOW:
+            return None
+        out.append(node)
+        stack += [(child, depth + 1) for child in reversed(list(node.iter_child_nodes()))]
+    return out
+
+
+def _plain_names(environment: jinja2.Environment, walked: list[nodes.Node]) -> frozenset[str] | None:
+    """The names the template reads from its context, if the nodes alone say
+    (see _PLAIN_NODES) and every filter and test exists; else None."""
+    names: set[str] = set()
+    for node in walked:
+        if not isinstance(node, _PLAIN_NODES):
+            return None
+        if isinstance(node, nodes.Name):
+            if node.ctx != "load":
+                return None
+            if node.name not in environment.globals:
+                names.add(node.name)
+        elif isinstance(node, (nodes.Filter, nodes.Test)) and node.name not in _known(environment, node):
+            return None
+    return frozenset(names)
+
+
+def _known(environment: jinja2.Environment, node: nodes.Filter | nodes.Test) -> Mapping[str, Any]:
+    return environment.filters if isinstance(node, nodes.Filter) else environment.tests
+
+
+# The nodes of a template of a type (or tuple of types), in order, as Node.find_all gives them.
+Find = Callable[[Any], Iterator[Any]]
+
+
+def _check(find: Find) -> None:
+    for node in find(_REFUSED_NODES):
+        raise MessageError(f"{type(node).__name__.lower()} tags are not allowed in messages")
+    _check_reach(find)
+
+
+def _generate(environment: jinja2.Environment, tree: nodes.Template) -> tuple[str, frozenset[str]]:
+    """The template's Python source, its loops and `~` counted (_Bounding), and the
+    names it reads; TemplateAssertionError for what Jinja's generator refuses."""
+    bounded = _Bounding().visit(tree)
+    assert isinstance(bounded, nodes.Template)
+    code = io.StringIO()
+    generator = _Generator(environment, code)
+    generator.visit(bounded)
+    return code.getvalue(), frozenset(generator.names)
+
+
+def _check_reach(find: Find) -> None:
     """Refused at load, not when a finding renders: `self` (the template itself),
     an attribute or key starting with `_` (`__globals__`, `__class__`: the
     sandbox stops them late, or leaves them as an empty string), and a power
-    whose exponent is a constant over the limit (`2 ** 10**7`)."""
-    for name in tree.find_all(nodes.Name):
+    whose exponent is a constant over the limit (`2 ** 10**7`). Each check
+    reports the first it finds."""
+    for name in find(nodes.Name):
         if name.name == "self":
             raise MessageError("'self' is not allowed in messages")
-    for getattr_ in tree.find_all(nodes.Getattr):
+    for getattr_ in find(nodes.Getattr):
         if getattr_.attr.startswith("_"):
             raise MessageError(f"attribute '{getattr_.attr}' is not allowed in messages")
-    for getitem in tree.find_all(nodes.Getitem):
+    for getitem in find(nodes.Getitem):
         key = getitem.arg
         if isinstance(key, nodes.Const) and isinstance(key.value, str) and key.value.startswith("_"):
             raise MessageError(f"key '{key.value}' is not allowed in messages")
-    for power in tree.find_all(nodes.Pow):
+    for power in find(nodes.Pow):
         exponent = power.right
         if isinstance(exponent, nodes.Pow):
             raise MessageError("an exponent that is itself a power is not allowed")
@@ -290,22 +370,26 @@ class _Generator(CodeGenerator):
 
 
 class MessageTemplate:
-    """A message, checked and generated as Python source when the rulebook loads,
-    compiled at its first rendering: most rules fire on nothing, and compiling
-    78 messages was a third of loading the rulebook."""
+    """A message, checked when the rulebook loads; its Python source generated
+    then or at its first rendering (see compile_message), and compiled at its
+    first rendering: most rules fire on nothing."""
 
-    __slots__ = ("_environment", "_source", "_template", "names")
+    __slots__ = ("_code", "_environment", "_template", "names")
 
-    def __init__(self, environment: jinja2.Environment, source: str, names: frozenset[str]) -> None:
+    def __init__(
+        self, environment: jinja2.Environment, code: str | nodes.Template, names: frozenset[str]
+    ) -> None:
         self._environment = environment
-        self._source = source
+        self._code = code  # the generated source, or the checked tree to generate it from
         self._template: jinja2.Template | None = None
         self.names = names  # the fields it reads
 
     def generate(self, values: Mapping[str, Any]) -> Iterator[str]:
         if self._template is None:
             env = self._environment
-            code = compile(self._source, "<template>", "exec")
+            if not isinstance(self._code, str):
+                self._code = _generate(env, self._code)[0]
+            code = compile(self._code, "<template>", "exec")
             self._template = env.template_class.from_code(env, code, env.make_globals(None), None)
         return self._template.generate(values)
 

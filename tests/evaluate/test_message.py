@@ -8,7 +8,9 @@ import jinja2
 import pytest
 from jinja2 import meta
 
+from checker.evaluate import message
 from checker.evaluate.message import MAX_MESSAGE, MessageEnvironment, MessageError, render_message
+from checker.evaluate.rulebook import _JINJA, load_rulebook
 
 ENV = MessageEnvironment(jinja2.ChainableUndefined)
 
@@ -125,3 +127,66 @@ def test_a_message_is_compiled_at_its_first_rendering_only() -> None:
     assert template._template is None
     assert render_message(template, {"a": 1}) == render_message(template, {"a": 1}) == "1"
     assert template._template is not None
+
+
+# Templates whose names the nodes alone give (their code is generated at the
+# first rendering), and ones that take Jinja's code generator at load.
+PLAIN = [
+    "rack {{ name }} draws {{ load_kw | round(1) }} kW",
+    "{{ a if b else c }}{% if d %}{{ e }}{% elif f %}{{ g.h }}{% else %}{{ i['j'] }}{% endif %}",
+    "{{ loop }} {{ range(3) | list }} {{ dict(a=x) }} {{ [a, (b, c), {'k': d}] }} {{ a ~ b }}",
+    "{{ x is defined and y is not none }} {{ z | default('n/a') }} {{ -w ** 2 }} {{ v[1:n] }}",
+    "{{ '%s' % a }} {{ f(*args, **kwargs) }} {{ 1 < p <= q }} {{ not r or s in t }}",
+    "{% raw %}{{ not_a_name }}{% endraw %}{{- trimmed -}}",
+]
+GENERATED = [
+    "{% set x = 1 %}{{ x }}{{ y }}",
+    "{% for i in items %}{{ i ~ j }}{% endfor %}{{ i }}",
+    "{% with a = b %}{{ a }}{{ c }}{% endwith %}",
+    "{% filter upper %}{{ a }}{% endfilter %}",
+    "{% set x %}{{ a }}{% endset %}{{ x }}",
+    "{% if a %}{{ b | nosuchfilter }}{% endif %}",  # Jinja lets it load, failing when it runs
+    "{{ " + "-" * 150 + "a }}",  # deeper than the walk goes
+]
+
+
+def _generated(source: str) -> tuple[str, frozenset[str]]:
+    return message._generate(ENV, ENV.parse(source))
+
+
+@pytest.mark.parametrize("source", PLAIN + GENERATED)
+def test_lazily_or_not_a_template_reads_and_generates_what_jinja_generates(source: str) -> None:
+    code, names = _generated(source)
+    template = ENV.compile_message(source)
+    assert template.names == names == meta.find_undeclared_variables(ENV.parse(source))
+    assert isinstance(template._code, str) == (source in GENERATED)
+    template.generate({})  # generates and compiles the code; renders nothing yet
+    assert template._code == code  # the same Python source, whenever it was generated
+
+
+def test_every_builtin_message_is_generated_at_its_first_rendering_as_jinja_would() -> None:
+    rules = load_rulebook().rules
+    assert all(not isinstance(r.template._code, str) for r in rules)
+    for rule in rules:
+        code, names = _generated(rule.rule.message)
+        assert rule.template.names == names, rule.id
+        rule.template.generate({})
+        assert rule.template._code == code, rule.id
+
+
+@pytest.mark.parametrize(
+    ("source", "error"),
+    [
+        ("{{ self }}", "'self' is not allowed"),
+        ("{{ a.__class__ }}", "attribute '__class__' is not allowed"),
+        ("{{ a['_x'] }}", "key '_x' is not allowed"),
+        ("{{ 2 ** 99 }}", "exponent 99 is over the limit"),
+        ("{% if a %}{% include 'x' %}{% endif %}{{ self }}", "include tags are not allowed"),
+        ("{{ self }}{{ a.__class__ }}", "'self' is not allowed"),
+        ("{{ a.__class__ }}{{ self }}", "'self' is not allowed"),  # each check in turn, as before
+        ("{{ " + "-" * 150 + "a.__x }}", "attribute '__x' is not allowed"),
+    ],
+)
+def test_what_a_plain_template_may_not_reach_is_refused_at_load(source: str, error: str) -> None:
+    with pytest.raises(MessageError, match=re.escape(error)):
+        _JINJA.compile_message(source)
