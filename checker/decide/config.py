@@ -37,7 +37,7 @@ NetboxTarget = Literal[
 class NetboxImport(BaseModel):
     """`netbox:` in checker.yaml: what `checker import netbox` reads beyond NetBox's own fields."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # as checker.load.models.Model
 
     custom_fields: dict[str, NetboxTarget] = Field(
         default={}, description="device custom field name -> the server field it fills"
@@ -47,7 +47,7 @@ class NetboxImport(BaseModel):
 class Config(BaseModel):
     """`checker.yaml`: per-repository rule selection, severities and threshold."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # as checker.load.models.Model
 
     # An empty list would run no rule at all and pass every plan: refused.
     select: list[str] = Field(default=["*"], min_length=1, description="globs over rule ids to run")

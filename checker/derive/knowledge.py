@@ -94,7 +94,7 @@ VersionText = Annotated[str, AfterValidator(_version_text)]
 
 # ---------------------------------------------------------------- table models
 class _Table(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # as checker.load.models.Model
 
 
 class Sourced(_Table):

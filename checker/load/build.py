@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import errno
 import fnmatch
+import functools
 import os
 import stat
 import types
@@ -44,7 +45,12 @@ from checker.source.reader import problems as validation_problems
 
 M = TypeVar("M")
 YAML_SUFFIXES = (".yaml", ".yml")
-_SERVERS = TypeAdapter(list[m.Server])
+
+
+@functools.cache
+def _servers() -> TypeAdapter[list[m.Server]]:
+    """Built when servers are first validated (a model's build is deferred: models.Model)."""
+    return TypeAdapter(list[m.Server])
 
 
 def _part_models(model: type[BaseModel]) -> tuple[tuple[str, type[BaseModel]], ...]:
@@ -741,7 +747,7 @@ class _Builder:
         values = [self._shared_parts(v) for v, _ in merged]
         servers: list[m.Server | None]
         try:
-            servers = list(_SERVERS.validate_python(values))
+            servers = list(_servers().validate_python(values))
         except ValidationError as exc:
             self._report_servers(exc, doc.file, merged)
             servers = self._valid_only(values)

@@ -767,5 +767,5 @@ def test_a_part_that_differs_from_server_to_server_is_no_longer_looked_up() -> N
     assert "power_w" not in dict(shared._parts) and "psu" in dict(shared._parts)
     assert len({id(p["psu"]) for p in prepared}) == 1  # still one shared model
     assert all(isinstance(p["power_w"], dict) for p in prepared[loader._SharedParts.TRIAL :])
-    as_written = loader._SERVERS.validate_python(servers)
-    assert loader._SERVERS.validate_python(prepared) == as_written
+    as_written = loader._servers().validate_python(servers)
+    assert loader._servers().validate_python(prepared) == as_written
