@@ -208,9 +208,9 @@ def test_ctrl_c_while_writing_leaves_every_file_as_it_was(
 def test_an_interrupt_somebody_swallowed_still_stops_the_report(
     repo: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import checker.cli
+    import checker.audit
 
-    real = checker.cli.run_audit
+    real = checker.audit.run_audit
 
     def swallowing(*args: object, **kwargs: object) -> object:
         # Ctrl-C, caught by code that catches everything: the defect being simulated.
@@ -218,7 +218,7 @@ def test_an_interrupt_somebody_swallowed_still_stops_the_report(
             signal.raise_signal(signal.SIGINT)
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(checker.cli, "run_audit", swallowing)
+    monkeypatch.setattr(checker.audit, "run_audit", swallowing)  # the command imports it when it runs
     run = cli("report", "inv", *AS_OF, "-o", "readiness.md")
     assert run.code == 130
     assert not (repo / "readiness.md").exists() and _leftovers(repo) == []

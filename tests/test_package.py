@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from benchmarks.fleet import write
 
-def _python(code: str, **env: str) -> str:
+
+def _python(code: str, *args: str, **env: str) -> str:
     clean = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
     run = subprocess.run(
-        [sys.executable, "-c", code], env=clean | env, capture_output=True, text=True, check=True
+        [sys.executable, "-c", code, *args], env=clean | env, capture_output=True, text=True, check=True
     )
     return run.stdout.strip()
 
@@ -20,6 +24,22 @@ def _python(code: str, **env: str) -> str:
 def test_python_m_checker_is_the_command() -> None:
     run = subprocess.run([sys.executable, "-m", "checker", "--version"], capture_output=True, text=True)
     assert (run.returncode, run.stdout.strip()) == (0, "checker 0.1.0")
+
+
+@pytest.mark.parametrize("args", [["--help"], ["rules", "list"], ["audit", "--format", "xml"]])
+def test_the_command_flushes_what_it_wrote_before_it_ends(args: list[str]) -> None:
+    """`checker` ends the process without Python's own teardown (cli.run), which
+    would flush a buffered stdout (argparse's help is printed, never flushed)."""
+    buffered = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    run = subprocess.run([sys.executable, "-m", "checker", *args], capture_output=True, text=True, env=buffered)
+    inside = subprocess.run(
+        [sys.executable, "-c", "import sys; from checker.cli import main; sys.exit(main(sys.argv[1:]))", *args],
+        capture_output=True,
+        text=True,
+        env=buffered,
+    )
+    assert (run.returncode, run.stdout, run.stderr) == (inside.returncode, inside.stdout, inside.stderr)
+    assert run.stdout or run.stderr
 
 
 READ = "import checker, numpy, os; print(os.environ['OPENBLAS_NUM_THREADS'], os.environ['MKL_NUM_THREADS'])"
@@ -38,3 +58,49 @@ def test_importing_numpy_through_checker_starts_no_thread() -> None:
     assert _python(THREADS) == "1"
     if (os.cpu_count() or 1) > 1:  # the pool it spares: one thread per core
         assert int(_python(THREADS, OPENBLAS_NUM_THREADS=str(os.cpu_count()))) > 1
+
+
+def test_the_command_writes_every_byte_and_its_exit_code(tmp_path: Path) -> None:
+    """`checker` ends without tearing the interpreter down (cli.run): what it
+    wrote still reaches a pipe whole (3 MB, far past a pipe's buffer), and the
+    exit code is main()'s."""
+    write(2000, tmp_path / "fleet")
+    args = ["audit", str(tmp_path / "fleet"), "--as-of", "2027-01-15", "--format", "json", "--no-cache"]
+    run = subprocess.run([sys.executable, "-m", "checker", *args], capture_output=True, check=False)
+    inside = subprocess.run(
+        [sys.executable, "-c", "import sys; from checker.cli import main; sys.exit(main(sys.argv[1:]))", *args],
+        capture_output=True,
+        check=False,
+    )
+    assert run.returncode == inside.returncode == 1 and run.stderr == inside.stderr == b""
+    assert len(run.stdout) > 1_000_000 and run.stdout == inside.stdout
+    assert json.loads(run.stdout)["verdict"] == "fail"
+
+
+LAZY = """
+import gc, io, sys
+from checker.cli import main
+heavy = ("numpy", "pydantic", "jinja2", "yaml", "ryml", "durable", "checker.audit", "checker.load.models")
+print(sorted(m for m in heavy if m in sys.modules))
+# Where each collection starts: the frame whose allocation set it off.
+where = []
+gc.callbacks.append(lambda phase, info: phase == "start" and where.append(sys._getframe(1).f_code.co_name))
+sys.stdout, out = io.StringIO(), sys.stdout
+code = main(["audit", sys.argv[1], "--as-of", "2027-01-15", "--format", "text:-"])
+sys.stdout = out
+print(code, where)
+print(sorted(m for m in sys.modules if m.startswith(("checker.render.", "checker.importers."))))
+"""
+
+
+def test_a_command_imports_what_it_runs_with_the_collector_paused() -> None:
+    """Importing the command line imports no stage; an audit then imports its
+    stages (parsing `--format` the first of them) and one format, with the
+    cycle collector paused throughout: a pass would find nothing to free."""
+    minimal = str(Path(__file__).parent / "fixtures" / "minimal")
+    heavy, counts, modules = _python(LAZY, minimal).splitlines()
+    assert heavy == "[]"
+    # The fixture passes; one collection, set off as the pause ends (gc.enable).
+    assert counts == "0 ['__exit__']"
+    assert modules == str(["checker.render.context", "checker.render.output", "checker.render.shown",
+                           "checker.render.text"])

@@ -6,21 +6,52 @@ below. Everything else is derived from the table: `--format` help and the
 unknown-name message of `audit`, `report` and `diff`, what `diff` writes, and
 the format tables of README.md and docs/architecture.md (a test checks them
 against `formats_table()`).
+
+A row names its module (`lazy("sarif")`): a run imports the formats it writes,
+not every format's templates, XML and SVG code.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from checker.core.suggest import lookup
-from checker.decide.result import AuditResult
-from checker.render import diff_formats, github, html, json_format, junit, markdown, sarif, text
-from checker.render.context import RenderContext
-from checker.render.diff_formats import DiffFormatter, new_only
+from checker.render.context import PLAIN, RenderContext
 
-Formatter = Callable[[AuditResult, RenderContext], str]
+if TYPE_CHECKING:
+    from checker.decide.compare import DiffResult
+    from checker.decide.result import AuditResult
+
+Formatter = Callable[["AuditResult", RenderContext], str]
+DiffFormatter = Callable[["DiffResult", RenderContext], str]
+
+
+def lazy(module: str, name: str = "render") -> Callable[[Any, RenderContext], str]:
+    """`checker.render.<module>.<name>`, imported at its first call."""
+
+    def call(result: Any, ctx: RenderContext = PLAIN) -> str:
+        render: Callable[[Any, RenderContext], str] = getattr(
+            importlib.import_module(f"checker.render.{module}"), name
+        )
+        return render(result, ctx)
+
+    return call
+
+
+def lazy_new_only(module: str) -> DiffFormatter:
+    """The audit format of `module` as `checker diff` writes it: the head audit,
+    new findings only (checker.render.diff_formats.new_only)."""
+
+    def call(result: DiffResult, ctx: RenderContext = PLAIN) -> str:
+        from checker.render.diff_formats import new_only
+
+        return new_only(lazy(module))(result, ctx)
+
+    return call
 
 
 @dataclass(frozen=True)
@@ -41,8 +72,8 @@ FORMATS: dict[str, Format] = {
     for f in (
         Format(
             "text",
-            text.render,
-            diff_formats.text,
+            lazy("text"),
+            lazy("diff_formats", "text"),
             "`file:line:col: severity rule message` lines, the findings counted by rule, "
             "and the verdict (the default)",
             capped=True,
@@ -50,16 +81,16 @@ FORMATS: dict[str, Format] = {
         ),
         Format(
             "json",
-            json_format.render,
-            diff_formats.json_format,
+            lazy("json_format"),
+            lazy("diff_formats", "json_format"),
             "the machine contract ([docs/architecture.md](docs/architecture.md#json-output-contract))",
             capped=False,
             in_diff="new and resolved findings, capacity changes",
         ),
         Format(
             "markdown",
-            markdown.render,
-            diff_formats.markdown,
+            lazy("markdown"),
+            lazy("diff_formats", "markdown"),
             "the rollout readiness report: verdict, top risks and key figures, findings grouped by rule, "
             "facilities, racks with a utilisation chart (`checker report -o` adds load bars, rack elevations "
             "and a support timeline as SVG files beside it), workloads, software matrix, support, waivers "
@@ -69,8 +100,8 @@ FORMATS: dict[str, Format] = {
         ),
         Format(
             "html",
-            html.render,
-            new_only(html.render),
+            lazy("html"),
+            lazy_new_only("html"),
             "the readiness report as one self-contained HTML file: inline CSS and SVG, no script, "
             "no request, printable with a page per section ([example](docs/example-readiness.html))",
             capped=True,
@@ -78,23 +109,23 @@ FORMATS: dict[str, Format] = {
         ),
         Format(
             "sarif",
-            sarif.render,
-            new_only(sarif.render),
+            lazy("sarif"),
+            lazy_new_only("sarif"),
             "SARIF 2.1.0 for code scanning: every rule that ran with its help, findings as results, "
             "waived ones suppressed",
             capped=False,
         ),
         Format(
             "junit",
-            junit.render,
-            new_only(junit.render),
+            lazy("junit"),
+            lazy_new_only("junit"),
             "a test suite per rule, a case per entity checked, a failure per finding, waived ones skipped",
             capped=False,
         ),
         Format(
             "github",
-            github.render,
-            new_only(github.render),
+            lazy("github"),
+            lazy_new_only("github"),
             "`::error file=..,line=..::` annotations on the pull request's lines (warning, notice below)",
             capped=True,
         ),
