@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import math
 import pickle
+import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -191,7 +193,36 @@ REFUSED = [
     ("mixed-quoting", "a: 2027-01-15\nb: '2027-01-15'\n"),
     ("rewritten-number", "a: 1.\n"),
     ("rewritten-string", "a: inf\n"),
+    ("rewritten-key", "inf: 1\n"),
+    ("rewritten-negative-key", "-.Inf: 1\n"),
+    ("rewritten-in-a-list", "a: [x, .NaN]\n"),
+    ("rewritten-in-a-nested-list", "a:\n  - [x, [.nan]]\n"),
+    ("rewritten-quoted", "a: '.inf'\n"),  # the same JSON as a plain one: refused too
+    ("empty-key", '"": 1\n'),
+    ("empty-key-unwritten", "a: 1\n: 2\n"),
+    ("comment-in-flow", "a: {x: 1 #c}\n"),
 ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a: x.inf\n", "a: 'x .nan'\n", "inf_x: 1\n", "a: '#x'\n", "a: 'x#'\n", "a: [1, 2] # c\n", "a: ''\n"],
+)
+def test_rewritten_spellings_inside_longer_texts_are_read(text: str) -> None:
+    assert fastpath.load(text) is not None
+    assert_equivalent(text)
+
+
+def test_the_characters_looked_at_are_those_yaml_does_not_print_or_opens_syntax_with() -> None:
+    """_LOOK, written as the class of what it finds, is the complement of what
+    YAML 1.1 prints (https://yaml.org/spec/1.1/#id868518) but for \\n and the
+    characters that open syntax left to the event parser: every code point."""
+    opening = fastpath._NODE_START | fastpath._ALWAYS | {"<"}
+    printable = re.compile("[\n\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+    for code in range(sys.maxunicode + 1):
+        char = chr(code)
+        looked = char in opening or not printable.match(char) or char in "\x85\u2028\u2029\ufeff"
+        assert (fastpath._LOOK.match(char) is not None) == looked, hex(code)
 
 
 @pytest.mark.parametrize("text", [pytest.param(t, id=i) for i, t in REFUSED])
