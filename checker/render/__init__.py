@@ -65,6 +65,10 @@ class Format:
     capped: bool
     # What `checker diff` writes in it.
     in_diff: str = "the head audit's new findings only"
+    # Whether its text leaves the formatter escaped for a terminal, every control
+    # character written as an escape (json_format.dumps): output's last guard,
+    # which would change nothing, does not scan it again (12.5 MB at 10,000 servers).
+    escaped: bool = False
 
 
 FORMATS: dict[str, Format] = {
@@ -86,6 +90,7 @@ FORMATS: dict[str, Format] = {
             "the machine contract ([docs/architecture.md](docs/architecture.md#json-output-contract))",
             capped=False,
             in_diff="new and resolved findings, capacity changes",
+            escaped=True,
         ),
         Format(
             "markdown",

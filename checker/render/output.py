@@ -32,7 +32,7 @@ from checker.core.resources import rules_dir, templates_dir
 from checker.core.terminal import escape_annotations, escape_lines
 from checker.decide.result import AuditResult
 from checker.load.build import YAML_SUFFIXES
-from checker.render import get_formatter
+from checker.render import FORMATS, get_formatter
 from checker.render.context import RenderContext
 
 FIFO_WAIT_S = 5.0  # how long a FIFO output waits for its reader
@@ -297,35 +297,36 @@ def emit(
         ctx = RenderContext(link_base(out.file), color and out.file is None, max_per_rule)
         rendered.append((out, get_formatter(out.format)(result, ctx), ctx.color))
     summary = _step_summary(result, env, max_per_rule) if env is not None else None
-    write_outputs([(out, text) for out, text, _ in rendered], colored={id(o) for o, _, c in rendered if c})
+    escaped = {id(o) for o, _, c in rendered if c or FORMATS[o.format].escaped}
+    write_outputs([(out, text) for out, text, _ in rendered], escaped=escaped)
     if summary is not None:
         append_step_summary(*summary)
 
 
-def _guarded(out: Output, text: str, colored: bool) -> str:
+def _guarded(out: Output, text: str, escaped: bool) -> str:
     # Formatters escape user strings for their own syntax; this is the terminal's
     # last line of defence, since any of these files may be printed by `cat`.
-    # Coloured text is the one exception: it escapes every field itself
-    # (render/text.py) and its own SGR sequences must reach the terminal. Only
-    # the github format may start a line with a workflow command (`::`).
-    if colored:
+    # The exceptions are escaped already: coloured text escapes every field
+    # itself (render/text.py) and its own SGR sequences must reach the terminal;
+    # JSON escapes every control character (Format.escaped). Only the github
+    # format may start a line with a workflow command (`::`).
+    if escaped:
         return text
     return escape_annotations(text) if out.format == "github" else escape_lines(text)
 
 
-def write_outputs(items: Sequence[tuple[Output, str]], colored: set[int] | None = None) -> None:
-    """The files of a run together (write_files), then what goes to standard output."""
-    colored = colored or set()
-    texts = [(out, _guarded(out, text, id(out) in colored)) for out, text in items]
+def write_outputs(items: Sequence[tuple[Output, str]], escaped: set[int] | None = None) -> None:
+    """The files of a run together (write_files), then what goes to standard output.
+    `escaped`: the outputs (by id) whose text is escaped already (_guarded)."""
+    escaped = escaped or set()
+    texts = [(out, _guarded(out, text, id(out) in escaped)) for out, text in items]
     write_files([(out.file, text) for out, text in texts if out.file is not None])
     for out, text in texts:
         if out.file is None:
             if out.format == "github":
                 getattr(sys.stdout, "write_annotations", sys.stdout.write)(text)
-            elif id(out) in colored:
+            else:  # escaped now, by _guarded or before it: not scanned again by the stream
                 getattr(sys.stdout, "write_rendered", sys.stdout.write)(text)
-            else:
-                sys.stdout.write(text)
 
 
 def write_output(out: Output, text: str, colored: bool = False) -> None:

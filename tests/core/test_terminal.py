@@ -83,3 +83,19 @@ def test_a_terminal_that_does_not_know_its_width_gets_80_columns(monkeypatch: py
     out = Sized()
     SafeStream(out).write_status("y" * 100)
     assert out.getvalue() == "\r" + "y" * 79 + "\x1b[K"
+
+
+@pytest.mark.parametrize("escaper", [escape, escape_lines, terminal.escape_annotations, escape_json])
+@pytest.mark.parametrize("code", range(0x80))
+def test_ascii_text_is_escaped_as_the_table_says(escaper: Callable[[str], str], code: int) -> None:
+    """ASCII text takes a shortcut past the patterns (nothing to escape: the text
+    itself): each ASCII character, in a long line and at a line's start."""
+    text = "x" * 100 + chr(code) + "\n" + chr(code) + "y"
+    field = {c: terminal._spelled(c) for c in terminal._UNSAFE}
+    tables = {
+        escape: field,
+        escape_lines: {c: s for c, s in field.items() if c != 0x0A},
+        terminal.escape_annotations: {c: s for c, s in field.items() if c != 0x0A},
+        escape_json: {c: f"\\u{c:04x}" for c in terminal._UNSAFE if c >= 0x20},
+    }
+    assert escaper(text) == text.translate(tables[escaper])

@@ -7,8 +7,9 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from checker.core import terminal
 from checker.render import get_formatter
-from checker.render.json_format import _indented
+from checker.render.json_format import _indented, dumps
 from tests.conftest import CliRunner, Run
 from tests.helpers import assert_golden
 from tests.render.test_text import FINDINGS, _result
@@ -83,3 +84,33 @@ def test_rows_are_written_byte_for_byte_as_json_dumps_with_indent_2(rows: list[o
     for _ in range(depth):
         nested = {"level": nested}
     assert _indented(nested, 0) == json.dumps(nested, indent=2, ensure_ascii=False)
+
+
+# What an inventory can put in a string: every kind of character output must
+# escape (C0, DEL, C1, line separators, bidi and invisible ones, a lone
+# surrogate from an undecodable file name) and workflow commands.
+_HOSTILE = st.sampled_from(
+    ["\x00", "\x1b[2J", "\t", "\n", "\x7f", "\x85", "\x9b", "\u2028", "\u202e", "\u200b", "\ufeff",
+     "\udcff", "::", "::add-mask::x", "\n::stop-commands::", "##[", "é", "数据", " ", "a"]
+)
+_HOSTILE_TEXT = st.lists(_HOSTILE, max_size=4).map("".join) | st.text(max_size=6)
+_HOSTILE_SCALAR = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | _HOSTILE_TEXT
+_HOSTILE_DOC = st.recursive(
+    _HOSTILE_SCALAR,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_HOSTILE_TEXT, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(_HOSTILE_DOC)
+@settings(max_examples=400, deadline=None)
+def test_json_is_written_escaped_for_any_terminal_in_one_pass(value: object) -> None:
+    """dumps writes the bytes it always wrote (json.dumps with indent=2, then every
+    character JSON leaves raw that a terminal must not get written as \\uNNNN),
+    which output's last guard (escape_lines) would not change: Format.escaped."""
+    written = dumps({"value": value})
+    table = {code: f"\\u{code:04x}" for code in terminal._UNSAFE if code >= 0x20}
+    expected = json.dumps({"value": value}, indent=2, ensure_ascii=False).translate(table) + "\n"
+    assert written == expected
+    assert terminal.escape_lines(written) == written
+    assert json.loads(written) == {"value": value}
