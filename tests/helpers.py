@@ -13,7 +13,8 @@ from checker.core.findings import Finding
 from checker.derive.facts import REGISTRY, Fact
 from checker.evaluate.engine import evaluate
 from checker.evaluate.expr import compile_when
-from checker.evaluate.rulebook import _JINJA, CompiledRule, Rule
+from checker.evaluate.rulebook import CompiledRule, Rule
+from checker.evaluate.sandbox import environment
 from checker.source.parse import Src
 
 
@@ -34,7 +35,7 @@ def compiled_rule(
         }
     )
     when_ = compile_when(when, REGISTRY[on].field_types())
-    template = _JINJA.compile_message(rule.message)
+    template = environment().compile_message(rule.message)
     return CompiledRule(rule, "rules/t.yaml", Src(1, 1), when_, template, ("name",))
 
 

@@ -13,9 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import jinja2
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from checker.core.builtin import BUILTIN_CHECKS
@@ -27,10 +26,13 @@ from checker.core.suggest import did_you_mean
 from checker.derive.facts import REGISTRY, FactKind
 from checker.derive.knowledge import TABLE_KINDS
 from checker.evaluate.expr import CompiledWhen, ExprError, compile_when
-from checker.evaluate.message import MessageEnvironment, MessageError, MessageTemplate, render_message
+from checker.evaluate.message import MessageError, MessageTemplate, render_message
 from checker.load.build import KINDS, discover
 from checker.source.parse import Src, scalar_position
 from checker.source.reader import display_path, problems, read_file
+
+if TYPE_CHECKING:
+    from checker.evaluate.sandbox import MessageEnvironment
 
 RuleId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)+$")]
 
@@ -68,19 +70,13 @@ class RuleFile(_Strict):
     rules: list[Rule]
 
 
-class _MessageUndefined(jinja2.ChainableUndefined):
-    """A field the fact lacks renders as 'unknown', never as an empty gap, however
-    deep it is read (`{{ support.contract.id }}` when there is no support)."""
+def _jinja() -> MessageEnvironment:
+    """The messages' sandboxed environment (checker.evaluate.sandbox), imported when a
+    message is first compiled or rendered: a rulebook from the cache that renders
+    no message never imports Jinja."""
+    from checker.evaluate.sandbox import environment
 
-    def __str__(self) -> str:
-        return "unknown"
-
-    def __round__(self, ndigits: int | None = None) -> _MessageUndefined:
-        return self  # `{{ load_kw | round(1) }}` of a missing field is still 'unknown'
-
-
-# Messages are user-written templates: sandboxed, bounded, plain text out.
-_JINJA = MessageEnvironment(_MessageUndefined)
+    return environment()
 
 
 @dataclass(frozen=True)
@@ -239,10 +235,12 @@ def _compile(rule: Rule, index: int, file: str, src: Src, errors: _Errors) -> Co
     except ExprError as exc:
         errors.add([*base, "when"], f"rule {rule.id}: {exc.message}", offset=(exc.line, exc.column))
         return None
+    from jinja2 import TemplateSyntaxError
+
     try:
-        template = _JINJA.compile_message(rule.message)
+        template = _jinja().compile_message(rule.message)
         used = template.names
-    except jinja2.TemplateSyntaxError as exc:
+    except TemplateSyntaxError as exc:
         errors.add([*base, "message"], f"rule {rule.id}: bad message template: {exc.message}")
         return None
     except MessageError as exc:

@@ -8,9 +8,10 @@ import jinja2
 import pytest
 from jinja2 import meta
 
-from checker.evaluate import message
-from checker.evaluate.message import MAX_MESSAGE, MessageEnvironment, MessageError, render_message
-from checker.evaluate.rulebook import _JINJA, load_rulebook
+from checker.evaluate import sandbox
+from checker.evaluate.message import MAX_MESSAGE, MessageError, render_message
+from checker.evaluate.rulebook import load_rulebook
+from checker.evaluate.sandbox import MessageEnvironment, environment
 
 ENV = MessageEnvironment(jinja2.ChainableUndefined)
 
@@ -151,7 +152,7 @@ GENERATED = [
 
 
 def _generated(source: str) -> tuple[str, frozenset[str]]:
-    return message._generate(ENV, ENV.parse(source))
+    return sandbox.generate(ENV, ENV.parse(source))
 
 
 @pytest.mark.parametrize("source", PLAIN + GENERATED)
@@ -159,14 +160,14 @@ def test_lazily_or_not_a_template_reads_and_generates_what_jinja_generates(sourc
     code, names = _generated(source)
     template = ENV.compile_message(source)
     assert template.names == names == meta.find_undeclared_variables(ENV.parse(source))
-    assert isinstance(template._code, str) == (source in GENERATED)
+    assert (template._code is not None) == (source in GENERATED)  # generated at load
     template.generate({})  # generates and compiles the code; renders nothing yet
     assert template._code == code  # the same Python source, whenever it was generated
 
 
 def test_every_builtin_message_is_generated_at_its_first_rendering_as_jinja_would() -> None:
     rules = load_rulebook().rules
-    assert all(not isinstance(r.template._code, str) for r in rules)
+    assert all(r.template._code is None for r in rules)
     for rule in rules:
         code, names = _generated(rule.rule.message)
         assert rule.template.names == names, rule.id
@@ -189,4 +190,4 @@ def test_every_builtin_message_is_generated_at_its_first_rendering_as_jinja_woul
 )
 def test_what_a_plain_template_may_not_reach_is_refused_at_load(source: str, error: str) -> None:
     with pytest.raises(MessageError, match=re.escape(error)):
-        _JINJA.compile_message(source)
+        environment().compile_message(source)
