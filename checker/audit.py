@@ -31,7 +31,7 @@ def run_audit(
 ) -> AuditResult:
     """One audit. `options`: how files are read (cache, processes); default: no
     cache, this process only. Nothing of one audit is kept for the next."""
-    book = rulebook or load_rulebook(cfg.rule_dirs)
+    book = rulebook or load_rulebook(cfg.rule_dirs, cache_dir=options.cache_dir if options else None)
     metas = book.metadata()
     known = [m.id for m in metas]
     check_selection(cfg, known)

@@ -184,9 +184,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
     outputs = args.format or [Output("text", None)]
     cfg = _settings(args, paths)
     check_writable(outputs, paths, _protected(cfg))
-    book = load_rulebook(cfg.rule_dirs)
-    as_of = args.as_of or dt.date.today()
     options = _read_options(args)
+    book = load_rulebook(cfg.rule_dirs, cache_dir=options.cache_dir)
+    as_of = args.as_of or dt.date.today()
     with progress.shown(sys.stderr):
         result = diff(
             args.base,

@@ -21,6 +21,10 @@ def _python(code: str, *args: str, **env: str) -> str:
     return run.stdout.strip()
 
 
+# The command line called in a process of its own, as a library caller does: Python ends it.
+MAIN = "import sys; from checker.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
 def test_python_m_checker_is_the_command() -> None:
     run = subprocess.run([sys.executable, "-m", "checker", "--version"], capture_output=True, text=True)
     assert (run.returncode, run.stdout.strip()) == (0, "checker 0.1.0")
@@ -31,13 +35,9 @@ def test_the_command_flushes_what_it_wrote_before_it_ends(args: list[str]) -> No
     """`checker` ends the process without Python's own teardown (cli.run), which
     would flush a buffered stdout (argparse's help is printed, never flushed)."""
     buffered = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
-    run = subprocess.run([sys.executable, "-m", "checker", *args], capture_output=True, text=True, env=buffered)
-    inside = subprocess.run(
-        [sys.executable, "-c", "import sys; from checker.cli import main; sys.exit(main(sys.argv[1:]))", *args],
-        capture_output=True,
-        text=True,
-        env=buffered,
-    )
+    command = [sys.executable, "-m", "checker", *args]
+    run = subprocess.run(command, capture_output=True, text=True, env=buffered)
+    inside = subprocess.run([sys.executable, "-c", MAIN, *args], capture_output=True, text=True, env=buffered)
     assert (run.returncode, run.stdout, run.stderr) == (inside.returncode, inside.stdout, inside.stderr)
     assert run.stdout or run.stderr
 
@@ -67,11 +67,7 @@ def test_the_command_writes_every_byte_and_its_exit_code(tmp_path: Path) -> None
     write(2000, tmp_path / "fleet")
     args = ["audit", str(tmp_path / "fleet"), "--as-of", "2027-01-15", "--format", "json", "--no-cache"]
     run = subprocess.run([sys.executable, "-m", "checker", *args], capture_output=True, check=False)
-    inside = subprocess.run(
-        [sys.executable, "-c", "import sys; from checker.cli import main; sys.exit(main(sys.argv[1:]))", *args],
-        capture_output=True,
-        check=False,
-    )
+    inside = subprocess.run([sys.executable, "-c", MAIN, *args], capture_output=True, check=False)
     assert run.returncode == inside.returncode == 1 and run.stderr == inside.stderr == b""
     assert len(run.stdout) > 1_000_000 and run.stdout == inside.stdout
     assert json.loads(run.stdout)["verdict"] == "fail"

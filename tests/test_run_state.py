@@ -39,6 +39,9 @@ AS_OF = dt.date(2027, 1, 15)
 KEPT_CACHES = {
     ("checker.load.cache", "salt"),  # the cache key's salt: versions and code of the installed checker
     ("checker.derive.knowledge", "builtin"),  # the built-in knowledge tables, read once per process
+    ("checker.evaluate.rulebook", "_book_salt"),  # the cached rulebook's salt: library versions, code
+    ("checker.load.build", "_servers"),  # the servers' validator, built at the first servers file
+    ("checker.evaluate.sandbox", "environment"),  # the messages' Jinja environment: filters, no template
 }
 # Context variables that stay, each set and reset around one call and saying why
 # where it is defined; options are never among them.

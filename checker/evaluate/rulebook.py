@@ -7,14 +7,19 @@ Every problem names the rule file, line and column; none is a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import fnmatch
+import functools
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
+from pydantic import VERSION as PYDANTIC_VERSION
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from checker.core.builtin import BUILTIN_CHECKS
@@ -27,7 +32,9 @@ from checker.derive.facts import REGISTRY, FactKind
 from checker.derive.knowledge import TABLE_KINDS
 from checker.evaluate.expr import CompiledWhen, ExprError, compile_when
 from checker.evaluate.message import MessageError, MessageTemplate, render_message
+from checker.load import cache
 from checker.load.build import KINDS, discover
+from checker.load.cache import open_cache
 from checker.source.parse import Src, scalar_position
 from checker.source.reader import display_path, problems, read_file
 
@@ -276,9 +283,9 @@ def _misplaced(value: Any) -> str | None:
     return None
 
 
-def _load_file(path: Path) -> tuple[list[CompiledRule], list[str]]:
+def _load_file(path: Path, data: bytes | None = None) -> tuple[list[CompiledRule], list[str]]:
     try:
-        file = read_file(path)
+        file = read_file(path, data=data)
     except UserError as exc:
         return [], list(exc.lines)
     shown, text = file.shown, file.text.splitlines()
@@ -356,10 +363,31 @@ _BUILTIN_IDS = frozenset(c.id for c in BUILTIN_CHECKS)
 _RESERVED = frozenset(c.split(".")[0] for c in _BUILTIN_IDS)
 
 
-def load_rulebook(extra: Sequence[Path] = (), *, builtin: bool = True) -> Rulebook:
-    """The built-in rules plus every folder in `extra`; any problem -> UserError."""
-    folders = ([rules_dir()] if builtin else []) + [Path(p) for p in extra]
-    rules: list[CompiledRule] = []
+def load_rulebook(
+    extra: Sequence[Path] = (), *, builtin: bool = True, cache_dir: Path | None = None
+) -> Rulebook:
+    """The built-in rules plus every folder in `extra`; any problem -> UserError.
+    `cache_dir`: a cache folder (checker.load.cache) that keeps the compiled
+    rulebook, read back while its files' bytes and the code are the same."""
+    files, refused = _files(([rules_dir()] if builtin else []) + [Path(p) for p in extra])
+    store = open_cache(cache_dir) if cache_dir is not None and not refused else None
+    read = _read_all(files) if store is not None else None
+    key = _book_key(read) if read is not None else None
+    if store is not None and key is not None:
+        book = _cached(store, key)
+        if book is not None:
+            return book
+    book = _compiled(files, refused, read)
+    if store is not None and key is not None:
+        with contextlib.suppress(cache.Unencodable):
+            store.put(key, _book_out(book))
+    return book
+
+
+def _files(folders: Sequence[Path]) -> tuple[list[Path], list[str]]:
+    """Every rule file of the folders (each read once however often it is named),
+    and the error lines of files that are refused."""
+    files: list[Path] = []
     lines: list[str] = []
     seen_folders: set[Path] = set()
     for folder in folders:
@@ -370,12 +398,21 @@ def load_rulebook(extra: Sequence[Path] = (), *, builtin: bool = True) -> Rulebo
         if folder.resolve() in seen_folders:
             continue
         seen_folders.add(folder.resolve())
-        files, refused = rule_files(folder)
+        found, refused = rule_files(folder)
+        files += found
         lines += refused
-        for path in files:
-            got, errs = _load_file(path)
-            rules += got
-            lines += errs
+    return files, lines
+
+
+def _compiled(
+    files: Sequence[Path], lines: list[str], read: Sequence[tuple[Path, bytes]] | None = None
+) -> Rulebook:
+    rules: list[CompiledRule] = []
+    data = dict(read or ())
+    for path in files:
+        got, errs = _load_file(path, data.get(path))
+        rules += got
+        lines += errs
     seen: dict[str, CompiledRule] = {}
     for rule in rules:
         if rule.id in _BUILTIN_IDS or rule.id.split(".")[0] in _RESERVED:
@@ -396,3 +433,148 @@ def load_rulebook(extra: Sequence[Path] = (), *, builtin: bool = True) -> Rulebo
     if lines:
         raise UserError(lines)
     return Rulebook(tuple(sorted(seen.values(), key=lambda r: r.id)))
+
+
+# ---------------------------------------------------------------- the cached rulebook
+# Compiling the rulebook (reading its YAML, validating 127 rules, compiling each
+# `when` and parsing each message) is most of a small audit's work after the
+# imports. The compiled rules are kept as one entry of the cache folder, signed
+# and opened as every entry is (checker.load.cache), in a format of plain values
+# checked type by type as it is read (never pickle), and keyed by the files'
+# names and bytes, the cache's own salt (checker and Python versions, the
+# parser) and BOOK_SALT's: the versions of Jinja and pydantic, whose checks and
+# names a compiled rule holds, and the checker package's sources (their sizes
+# and times, so an edited development install compiles afresh). An entry holds
+# no code: a message's Python source is generated from its text when it is first
+# rendered (MessageTemplate). A rulebook with errors is never kept.
+BOOK_FORMAT = 1
+
+
+def _read_all(files: Sequence[Path]) -> list[tuple[Path, bytes]] | None:
+    """Each file and its bytes (compiled from those same bytes), or None if one
+    cannot be read: then the rulebook is compiled, and says why."""
+    try:
+        return [(path, path.read_bytes()) for path in files]
+    except OSError:
+        return None
+
+
+@functools.lru_cache(maxsize=1)
+def _book_salt() -> bytes:
+    digest = hashlib.sha256(cache.salt())
+    digest.update(f"rulebook {BOOK_FORMAT}\x00pydantic {PYDANTIC_VERSION}\x00".encode())
+    with contextlib.suppress(metadata.PackageNotFoundError):
+        digest.update(f"jinja2 {metadata.version('jinja2')}\x00".encode())
+    package = Path(__file__).resolve().parents[1]
+    for path in sorted(package.rglob("*.py")):
+        info = path.stat()
+        name = path.relative_to(package).as_posix()
+        digest.update(f"{name} {info.st_size} {info.st_mtime_ns}\x00".encode())
+    return digest.digest()
+
+
+def _book_key(read: Sequence[tuple[Path, bytes]]) -> str:
+    digest = hashlib.sha256(_book_salt())
+    for path, data in read:
+        digest.update(display_path(path).encode("utf-8", "surrogateescape") + b"\x00")
+        digest.update(hashlib.sha256(data).digest())
+    return digest.hexdigest()
+
+
+def _cached(store: cache.Cache, key: str) -> Rulebook | None:
+    payload = store.payload(key)
+    if payload is None:
+        return None
+    try:
+        return _book_in(cache.unpack(payload))
+    except Exception:  # BadEntry, or anything else wrong with it: a miss, compiled again
+        return None
+
+
+def _book_out(book: Rulebook) -> bytes:
+    rules = [
+        (
+            cache.value_out(r.rule.model_dump()),
+            r.file,
+            cache.src_out(_shallow(r.src)),
+            r.when.source,
+            _condition_out(r.when.condition),
+            sorted(r.when.fields),
+            sorted(r.template.names),
+            list(r.message_fields),
+        )
+        for r in book.rules
+    ]
+    return cache.pack(("rulebook", BOOK_FORMAT, rules))
+
+
+def _book_in(body: Any) -> Rulebook:
+    if type(body) is not tuple or len(body) != 3 or body[:2] != ("rulebook", BOOK_FORMAT):
+        raise cache.BadEntry("not a rulebook")
+    if type(body[2]) is not list:
+        raise cache.BadEntry("not a list of rules")
+    return Rulebook(tuple(_rule_in(item) for item in body[2]))
+
+
+def _rule_in(item: Any) -> CompiledRule:
+    if type(item) is not tuple or len(item) != 8:
+        raise cache.BadEntry("not a rule")
+    fields, file, src, source, condition, used, names, shown = item
+    values = cache.value_in(fields)
+    if type(values) is not dict or values.keys() != Rule.model_fields.keys():
+        raise cache.BadEntry("not a rule's fields")
+    shown_examples = values.pop("examples")
+    if type(shown_examples) is not dict or shown_examples.keys() != Examples.model_fields.keys():
+        raise cache.BadEntry("not a rule's examples")
+    # Written from a validated rule and signed: built as they were, not validated again.
+    rule = Rule.model_construct(**values, examples=Examples.model_construct(**shown_examples))
+    when = CompiledWhen(_str(source), _condition_in(condition), frozenset(_strs(used)))
+    template = MessageTemplate(_jinja, rule.message, frozenset(_strs(names)))
+    return CompiledRule(rule, _str(file), cache.src_in(src), when, template, tuple(_strs(shown)))
+
+
+def _shallow(src: Src) -> Src:
+    """A rule's source map down to its fields (`message`, `when`, ...), not within
+    them: what a compiled rule is asked for (its line, its message's position);
+    the positions deeper in a rule are for errors, and a rulebook with errors is
+    never kept."""
+    children, keys = src.children, src.keys
+    if not isinstance(children, dict) or keys is None:
+        return Src(src.line, src.column)
+    return Src(src.line, src.column, {k: Src(c.line, c.column) for k, c in children.items()}, dict(keys))
+
+
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+def _condition_out(value: Any) -> Any:
+    """A durable-rules condition (JSON values) as payload data: marshal writes them as they are."""
+    if type(value) is dict:
+        return {_str(k): _condition_out(v) for k, v in value.items()}
+    if type(value) is list:
+        return [_condition_out(v) for v in value]
+    if type(value) in _JSON_SCALARS:
+        return value
+    raise cache.Unencodable(f"no payload spelling for {type(value).__name__} in a condition")
+
+
+def _condition_in(raw: Any) -> Any:
+    if type(raw) is dict:
+        return {_str(k): _condition_in(v) for k, v in raw.items()}
+    if type(raw) is list:
+        return [_condition_in(v) for v in raw]
+    if type(raw) in _JSON_SCALARS:
+        return raw
+    raise cache.BadEntry(f"unexpected {type(raw).__name__} in a condition")
+
+
+def _str(value: Any) -> str:
+    if type(value) is not str:
+        raise cache.BadEntry(f"expected str, got {type(value).__name__}")
+    return value
+
+
+def _strs(value: Any) -> list[str]:
+    if type(value) is not list:
+        raise cache.BadEntry(f"expected a list, got {type(value).__name__}")
+    return [_str(v) for v in value]

@@ -146,6 +146,42 @@ def decode(
     return docs
 
 
+def pack(body: Any) -> bytes:
+    """Plain values (tuples, lists, dicts, scalars) as payload bytes (marshal)."""
+    try:
+        return marshal.dumps(body, _MARSHAL_VERSION)
+    except ValueError as exc:  # nesting deeper than marshal writes
+        raise Unencodable(str(exc)) from None
+
+
+def unpack(payload: bytes) -> Any:
+    """The plain values of `payload`, to be checked type by type; BadEntry if it is no marshal data."""
+    try:
+        return marshal.loads(payload)
+    except (EOFError, ValueError, TypeError) as exc:
+        raise BadEntry(f"not marshal data: {exc}") from None
+
+
+def value_out(value: Any) -> Any:
+    """A parsed YAML value as payload data, as encode writes a document's value."""
+    return _value_out(value, {})
+
+
+def value_in(raw: Any) -> Any:
+    """The inverse of value_out; BadEntry on anything it does not write."""
+    return _value_in(raw, {})
+
+
+def src_out(src: Src) -> Any:
+    """A source map (worked out whole) as payload data, as encode writes one."""
+    return _src_out(src, {})
+
+
+def src_in(raw: Any) -> Src:
+    """The inverse of src_out; BadEntry on anything it does not write."""
+    return _src_in(raw, {})
+
+
 # Scalars marshal writes as they are; tuples never occur in parsed YAML, so
 # a tuple spells one of the scalars marshal cannot write.
 _PLAIN = (str, int, bool, type(None), bytes)
@@ -349,6 +385,18 @@ class Cache:
         """The entry for `key`, or None when it is missing or anything is wrong with it;
         `text` gives the file's text, should a source map have to be worked out
         (from a tree kept in the run's `trees`)."""
+        payload = self.payload(key)
+        if payload is None:
+            return None
+        try:
+            return decode(payload, text, trees)
+        except Exception:  # BadEntry, too deep: whatever it is, a miss
+            return None
+
+    def payload(self, key: str) -> bytes | None:
+        """The payload of the entry for `key` if there is one, signed with this
+        folder's key; its format is the writer's to check (decode, or the
+        rulebook's own: checker.evaluate.rulebook)."""
         data = _read_regular(self.entries / key, MAX_ENTRY_BYTES, touch=True)
         if data is None:
             return None
@@ -356,10 +404,7 @@ class Cache:
         head, mac, payload = data[: len(_MAGIC)], data[len(_MAGIC) : start], data[start:]
         if head != _MAGIC or not hmac.compare_digest(mac, self._mac(key, payload)):
             return None
-        try:
-            return decode(payload, text, trees)
-        except Exception:  # BadEntry, too deep: whatever it is, a miss
-            return None
+        return payload
 
     def put(self, key: str, payload: bytes) -> None:
         """Write an entry atomically; a cache that cannot be written is not an error."""

@@ -70,13 +70,13 @@ class YamlFile:
     documents: list[Document]
 
 
-def read_file(path: Path, what: str = "") -> YamlFile:
+def read_file(path: Path, what: str = "", data: bytes | None = None) -> YamlFile:
     """A file the user named (a config file, a knowledge table, a rule file):
     unreadable or malformed, it is a located UserError (`what` names it in the
-    message of a file that cannot be read)."""
+    message of a file that cannot be read). `data`: its bytes, if read already."""
     shown = display_path(path)
     try:
-        text = decode(path.read_bytes())
+        text = decode(path.read_bytes() if data is None else data)
         return YamlFile(shown, text, parse_text(text))
     except YamlProblem as exc:
         raise UserError(at(shown, exc.line, exc.column, exc.message)) from None

@@ -1,12 +1,20 @@
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from checker.core.errors import UserError
-from checker.evaluate.rulebook import flatten, load_rulebook, matches, nest
+from checker.evaluate import rulebook
+from checker.evaluate.rulebook import Rulebook, flatten, load_rulebook, matches, nest
+from checker.load import cache
+from checker.load.cache import open_cache
 
 VALID = """\
 rules:
@@ -224,3 +232,142 @@ def test_flatten_writes_dates_as_facts_hold_them() -> None:
     import datetime as dt
 
     assert flatten({"support": {"until": dt.date(2027, 1, 1)}}) == {"support.until": "2027-01-01"}
+
+
+# ---------------------------------------------------------------- the cached rulebook
+def _rules(tmp_path: Path, text: str) -> Path:
+    (tmp_path / "rules").mkdir()
+    return _write(tmp_path / "rules", text)
+
+
+def _same_rules(a: Rulebook, b: Rulebook) -> None:
+    assert a.ids() == b.ids() and a.metadata() == b.metadata()
+    for x, y in zip(a.rules, b.rules, strict=True):
+        assert (x.rule, x.file, x.when, x.template.names, x.message_fields) == (
+            y.rule, y.file, y.when, y.template.names, y.message_fields
+        ), x.id
+        assert (x.src.line, x.src.column) == (y.src.line, y.src.column)
+        for field in ("message", "when", "id"):
+            for key in (True, False):
+                assert x.src.locate([field], key=key) == y.src.locate([field], key=key), (x.id, field)
+        for example in x.rule.examples.fail:
+            assert x.render(flatten(example)) == y.render(flatten(example)), x.id
+
+
+def test_a_rulebook_from_the_cache_is_the_compiled_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = _rules(tmp_path, VALID)
+    uncached = load_rulebook([folder])
+    compiled = load_rulebook([folder], cache_dir=tmp_path / "cache")
+    monkeypatch.setattr(rulebook, "_compiled", _never)  # read back, not compiled again
+    cached = load_rulebook([folder], cache_dir=tmp_path / "cache")
+    assert all(r.template._code is None for r in cached.rules)  # generated when first rendered
+    _same_rules(compiled, cached)
+    _same_rules(uncached, cached)
+
+
+def _never(*args: object) -> Rulebook:
+    raise AssertionError("compiled again")
+
+
+def test_a_changed_rule_file_is_compiled_again(tmp_path: Path) -> None:
+    folder = _rules(tmp_path, VALID)
+    load_rulebook([folder], builtin=False, cache_dir=tmp_path / "cache")
+    (folder / "r.yaml").write_text(VALID.replace("draws {{ load_kw }} kW", "uses {{ load_kw }} kW"))
+    rule = load_rulebook([folder], builtin=False, cache_dir=tmp_path / "cache").get("acme.big-rack")
+    assert rule is not None and rule.render({"name": "A", "load_kw": 31}) == "rack A uses 31 kW"
+    assert len(list((tmp_path / "cache" / "files").iterdir())) == 2
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda data: data[:-1] + bytes([data[-1] ^ 1]),  # a flipped bit: the signature no longer holds
+        lambda data: data[: len(data) // 2],
+        lambda data: b"",
+    ],
+)
+def test_a_damaged_rulebook_entry_is_compiled_again(
+    tmp_path: Path, damage: Callable[[bytes], bytes]
+) -> None:
+    folder = _rules(tmp_path, VALID)
+    first = load_rulebook([folder], cache_dir=tmp_path / "cache")
+    (entry,) = (tmp_path / "cache" / "files").iterdir()
+    entry.write_bytes(damage(entry.read_bytes()))
+    _same_rules(first, load_rulebook([folder], cache_dir=tmp_path / "cache"))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        ("rulebook", 2, []),  # another format
+        ("rulebook", rulebook.BOOK_FORMAT, [("not", "a", "rule")]),
+        ("rulebook", rulebook.BOOK_FORMAT, "rules"),
+        ["rulebook"],
+    ],
+)
+def test_a_signed_entry_that_is_no_rulebook_is_compiled_again(tmp_path: Path, body: object) -> None:
+    folder = _rules(tmp_path, VALID)
+    first = load_rulebook([folder], builtin=False, cache_dir=tmp_path / "cache")
+    (entry,) = (tmp_path / "cache" / "files").iterdir()
+    store = open_cache(tmp_path / "cache")
+    assert store is not None
+    store.put(entry.name, cache.pack(body))  # signed with the folder's key: only its format is wrong
+    _same_rules(first, load_rulebook([folder], builtin=False, cache_dir=tmp_path / "cache"))
+
+
+def test_a_rulebook_with_errors_is_not_kept(tmp_path: Path) -> None:
+    folder = _rules(tmp_path, VALID.replace("when: load_kw > 30", "when: lod_kw > 30"))
+    for _ in range(2):
+        with pytest.raises(UserError, match="did you mean 'load_kw'"):
+            load_rulebook([folder], cache_dir=tmp_path / "cache")
+    assert list((tmp_path / "cache" / "files").iterdir()) == []
+
+
+def test_the_key_is_the_files_names_and_bytes_and_the_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "r.yaml"
+    data = VALID.encode()
+    key = rulebook._book_key([(path, data)])
+    assert rulebook._book_key([(path, data + b"\n")]) != key
+    assert rulebook._book_key([(tmp_path / "s.yaml", data)]) != key
+    monkeypatch.setattr(rulebook.metadata, "version", lambda name: "0")  # another Jinja
+    rulebook._book_salt.cache_clear()
+    try:
+        assert rulebook._book_key([(path, data)]) != key
+    finally:
+        monkeypatch.undo()
+        rulebook._book_salt.cache_clear()
+    assert rulebook._book_key([(path, data)]) == key
+
+
+CACHED_AUDIT = """
+import sys
+from checker.cli import main
+code = main(sys.argv[1:])
+print(code, "jinja2" in sys.modules, file=sys.stderr)
+"""
+
+
+def test_an_audit_with_the_rulebook_cached_imports_no_jinja_until_a_message_is_shown(tmp_path: Path) -> None:
+    """The second audit reads the compiled rulebook: a passing audit never imports
+    Jinja; one with findings generates their messages' code, with the same bytes."""
+    minimal = Path(__file__).resolve().parents[1] / "fixtures" / "minimal"
+    fleet = Path(__file__).resolve().parents[1] / "fixtures" / "fleet"
+    env = {k: v for k, v in os.environ.items() if k != "CHECKER_NO_CACHE"}
+    env["XDG_STATE_HOME"] = str(tmp_path / "state")
+
+    def audit(folder: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+        args = ["audit", str(folder), "--as-of", "2027-01-15", *extra]
+        run = [sys.executable, "-c", CACHED_AUDIT, *args]
+        return subprocess.run(run, capture_output=True, text=True, env=env, check=False)
+
+    cached = ("--cache-dir", str(tmp_path / "cache"))
+    first, second = audit(minimal, *cached), audit(minimal, *cached)
+    assert first.stdout == second.stdout and (first.stderr, second.stderr) == ("0 True\n", "0 False\n")
+    uncached, warm = audit(fleet, "--no-cache", "--format", "json"), audit(fleet, *cached, "--format", "json")
+    assert warm.stdout == uncached.stdout and json.loads(warm.stdout)["findings"]
+    assert "True" in warm.stderr
+    assert audit(fleet, "--no-cache").stdout == audit(fleet, *cached).stdout
