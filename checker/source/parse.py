@@ -246,6 +246,12 @@ class _Builder:
         self.anchors: dict[str, Built] = {}
         self.written = 0
         self.expanded = 0
+        # Resolving a tag and constructing a scalar are pure functions of the
+        # event's tag, implicitness and text: each distinct one is worked out
+        # once per file (a file repeats its keys, names and numbers; the values
+        # are immutable, and shared as an alias's are).
+        self.scalars: dict[tuple[Any, ...], Any] = {}
+        self.tags: dict[tuple[Any, ...], str] = {}
 
     def next(self) -> Any:
         try:
@@ -280,7 +286,7 @@ class _Builder:
             return self.alias(event)
         self.written += 1
         if isinstance(event, yaml.ScalarEvent):
-            built: Built = (_scalar(self.loader, event), Src(*_pos(event)), 1)
+            built: Built = (self.scalar(event), Src(*_pos(event)), 1)
         elif isinstance(event, yaml.SequenceStartEvent):
             built = self.sequence(event)
         else:
@@ -304,8 +310,29 @@ class _Builder:
             )
         return built
 
+    def scalar(self, event: Any) -> Any:
+        key = (event.tag, event.implicit, event.value)
+        try:
+            return self.scalars[key]
+        except KeyError:
+            value = self.scalars[key] = _scalar(self.loader, event)  # a problem is raised, not kept
+            return value
+
+    def tag(self, event: Any, kind: type[Node], value: str | None) -> str:
+        key = (kind, event.tag, event.implicit, value)
+        try:
+            return self.tags[key]
+        except KeyError:
+            tag = self.tags[key] = _tag(self.loader, event, kind, value)
+            return tag
+
+    def check_tag(self, event: Any, kind: type[Node], expected: str) -> None:
+        tag = self.tag(event, kind, None)
+        if tag != expected:
+            raise _problem(SCHEMA_YAML, event, f"unsupported YAML tag {tag}")
+
     def sequence(self, start: Any) -> Built:
-        _check_tag(self.loader, start, SequenceNode, _SEQ)
+        self.check_tag(start, SequenceNode, _SEQ)
         values: list[Any] = []
         children: list[Src] = []
         size = 1
@@ -317,7 +344,7 @@ class _Builder:
         return values, Src(*_pos(start), children=children), size
 
     def mapping(self, start: Any) -> Built:
-        _check_tag(self.loader, start, MappingNode, _MAP)
+        self.check_tag(start, MappingNode, _MAP)
         values: dict[str, Any] = {}
         children: dict[str, Src] = {}
         keys: dict[str, tuple[int, int]] = {}
@@ -350,7 +377,7 @@ class _Builder:
         if not isinstance(event, yaml.ScalarEvent):
             raise _problem(SCHEMA_YAML, event, "mapping keys must be plain names")
         self.written += 1
-        if _tag(self.loader, event, ScalarNode, event.value) == _MERGE:
+        if self.tag(event, ScalarNode, event.value) == _MERGE:
             return None
         # The key's own text: YAML 1.1 would read `on:` as True and `1:` as 1.
         return str(event.value)
@@ -361,12 +388,6 @@ def _tag(loader: Any, event: Any, kind: type[Node], value: str | None) -> str:
     if event.tag not in (None, "!"):
         return str(event.tag)
     return str(loader.resolve(kind, value, event.implicit))
-
-
-def _check_tag(loader: Any, event: Any, kind: type[Node], expected: str) -> None:
-    tag = _tag(loader, event, kind, None)
-    if tag != expected:
-        raise _problem(SCHEMA_YAML, event, f"unsupported YAML tag {tag}")
 
 
 _INT_TAG = "tag:yaml.org,2002:int"

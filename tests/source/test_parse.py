@@ -219,3 +219,39 @@ def test_scalar_position_maps_value_offsets_back_to_the_file(
     lines: list[str], offset: tuple[int, int], expected: tuple[int, int]
 ) -> None:
     assert source.scalar_position(lines, (1, 7), offset) == expected
+
+
+def _typed(value: object) -> object:
+    """A value with the type of every part (1, 1.0 and True are equal in Python)."""
+    if isinstance(value, dict):
+        return {k: _typed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_typed(v) for v in value]
+    return (type(value), value, getattr(value, "yaml_text", None))
+
+
+# Each scalar plain, quoted, as a key and in a flow list, twice: the second of
+# each is a scalar the file has seen (its tag and value worked out once).
+REPEATED = "\n".join(
+    f"k{i}: {text}\nq{i}: '{text}'\n{text or 'e'}{i}: [{text}, {text}, '{text}']\nr{i}: {text}"
+    for i, text in enumerate(["yes", "No", "~", "0", "1.5", "1.50", "-0.0", "0.0", ".inf", "2027-01-15",
+                              "2027-01-15 10:00:00", "a b", "null", "-1", "1e3", "1.0e+3"])
+) + "\nt: !!str 1\nu: !!str 1\nv: !!binary aGk=\nw: !!binary aGk=\n"
+
+
+def test_scalars_worked_out_once_per_file_are_what_each_alone_gives(monkeypatch: pytest.MonkeyPatch) -> None:
+    once = parse(REPEATED)
+    monkeypatch.setattr(source._Builder, "scalar", lambda self, event: source._scalar(self.loader, event))
+    monkeypatch.setattr(
+        source._Builder, "tag", lambda self, event, kind, value: source._tag(self.loader, event, kind, value)
+    )
+    each = parse(REPEATED)
+    assert [_typed(d.value) for d in once] == [_typed(d.value) for d in each]
+    assert once[0].src.locate(["r3"]) == each[0].src.locate(["r3"])
+
+
+@pytest.mark.parametrize("text", ["a: 012\nb: 012\n", "a: 1_0\nb: [1_0]\n", "a: 2027-02-30\nb: 2027-02-30\n"])
+def test_a_scalar_refused_once_is_refused_where_it_is_first(text: str) -> None:
+    with pytest.raises(YamlProblem) as problem:
+        parse(text)
+    assert (problem.value.line, problem.value.column) == (1, 4)
