@@ -338,13 +338,16 @@ class Messages:
             text = _SELF.join(_name_pattern(name).split(f.message)) if name else f.message
             return (f.rule, f.severity, f.waived, text)
         values = self.facts[f.fact].values
-        own = (name, f.entity, name.rpartition("/")[2])  # rack `A01` of facility `sh1` is `rack/sh1/A01`
-        read = tuple(_frozen(v, own) for v in map(values.get, self.rules[f.rule].message_fields))
-        return (f.rule, f.severity, f.waived, read)
+        own = {name, f.entity, name.rpartition("/")[2]}  # rack `A01` of facility `sh1` is `rack/sh1/A01`
+        read = tuple(map(values.get, self.rules[f.rule].message_fields))
+        if _PLAIN.issuperset(map(type, read)):  # the common case, at a fifth of the cost of _frozen
+            return (f.rule, f.severity, f.waived, tuple([_SELF if v in own else v for v in read]))
+        return (f.rule, f.severity, f.waived, tuple(_frozen(v, own) for v in read))
 
 
 # Stands for the entity's own name in a shape.
 _SELF = "\x00"
+_PLAIN = frozenset({str, int, float, bool, type(None)})
 
 
 def _name_pattern(name: str) -> re.Pattern[str]:
@@ -352,7 +355,7 @@ def _name_pattern(name: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w./-]){re.escape(name)}(?![\w-])")
 
 
-def _frozen(value: Any, own: tuple[str, ...]) -> Hashable:
+def _frozen(value: Any, own: set[str]) -> Hashable:
     if isinstance(value, str) and value in own:
         return _SELF
     if isinstance(value, list | tuple):
