@@ -62,4 +62,6 @@ def test_fingerprints_are_unique_and_the_sarif_ones(cli: CliRunner, monkeypatch:
     valid(report)
     sarif = json.loads(cli("audit", "inventories", "--format", "sarif", *AS_OF).out)["runs"][0]["results"]
     assert len({i["fingerprint"] for i in report}) == len(report) == 51
-    assert [i["fingerprint"] for i in report] == [r["partialFingerprints"]["primaryLocationLineHash"] for r in sarif]
+    assert [i["fingerprint"] for i in report] == [
+        r["partialFingerprints"]["primaryLocationLineHash"] for r in sarif
+    ]

@@ -27,7 +27,8 @@ def valid(text: str) -> None:
 
 def _racks(n: int, message: str = "over") -> tuple[Finding, ...]:
     return tuple(
-        Finding("power.rack-capacity", "error", "power", f"rack/f/R{i:03d}", f"R{i:03d} {message}", "r", "f.yaml", i, 5)
+        Finding("power.rack-capacity", "error", "power", f"rack/f/R{i:03d}", f"R{i:03d} {message}", "r",
+                "f.yaml", i, 5)
         for i in range(1, n + 1)
     )
 
@@ -82,7 +83,8 @@ def test_a_failure_lists_every_finding_of_its_rule() -> None:
     failure = _cases(text)["power.rack-capacity"].find("failure")
     assert failure is not None and failure.text is not None
     assert failure.get("message") == "30 open findings, the first: R001 over"
-    assert failure.text.splitlines() == [f"f.yaml:{i}:5: error rack/f/R{i:03d}: R{i:03d} over" for i in range(1, 31)]
+    expected = [f"f.yaml:{i}:5: error rack/f/R{i:03d}: R{i:03d} over" for i in range(1, 31)]
+    assert failure.text.splitlines() == expected
 
 
 @pytest.mark.parametrize(
@@ -126,7 +128,8 @@ def test_a_fleet_of_long_messages_stays_within_the_budget() -> None:
 
 
 def test_control_characters_never_reach_the_xml() -> None:
-    odd = Finding("power.rack-capacity", "error", "power", "rack/f/\x01R", "bad \x1b[31m", "r", "f.yaml", 1, 1)
+    odd = Finding("power.rack-capacity", "error", "power", "rack/f/\x01R", "bad \x1b[31m", "r", "f.yaml",
+                  1, 1)
     text = junit.render(_result((odd,)))
     valid(text)
     assert "\\x01R" in text and "\\x1b[31m" in text and "\x1b" not in text

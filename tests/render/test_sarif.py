@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from checker.core.findings import Finding
+from checker.core.findings import Finding, Severity
 from checker.decide.result import AuditResult
 from checker.evaluate.rulebook import load_rulebook
 from checker.render import sarif
@@ -37,9 +37,9 @@ def _valid(doc: dict[str, Any]) -> None:
     jsonschema.validate(doc, _schema())
 
 
-def _finding(rule: str, severity: str, entity: str, line: int, waived: bool = False) -> Finding:
+def _finding(rule: str, severity: Severity, entity: str, line: int, waived: bool = False) -> Finding:
     category = rule.split(".")[0]
-    return Finding(rule, severity, category, entity, f"{entity} {severity}", "r", "f.yaml", line, 3, waived)  # type: ignore[arg-type]
+    return Finding(rule, severity, category, entity, f"{entity} {severity}", "r", "f.yaml", line, 3, waived)
 
 
 def _result(findings: Sequence[Finding], paths: tuple[str, ...] = ("inventories",)) -> AuditResult:
@@ -97,7 +97,7 @@ def test_a_fingerprint_is_rule_and_entity_not_line() -> None:
 
 def test_findings_that_share_rule_and_entity_get_a_fingerprint_each() -> None:
     # One rule on two frameworks of one server: one entity, two findings.
-    same = [_finding("support.level-24x7", "warning", "server/s1", 4), _finding("support.level-24x7", "warning", "server/s1", 9)]
+    same = [_finding("support.level-24x7", "warning", "server/s1", line) for line in (4, 9)]
     results = sarif.document(_result(same))["runs"][0]["results"]
     assert len({r["partialFingerprints"]["primaryLocationLineHash"] for r in results}) == 2
 
@@ -127,7 +127,9 @@ def test_sarif_describes_every_rule_that_ran(golden_run: Callable[[str], Run]) -
                       "region": {"startLine": 16, "startColumn": 15}}
 
 
-def test_past_the_limit_the_most_severe_are_kept_and_the_rest_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_past_the_limit_the_most_severe_are_kept_and_the_rest_counted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(sarif, "MAX_RESULTS", 4)
     # In output order: warning, error, waived error, error, warning, error, warning.
     found = [_finding("support.level-24x7", "warning", "server/s1", 1),
@@ -141,7 +143,8 @@ def test_past_the_limit_the_most_severe_are_kept_and_the_rest_counted(monkeypatc
     _valid(doc)
     run = doc["runs"][0]
     # The three open errors, then the first warning; in output order.
-    assert [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in run["results"]] == [1, 2, 4, 6]
+    lines = [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in run["results"]]
+    assert lines == [1, 2, 4, 6]
     notes = [(n["descriptor"]["id"], n["associatedRule"]["id"], n["message"]["text"])
              for n in run["invocations"][0]["toolExecutionNotifications"]]
     assert notes == [
@@ -161,7 +164,8 @@ def test_an_analysis_per_set_of_audited_paths(cli: CliRunner, monkeypatch: pytes
     """Two uses of the Action on two folders upload two analyses (categories), not
     one that replaces the other."""
     monkeypatch.chdir(ROOT)
-    ids = [json.loads(cli("audit", *paths, "--format", "sarif", *AS_OF).out)["runs"][0]["automationDetails"]["id"]
-           for paths in (["inventories/sh1"], ["./inventories/edge/"], ["inventories/edge", "inventories/sh1"])]
+    uses = (["inventories/sh1"], ["./inventories/edge/"], ["inventories/edge", "inventories/sh1"])
+    runs = [json.loads(cli("audit", *paths, "--format", "sarif", *AS_OF).out)["runs"][0] for paths in uses]
+    ids = [run["automationDetails"]["id"] for run in runs]
     assert ids == ["checker/inventories/sh1/", "checker/inventories/edge/",
                    "checker/inventories/edge+inventories/sh1/"]
