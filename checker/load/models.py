@@ -569,6 +569,35 @@ Install = Annotated[
 ]
 
 
+# JAX's CUDA plugin, as pip's extra names it: `jax[cuda13]` brings NVIDIA's
+# CUDA, cuDNN and NCCL wheels, `jax[cuda13-local]` runs on the host's.
+JaxPluginExtra = Literal["cuda12", "cuda13", "cuda12-local", "cuda13-local"]
+
+
+class JaxInstall(Model):
+    """JAX written as `{version: "0.8.0", plugin: cuda13}`, or as its version
+    alone (no CUDA plugin: `pip install jax` is the CPU build)."""
+
+    version: Version
+    plugin: JaxPluginExtra | None = None
+
+
+def _jax(value: Any) -> Any:
+    return value if isinstance(value, dict | JaxInstall) else {"version": value}
+
+
+JaxEntry = Annotated[
+    JaxInstall,
+    BeforeValidator(_jax),
+    WithJsonSchema({"anyOf": [{"type": "string"}, {
+        "type": "object",
+        "properties": {"version": {"type": "string"}, "plugin": {"enum": list(get_args(JaxPluginExtra))}},
+        "required": ["version"],
+        "additionalProperties": False,
+    }]}),
+]
+
+
 # An image reference as Docker reads it: [registry/]path[:tag][@digest].
 _COMPONENT = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*")
 _REGISTRY = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9.-]*[a-zA-Z0-9])?(?::\d+)?")
@@ -659,6 +688,21 @@ class Software(Model):
     frameworks: dict[Name, Install] = Field(default_factory=dict, json_schema_extra={"default": {}})
     # Container images the server runs: they bring their own CUDA; the host needs the driver.
     containers: list[ContainerEntry] = Field(default_factory=list, json_schema_extra={"default": []})
+    # Inference engines (a version, or {version, source}) and JAX, installed
+    # beside the frameworks: each release pins its torch and brings its CUDA.
+    vllm: Install | None = None
+    sglang: Install | None = None
+    tensorrt_llm: Install | None = None
+    jax: JaxEntry | None = None
+
+    def engines(self) -> dict[str, FrameworkInstall]:
+        """The inference engines installed, by the engine tables' names."""
+        return {name: getattr(self, name) for name in ENGINES if getattr(self, name) is not None}
+
+
+# The inference engines a software section names: each is a field of Software
+# and an engine of rules/knowledge/engines.yaml.
+ENGINES: tuple[str, ...] = ("vllm", "sglang", "tensorrt_llm")
 
 
 class Support(Model):
