@@ -801,7 +801,7 @@ def _engines(run: Derivation) -> list[Fact]:
     inv, ctx = run.inv, run.ctx
     entries: list[Entry] = []
     keys: list[Hashable] = []
-    items: list[tuple[str, m.FrameworkInstall, m.Software, str | None]] = []
+    items: list[tuple[str, m.EngineInstall, m.Software, str | None]] = []
     servers: list[str] = []
     for name, entry in inv.servers.items():
         sw = entry.server.software
@@ -816,7 +816,7 @@ def _engines(run: Derivation) -> list[Fact]:
             items.append((engine, install, sw, gpu))
             servers.append(name)
 
-    def values(item: tuple[str, m.FrameworkInstall, m.Software, str | None]) -> dict[str, Any]:
+    def values(item: tuple[str, m.EngineInstall, m.Software, str | None]) -> dict[str, Any]:
         engine, install, sw, gpu_name = item
         gpu = inv.gpu_models.get(gpu_name) if gpu_name is not None else None
         return software.engine_values(engine, install, sw, gpu.value if gpu else None, ctx.knowledge)

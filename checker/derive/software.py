@@ -757,7 +757,7 @@ def _declared_torch(software: m.Software, kb: Knowledge) -> m.FrameworkInstall |
 
 
 def _engine_cuda(
-    engine_variants: bool, install: m.FrameworkInstall, cuda: str | None, torch_pin: str | None,
+    engine_variants: bool, install: m.EngineInstall, cuda: str | None, torch_pin: str | None,
     declared: m.FrameworkInstall | None, kb: Knowledge,
 ) -> tuple[str | None, str | None]:
     """The CUDA an engine install runs, and where it comes from: a build tag
@@ -781,7 +781,7 @@ def _engine_cuda(
 
 
 def engine_values(
-    name: str, install: m.FrameworkInstall, software: m.Software, gpu: m.GpuModel | None, kb: Knowledge
+    name: str, install: m.EngineInstall, software: m.Software, gpu: m.GpuModel | None, kb: Knowledge
 ) -> Values:
     """One installed inference engine: its release's torch pin against the
     server's torch, and the CUDA it runs against the driver and the GPU."""
