@@ -754,15 +754,16 @@ STACKS_2026 = [
     "TensorRT-LLM 1.2.0 runs CUDA 13.0 (from engine wheel), which needs driver 580 or newer; the server has "
     "570.133.20 (the tables mark the engine's CUDA unverified)",
     "stacks2026/servers.yaml:102:21: error compatibility.engine-torch-mismatch server h100-engines-r570: "
-    "TensorRT-LLM 1.2.0 pins torch 2.9.1, but the server declares torch 2.9.0+cu128: pip replaces it with "
-    "2.9.1, or the engine's kernels do not load",
-    "stacks2026/servers.yaml:103:31: error compatibility.jax-driver-below-floor server h100-engines-r570: jax "
-    "0.8.0 with the cuda13 plugin needs driver 580 or newer (CUDA 13); the server has 570.133.20",
-    "stacks2026/servers.yaml:113:31: error compatibility.jax-local-cudnn server h100-jax-local: jax 0.8.0 with "
-    "the cuda12-local plugin needs cuDNN 9.8 or newer, below 10.0, but finds cuDNN 9.5 (declared)",
-    "stacks2026/servers.yaml:114:15: warning compatibility.engine-driver-minor-version server h100-jax-local: "
-    "SGLang 0.5.23 runs CUDA 13.2 (from pinned torch's PyPI default) on driver 580.95.05 only with limitations "
-    "(minor-version compatibility); every feature needs 595.45.04 (the tables mark that minimum unverified)",
+    "TensorRT-LLM 1.2.0 pins torch 2.9.1, but the server declares torch 2.9.0+cu128: pip replaces it "
+    "with 2.9.1, or the engine's kernels do not load",
+    "stacks2026/servers.yaml:103:31: error compatibility.jax-driver-below-floor server h100-engines-r570: "
+    "jax 0.8.0 with the cuda13 plugin needs driver 580 or newer (CUDA 13); the server has 570.133.20",
+    "stacks2026/servers.yaml:113:31: error compatibility.jax-local-cudnn server h100-jax-local: jax 0.8.0 "
+    "with the cuda12-local plugin needs cuDNN 9.8 or newer, below 10.0, but finds cuDNN 9.5 (declared)",
+    "stacks2026/servers.yaml:114:15: warning compatibility.engine-driver-minor-version server "
+    "h100-jax-local: SGLang 0.5.23 runs CUDA 13.2 (from pinned torch's PyPI default) on driver 580.95.05 "
+    "only with limitations (minor-version compatibility); every feature needs 595.45.04 (the tables mark "
+    "that minimum unverified)",
 ]
 STALE = ("stacks2026/facility.yaml:2:1: info compatibility.knowledge-stale facility f1: the compatibility "
          "tables are current to 2026-10-21, 267 days before the audit date; releases since then are not in "

@@ -965,8 +965,8 @@ REGISTRY: dict[str, FactKind] = {
         ),
         FactKind(
             "engine",
-            "one inference engine installed on a server (software.vllm, software.sglang, software.tensorrt_llm), "
-            "with the server's torch, GPU and driver (entity: the server)",
+            "one inference engine installed on a server (software.vllm, software.sglang, "
+            "software.tensorrt_llm), with the server's torch, GPU and driver (entity: the server)",
             software.ENGINE_FIELDS,
             _engines,
             m.Software,
