@@ -43,7 +43,7 @@ from checker.core.findings import Finding, Location, located
 from checker.core.resources import knowledge_dir
 from checker.load.build import Placed
 from checker.source.parse import Src
-from checker.source.reader import describe_error, problems, read_file
+from checker.source.reader import describe_error, display_path, problems, read_file
 
 # version_number() packs release components in base 1000; four fit a C long
 # (durable-rules' integers) with room to spare.
@@ -107,15 +107,21 @@ class Origin:
     """Where a table or a row is written, and whether it is built in or a user's
     (a document in the inventories or a rule folder, docs/knowledge.md)."""
 
+    # As messages show it; a built-in file's absolute path, shown relative to the
+    # directory of the run that shows it (the tables are read once per process).
     file: str
     src: Src
     builtin: bool
 
+    @property
+    def shown(self) -> str:
+        return display_path(Path(self.file)) if self.builtin else self.file
+
     def location(self) -> Location:
-        return Location(self.file, self.src.line, self.src.column)
+        return Location(self.shown, self.src.line, self.src.column)
 
     def where(self) -> str:
-        return f"{self.file}:{self.src.line}"
+        return f"{self.shown}:{self.src.line}"
 
 
 class _Table(BaseModel):
@@ -416,7 +422,7 @@ class Frameworks(_SourcedTable):
             for name in (f.name, *f.aliases):
                 first = owner.setdefault(name, f.name)
                 if first != f.name:
-                    raise ValueError(f"'{name}' names framework {first} already")
+                    raise ValueError(f"'{name}' names both framework {first} and framework {f.name}")
         return self
 
     def get(self, name: str) -> Framework | None:
@@ -680,7 +686,7 @@ def _load_table(path: Path, model: type[_SourcedTable]) -> _SourcedTable:
     except ValidationError as exc:
         raise UserError([f"{table.shown}:{line}:{column}: {message}"
                          for _, (line, column), message in problems(exc, model, doc.src)]) from None
-    _place(validated, Origin(table.shown, doc.src, builtin=True))
+    _place(validated, Origin(str(path.resolve()), doc.src, builtin=True))
     return validated
 
 
@@ -793,7 +799,7 @@ class _Merge:
             defined = self.out.sources.setdefault((self.kind, key), self.doc.file)
             if base.sources.get(key, text) != text:
                 where = Location(self.doc.file, *self.doc.src.locate(["sources", key]))
-                first = base._origin.file if key in _builtin_sources(base) and base._origin else defined
+                first = base._origin.shown if key in _builtin_sources(base) and base._origin else defined
                 self.problem(SCHEMA_INVALID, where, f"source key '{key}' of {self.kind} is defined with "
                              f"another text in {first}: give yours another key")
                 clash = True
