@@ -80,9 +80,9 @@ def _audit(cli: CliRunner, workdir: Writer, place: str, knowledge: str | None, *
 
 
 # ---------------------------------------------------------------- (a) a driver branch
-UNKNOWN_R640 = ("inv/servers.yaml:12:16: warning support.driver-branch-unknown server s1: driver 640.10.01 is "
-                "on R640, a branch the driver tables do not list, so its end of life and forward compatibility "
-                "were not checked")
+UNKNOWN_R640 = ("inv/servers.yaml:12:16: warning support.driver-branch-unknown server s1: driver 640.10.01 "
+                "is on R640, a branch the driver tables do not list, so its end of life and forward "
+                "compatibility were not checked")
 
 
 @pytest.mark.parametrize("place", PLACES)
@@ -131,7 +131,9 @@ def test_an_image_of_yours_resolves_and_its_cuda_is_checked_against_the_host_dri
         0, [summary(verdict="pass")], "")
 
 
-def test_a_framework_release_of_yours_is_known_to_the_framework_checks(cli: CliRunner, workdir: Writer) -> None:
+def test_a_framework_release_of_yours_is_known_to_the_framework_checks(
+    cli: CliRunner, workdir: Writer
+) -> None:
     releases = """\
         kind: Frameworks
         as_of: 2027-01-01
@@ -164,17 +166,21 @@ def test_a_framework_release_of_yours_is_known_to_the_framework_checks(cli: CliR
 # (document, where and what: the same in both places; the inventory's is a schema finding).
 BAD_ROWS = [
     pytest.param(DRIVERS.replace("eol: 2028-03", "eol: 2028-13"),
-                 "6:42", "schema.invalid", "branches.0.eol: '2028-13' is not a month (YYYY-MM) (got '2028-13')",
+                 "6:42", "schema.invalid",
+                 "branches.0.eol: '2028-13' is not a month (YYYY-MM) (got '2028-13')",
                  id="bad-month"),
     pytest.param(DRIVERS.replace(", source: [acme-qual]", ""),
                  "6:5", "schema.missing-field", "missing required field 'branches.0.source'", id="no-source"),
     pytest.param(DRIVERS.replace("source: [acme-qual]", "source: [acme]"),
-                 "1:1", "schema.invalid", "document: unknown source key(s) acme; known: acme-qual", id="unknown-source"),
+                 "1:1", "schema.invalid", "document: unknown source key(s) acme; known: acme-qual",
+                 id="unknown-source"),
     pytest.param(DRIVERS.replace("branch: 640", "branch: 0"),
-                 "6:14", "schema.invalid", "branches.0.branch: Input should be greater than or equal to 1 (got 0)",
+                 "6:14", "schema.invalid",
+                 "branches.0.branch: Input should be greater than or equal to 1 (got 0)",
                  id="branch-0"),
     pytest.param(DRIVERS.replace("eol:", "end_of_life:"),
-                 "6:37", "schema.unknown-field", "unknown field 'branches.0.end_of_life'", id="unknown-field"),
+                 "6:37", "schema.unknown-field", "unknown field 'branches.0.end_of_life'",
+                 id="unknown-field"),
 ]
 
 
@@ -332,4 +338,5 @@ def test_explain_and_facts_show_what_your_rows_change(cli: CliRunner) -> None:
         "  defined in: built in",
     ])
     facts = cli("facts", "container").lines
-    assert [line.split()[0] for line in facts if "image_row" in line] == ["image_row_from", "image_row_overrides"]
+    shown = [line.split()[0] for line in facts if "image_row" in line]
+    assert shown == ["image_row_from", "image_row_overrides"]
