@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 import shutil
 import textwrap
 from pathlib import Path
@@ -310,3 +311,23 @@ def test_a_users_as_of_counts_towards_the_tables_date() -> None:
           - {rocm: "9.0", source: [x]}
         """)
     assert extend(KB, [older]).knowledge.as_of == dt.date(2025, 6, 1) < KB.as_of
+
+
+# ---------------------------------------------------------------- docs/knowledge.md
+DOC = Path(__file__).resolve().parents[2] / "docs" / "knowledge.md"
+
+
+def test_the_docs_hold_the_reference_of_every_table() -> None:
+    expected = knowledge.tables_reference()
+    assert expected in DOC.read_text(encoding="utf-8"), (
+        f"docs/knowledge.md: put this in place of its reference:\n{expected}")
+
+
+def test_the_docs_examples_are_tables_a_user_may_add() -> None:
+    blocks = re.findall(r"```yaml\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+    docs = [_user(block) for block in blocks]
+    assert sorted({d.value["kind"] for d in docs}) == ["ContainerImages", "DriverBranches", "Frameworks"]
+    extended = extend(KB, docs)
+    assert extended.problems == []
+    # Only the correction to R570 replaces a built-in row.
+    assert [f.message.split(" replaces")[0] for f in extended.overrides] == ["DriverBranches branch 570"]
