@@ -147,8 +147,17 @@ class _Table(BaseModel):
         return tuple(name for name in cls.model_fields if name not in inherited)[:1]
 
     def key(self) -> tuple[Hashable, ...]:
-        """The row's key, as its table looks rows up (override where it normalises)."""
-        return tuple(_hashable(getattr(self, name)) for name in self.key_fields())
+        """The row's key, as its table looks rows up: versions as versions (12.4 is
+        12.4.0); override where the lookup normalises more (by release line)."""
+        return tuple(self._key_value(name) for name in self.key_fields())
+
+    def _key_value(self, name: str) -> Hashable:
+        value = getattr(self, name)
+        info = type(self).model_fields[name]
+        if _named_validators([*info.metadata, *_annotated(info.annotation)]) == "version":
+            return frozenset(map(Version, value)) if isinstance(value, list) else (
+                None if value is None else Version(value))
+        return frozenset(value) if isinstance(value, list) else value
 
     def label(self) -> str:
         """The key as a person reads it: `branch 570`."""
@@ -160,8 +169,11 @@ class _Table(BaseModel):
         return cls.model_fields[name].alias or name
 
 
-def _hashable(value: Any) -> Hashable:
-    return frozenset(value) if isinstance(value, list) else value
+def _annotated(annotation: Any) -> list[Any]:
+    """The metadata of Annotated types inside `annotation` (VersionText | None)."""
+    if typing.get_origin(annotation) is Annotated:
+        return list(annotation.__metadata__)
+    return [m for arg in typing.get_args(annotation) for m in _annotated(arg)]
 
 
 def _shown(value: Any) -> str:
@@ -226,9 +238,6 @@ class CudaRelease(Sourced):
     cuda: VersionText
     driver: VersionText  # full-feature (GA) minimum driver
     mvc_floor: VersionText  # minor-version-compatibility minimum
-
-    def key(self) -> tuple[Hashable, ...]:
-        return (Version(self.cuda),)  # 12.4 and 12.4.0 are one release
 
     @cached_property
     def floor(self) -> str:
@@ -567,7 +576,8 @@ class ContainerImages(_SourcedTable):
         a built-in row matches too takes that row's place for it."""
         if row._origin is None or row._origin.builtin:
             return None
-        later = self.images[self.images.index(row) + 1:]
+        at = next(i for i, r in enumerate(self.images) if r is row)  # not ==: two rows may be equal
+        later = self.images[at + 1:]
         return next((r for r in later if _builtin(r) and r.match(repository, tag) is not None), None)
 
 
