@@ -738,12 +738,15 @@ def _is_row(annotation: Any) -> bool:
     return isinstance(annotation, type) and issubclass(annotation, _Table)
 
 
-def _row_fields(model: type[_Table]) -> Iterator[tuple[str, str, Shape]]:
+@cache  # by model class: what the code declares, nothing of a run
+def _row_fields(model: type[_Table]) -> tuple[tuple[str, str, Shape], ...]:
     """(field, its key in YAML, shape) of each field of `model` that holds rows."""
+    out = []
     for name, info in model.model_fields.items():
         shaped = _shape(info.annotation)
         if shaped is not None and name not in _TABLE_FIELDS:
-            yield name, info.alias or name, shaped[0]
+            out.append((name, info.alias or name, shaped[0]))
+    return tuple(out)
 
 
 def _children(value: _Table) -> Iterator[tuple[tuple[str | int, ...], _Table]]:
