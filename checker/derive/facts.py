@@ -446,6 +446,8 @@ UPS_FIELDS = (
     written("name", "string", "", "block name"),
     written("reserve", "boolean", "", "a catcher's reserve block"),
     written("mechanical_kw", "number", "kW", "cooling that rides on the block (CDU and water pumps)"),
+    written("mechanical_transfer_to", "string", "", "the block its cooling moves to when it fails"),
+    written("mechanical_redundant", "boolean", "", "other pumps carry the flow without its own"),
     *_columns(UPS_COLUMNS),
 )
 
