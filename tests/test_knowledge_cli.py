@@ -340,3 +340,29 @@ def test_explain_and_facts_show_what_your_rows_change(cli: CliRunner) -> None:
     facts = cli("facts", "container").lines
     shown = [line.split()[0] for line in facts if "image_row" in line]
     assert shown == ["image_row_from", "image_row_overrides"]
+
+
+def test_a_gpu_model_of_yours_may_stand_in_a_rule_folder_too(cli: CliRunner, workdir: Writer) -> None:
+    gpus = """\
+        kind: GpuModels
+        gpus:
+          - {name: acme-x1, description: Acme X1, vendor: NVIDIA, architecture: Hopper,
+             compute_capability: "9.0", min_cuda: "11.8", memory_gb: 80, tdp_w: 700, form_factor: sxm,
+             interconnect: nvlink, forward_compatible: true, source: "Acme X1 datasheet (illustrative)"}
+        """
+    text = servers('{driver: "580.95.05"}').replace("h100-sxm-80gb", "acme-x1")
+    workdir("inv/servers.yaml", text)
+    workdir("inv/facility.yaml", (FIXTURES / "minimal" / "facility.yaml").read_text())
+    run = cli("audit", "inv", *AS_OF)
+    assert (run.code, run.lines) == (2, [
+        "inv/servers.yaml:10:18: error schema.reference unknown GPU model 'acme-x1'", summary(error=1)])
+    workdir("team/knowledge/gpus.yaml", gpus)
+    run = cli("audit", "inv", "--rules", "team", "--select", "compatibility.*", *AS_OF)
+    assert (run.code, run.lines, run.err) == (0, [summary(verdict="pass")], "")
+    # A built-in name is a duplicate, as with the inventories: a catalog entry is not replaced.
+    workdir("team/knowledge/gpus.yaml", gpus.replace("acme-x1", "h100-sxm-80gb"))
+    run = cli("audit", "inv", "--rules", "team", *AS_OF)
+    duplicate = [line for line in run.lines if " schema.duplicate-name " in line]
+    assert run.code == 2 and len(duplicate) == 1 and duplicate[0].startswith(
+        "team/knowledge/gpus.yaml:3:12: error schema.duplicate-name duplicate GPU model name 'h100-sxm-80gb' "
+        "(first defined at ")

@@ -266,7 +266,7 @@ def _compile(rule: Rule, index: int, file: str, src: Src, errors: _Errors) -> Co
     return CompiledRule(rule, file, src.descend("rules", index), when, template, shown)
 
 
-def knowledge_kind(value: Any) -> str | None:
+def _knowledge_kind(value: Any) -> str | None:
     """The kind of a knowledge document (a table's or the catalog's), which a
     rule folder may hold beside its rules (docs/knowledge.md); else None."""
     kind = value.get("kind") if isinstance(value, dict) and "rules" not in value else None
@@ -317,7 +317,7 @@ def _load_file(path: Path) -> _Read:
     out = _Read([], [], [])
     for doc in file.documents:
         errors = _Errors(shown, doc.src, text)
-        kind = knowledge_kind(doc.value)
+        kind = _knowledge_kind(doc.value)
         if kind is not None:
             out.knowledge.append((shown, doc))
             out.lines.extend(_knowledge_problems(kind, doc, shown))
