@@ -331,3 +331,12 @@ def test_the_docs_examples_are_tables_a_user_may_add() -> None:
     assert extended.problems == []
     # Only the correction to R570 replaces a built-in row.
     assert [f.message.split(" replaces")[0] for f in extended.overrides] == ["DriverBranches branch 570"]
+
+
+def test_merging_leaves_the_built_in_tables_as_they_are() -> None:
+    # The built-in tables are read once per process and shared by every audit in it.
+    before = KB.model_dump()
+    docs = [_user(block) for block in re.findall(r"```yaml\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)]
+    assert extend(KB, docs).overrides
+    assert KB.model_dump() == before and builtin() is KB
+    assert all(row.origin is not None and row.origin.builtin for table in KB.tables() for row in table.rows())
