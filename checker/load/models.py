@@ -424,6 +424,8 @@ class Facility(Model):
     kind: Literal["Facility"]
     name: Name
     location: str | None = None
+    # Site elevation above sea level: the ASHRAE allowable inlet maxima drop with it.
+    altitude_m: Annotated[float, Strict(), Field(ge=-500, le=6000)] | None = None
     pue_target: Annotated[float, Strict(), Field(ge=1)] | None = None
     design_pue: Annotated[float, Strict(), Field(ge=1)] | None = None
     pue_model: PueModel | None = None
