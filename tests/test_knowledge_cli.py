@@ -131,6 +131,41 @@ def test_an_image_of_yours_resolves_and_its_cuda_is_checked_against_the_host_dri
         0, [summary(verdict="pass")], "")
 
 
+# ---------------------------------------------------------------- an engine release
+ENGINES = """\
+kind: InferenceEngines
+as_of: 2027-01-01
+sources:
+  vllm-0.34: "vLLM 0.34.0 requirements/cuda.txt (illustrative)"
+engines:
+  - name: vllm
+    description: vLLM
+    variants: true
+    releases:
+      - {release: "0.34.0", torch: "2.14.0", cuda: "13.0", source: [vllm-0.34]}
+"""
+VLLM_034 = '{driver: "580.95.05", cuda: "13.0.2", frameworks: {pytorch: "2.13.0+cu130"}, vllm: "0.34.0"}'
+
+
+@pytest.mark.parametrize("place", PLACES)
+def test_an_engine_release_of_yours_is_known_to_the_engine_checks(
+    cli: CliRunner, workdir: Writer, place: str
+) -> None:
+    select = ("compatibility.engine-*",)
+    assert _audit(cli, workdir, place, None, VLLM_034, select=select) == (0, [
+        "inv/servers.yaml:12:98: warning compatibility.engine-release-unknown server s1: vLLM 0.34.0 is not a"
+        " release the engine tables know, so its torch pin, CUDA and driver checks were not made",
+        summary(warning=1, verdict="pass"),
+    ], "")
+    # The row's torch pin is checked: 2.14.0 pinned, 2.13.0 declared (12:98: the vllm version).
+    assert _audit(cli, workdir, place, ENGINES, VLLM_034, select=select) == (1, [
+        "inv/servers.yaml:12:98: error compatibility.engine-torch-mismatch server s1: vLLM 0.34.0 pins torch"
+        " 2.14.0, but the server declares torch 2.13.0+cu130: pip replaces it with 2.14.0, or the engine's"
+        " kernels do not load",
+        summary(error=1),
+    ], "")
+
+
 def test_a_framework_release_of_yours_is_known_to_the_framework_checks(
     cli: CliRunner, workdir: Writer
 ) -> None:
