@@ -94,6 +94,7 @@ def _settings(args: argparse.Namespace, paths: Sequence[Path]) -> Settings:
         fail_on=args.fail_on,
         rule_dirs=args.rules,
         max_per_rule=args.max_per_rule,
+        group_findings=False if args.no_group else None,
     )
 
 
@@ -140,7 +141,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     outputs = args.format or [default]
     env = os.environ if _in_github_actions() else None
     result, cfg = _audit(args, outputs, env)
-    emit(result, outputs, color=_color(sys.stdout), max_per_rule=cfg.max_per_rule, env=env)
+    color = _color(sys.stdout)
+    emit(result, outputs, color=color, max_per_rule=cfg.max_per_rule, group=cfg.group_findings, env=env)
     return result.exit_code
 
 
@@ -163,12 +165,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     if out.format == "markdown" and out.file is not None:
         # The pictures are SVG files beside the report (HTML has them inline).
         folder = pictures_folder(out.file)
-        ctx = RenderContext(link_base(out.file), max_per_rule=cfg.max_per_rule)
+        ctx = RenderContext(link_base(out.file), max_per_rule=cfg.max_per_rule, group=cfg.group_findings)
         text, files = markdown_with_pictures(result, ctx, folder.name)
         write_pictures(folder, files)
         write_output(out, text)
     else:
-        emit(result, [out], max_per_rule=cfg.max_per_rule)
+        emit(result, [out], max_per_rule=cfg.max_per_rule, group=cfg.group_findings)
     return result.exit_code
 
 
@@ -195,7 +197,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
             fail_on=cfg.fail_on,
             fail_on_new=args.fail_on_new,
         )
-    ctxs = [RenderContext(link_base(out.file), max_per_rule=cfg.max_per_rule) for out in outputs]
+    ctxs = [
+        RenderContext(link_base(out.file), max_per_rule=cfg.max_per_rule, group=cfg.group_findings)
+        for out in outputs
+    ]
     texts = [FORMATS[out.format].diff(result, ctx) for out, ctx in zip(outputs, ctxs, strict=True)]
     write_outputs(list(zip(outputs, texts, strict=True)))
     return result.exit_code
@@ -350,9 +355,10 @@ def cmd_facts(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
+    from checker.derive.knowledge import table_models
     from checker.load.schema import inventory_schema
 
-    print(json.dumps(inventory_schema(), indent=2, sort_keys=True))
+    print(json.dumps(inventory_schema(table_models()), indent=2, sort_keys=True))
     return 0
 
 
@@ -380,6 +386,12 @@ def _add_audit_options(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help=f"{capped_names()} show N findings per rule, then a count (default 100; 0 shows all);"
         " the other formats and the verdict have every finding",
+    )
+    p.add_argument(
+        "--no-group",
+        action="store_true",
+        help="text, markdown and the pull-request comment show a line per finding, not findings alike"
+        " (same rule and message but for the entity's name) once with their count and names",
     )
     p.add_argument("--as-of", type=_date, metavar="YYYY-MM-DD", help="evaluate dates as of this day")
     p.add_argument("--config", type=Path, metavar="FILE", help="config file (default: checker.yaml)")

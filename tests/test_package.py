@@ -98,5 +98,5 @@ def test_a_command_imports_what_it_runs_with_the_collector_paused() -> None:
     assert heavy == "[]"
     # The fixture passes; one collection, set off as the pause ends (gc.enable).
     assert counts == "0 ['__exit__']"
-    assert modules == str(["checker.render.context", "checker.render.output", "checker.render.shown",
-                           "checker.render.text"])
+    assert modules == str(["checker.render.context", "checker.render.groups", "checker.render.output",
+                           "checker.render.step_summary", "checker.render.text"])

@@ -42,6 +42,7 @@ KEPT_CACHES = {
     ("checker.evaluate.rulebook", "_book_salt"),  # the cached rulebook's salt: library versions, code
     ("checker.load.build", "_servers"),  # the servers' validator, built at the first servers file
     ("checker.evaluate.sandbox", "environment"),  # the messages' Jinja environment: filters, no template
+    ("checker.derive.knowledge", "_row_fields"),  # which fields of a table model hold rows: its code's
 }
 # Context variables that stay, each set and reset around one call and saying why
 # where it is defined; options are never among them.

@@ -69,6 +69,10 @@ class Format:
     # character written as an escape (json_format.dumps): output's last guard,
     # which would change nothing, does not scan it again (12.5 MB at 10,000 servers).
     escaped: bool = False
+    # The findings column of the docs' table, for a format that is not capped
+    # but does not show every finding either (a service's own limit); a callable
+    # where it quotes its module's limit (read when the table is made).
+    shows: str | Callable[[], str] = "every one"
 
 
 FORMATS: dict[str, Format] = {
@@ -116,16 +120,31 @@ FORMATS: dict[str, Format] = {
             "sarif",
             lazy("sarif"),
             lazy_new_only("sarif"),
-            "SARIF 2.1.0 for code scanning: every rule that ran with its help, findings as results, "
-            "waived ones suppressed",
+            "SARIF 2.1.0 for GitHub code scanning: every rule that ran with its help, a result per open "
+            "finding with a fingerprint of its rule and entity (two findings on one line are two alerts), "
+            "named after the audited paths (`automationDetails`); waived findings are left out, and counted",
             capped=False,
+            shows=lambda: f"every open one up to GitHub's {_limit('sarif', 'MAX_RESULTS'):,}, the most "
+            "severe first; a run notification counts the rest",
         ),
         Format(
             "junit",
             lazy("junit"),
             lazy_new_only("junit"),
-            "a test suite per rule, a case per entity checked, a failure per finding, waived ones skipped",
+            "a test case per rule that ran, a suite per category: passed, a failure listing its open "
+            "findings, or skipped when all are waived (valid against the Jenkins xunit schema)",
             capped=False,
+            shows=lambda: f"every one, the listings sharing {_limit('junit', 'LISTING_BYTES') / 1e6:.0f} MB; "
+            "a listing cut short counts the rest",
+        ),
+        Format(
+            "gitlab",
+            lazy("gitlab"),
+            lazy_new_only("gitlab"),
+            "a GitLab Code Quality report: an issue per open finding with a fingerprint of its rule and "
+            "entity, for the merge request widget; waived findings are left out",
+            capped=False,
+            shows="every open one",
         ),
         Format(
             "github",
@@ -169,6 +188,15 @@ def _plain(markdown: str) -> str:
 CAPPED = "the first `--max-per-rule` of each rule, then a count"
 
 
+def _shows(f: Format) -> str:
+    return f.shows() if callable(f.shows) else f.shows
+
+
+def _limit(module: str, name: str) -> Any:
+    """A constant of a format's module (a service's limit), for the docs' table."""
+    return getattr(importlib.import_module(f"checker.render.{module}"), name)
+
+
 def formats_table(docs: str = "docs/") -> str:
     """The table README.md (`docs`: the docs folder from there) and
     docs/architecture.md (`docs=""`) show."""
@@ -176,7 +204,7 @@ def formats_table(docs: str = "docs/") -> str:
         "| format | what it writes | findings | in `checker diff` |",
         "|---|---|---|---|",
         *(
-            f"| `{f.name}` | {f.what} | {CAPPED if f.capped else 'every one'} | {f.in_diff} |"
+            f"| `{f.name}` | {f.what} | {CAPPED if f.capped else _shows(f)} | {f.in_diff} |"
             for f in FORMATS.values()
         ),
     ]

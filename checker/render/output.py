@@ -32,7 +32,7 @@ from checker.core.resources import rules_dir, templates_dir
 from checker.core.terminal import escape_annotations, escape_lines
 from checker.decide.result import AuditResult
 from checker.load.build import YAML_SUFFIXES
-from checker.render import FORMATS, get_formatter
+from checker.render import FORMATS, get_formatter, step_summary
 from checker.render.context import RenderContext
 
 FIFO_WAIT_S = 5.0  # how long a FIFO output waits for its reader
@@ -287,6 +287,7 @@ def emit(
     *,
     color: bool = False,
     max_per_rule: int = 100,
+    group: bool = True,
     env: Mapping[str, str] | None = None,
 ) -> None:
     """Every output, and under GitHub Actions (`env`) the job summary. All are
@@ -294,9 +295,9 @@ def emit(
     leaves no output half-written."""
     rendered = []
     for out in outputs:
-        ctx = RenderContext(link_base(out.file), color and out.file is None, max_per_rule)
+        ctx = RenderContext(link_base(out.file), color and out.file is None, max_per_rule, group)
         rendered.append((out, get_formatter(out.format)(result, ctx), ctx.color))
-    summary = _step_summary(result, env, max_per_rule) if env is not None else None
+    summary = _step_summary(result, env, max_per_rule, group) if env is not None else None
     escaped = {id(o) for o, _, c in rendered if c or FORMATS[o.format].escaped}
     write_outputs([(out, text) for out, text, _ in rendered], escaped=escaped)
     if summary is not None:
@@ -333,17 +334,20 @@ def write_output(out: Output, text: str, colored: bool = False) -> None:
     write_outputs([(out, text)], {id(out)} if colored else None)
 
 
-def _step_summary(result: AuditResult, env: Mapping[str, str], max_per_rule: int) -> tuple[str, str] | None:
+def _step_summary(
+    result: AuditResult, env: Mapping[str, str], max_per_rule: int, group: bool
+) -> tuple[str, str] | None:
     """Under GitHub Actions the readiness report lands in the job's summary page."""
     path = env.get("GITHUB_STEP_SUMMARY")
     if not path:
         return None
-    ctx = RenderContext(link_base=github_blob_base(env), max_per_rule=max_per_rule)
+    ctx = RenderContext(link_base=github_blob_base(env), max_per_rule=max_per_rule, group=group)
     return path, escape_lines(get_formatter("markdown")(result, ctx))
 
 
 def append_step_summary(path: str, text: str) -> None:
-    """Appended, never through a symbolic link, never into anything but a regular file."""
+    """Appended, never through a symbolic link, never into anything but a regular file,
+    and cut to what GitHub takes with what the step wrote there before (step_summary.py)."""
     signals.check()
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK
     try:
@@ -352,8 +356,16 @@ def append_step_summary(path: str, text: str) -> None:
         why = "is a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
         raise UserError(f"{path}: cannot append the step summary: {why}") from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise UserError(f"{path}: cannot append the step summary: not a regular file")
+        text = step_summary.fit(text, step_summary.LIMIT - info.st_size)
+        if not text:
+            sys.stderr.write(
+                f"checker: the step summary already holds {info.st_size:,} bytes, the readiness report is "
+                f"not appended: {step_summary.ADVICE}\n"
+            )
+            return
         os.set_blocking(fd, True)
         with os.fdopen(fd, "wb", closefd=False) as handle:
             handle.write(text.encode("utf-8", "backslashreplace"))
