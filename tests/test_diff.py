@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import AS_OF, CliRunner
+from tests.conftest import AS_OF, CliRunner, Run
 
 FACILITY = """\
     kind: Facility
@@ -38,8 +38,19 @@ SERVERS = """\
     """
 TWO_MORE = ("  - {name: g2, model: dgx-h100, rack: %s, position: 10}\n"
             "  - {name: g3, model: dgx-h100, rack: %s, position: 20}\n")
-NEW = ("inv/facility.yaml:7:5: error power.rack-capacity "
-       "rack hx1/H01 draws 30.6 kW, over its 18.4 kW 2N feed capacity")
+NEW_AT_RACK = ("inv/facility.yaml:7:5: error power.rack-capacity "
+               "rack hx1/H01 draws 30.6 kW, over its 18.4 kW 2N feed capacity")
+# The rack's finding on g2, the first server the change added to it (servers.yaml line 7),
+# not on the rack's own line, which the change did not touch.
+NEW = NEW_AT_RACK.replace("inv/facility.yaml:7:5", "inv/servers.yaml:7:5")
+# A DGX H100 (catalog): 10.2 kW, 8 U, 130.45 kg, 8 GPUs; racks are 42 U.
+TWO_DGX = [
+    "capacity changes: 2",
+    "  facility hx1: +20.4 kW, headroom 489.8 -> 469.4 kW; cooling headroom 589.8 -> 569.4 kW; "
+    "+16 U (free 76 -> 60); +260.9 kg; +2 servers; +16 GPUs",
+    "  rack hx1/H01: +20.4 kW, headroom 8.2 -> -12.2 kW; heat +20.4 kW; +16 U (free 34 -> 18); "
+    "+260.9 kg; +2 servers; +16 GPUs",
+]
 
 
 def _git(repo: Path, *args: str) -> None:
@@ -70,15 +81,24 @@ def test_two_dgx_in_a_2n_rack_are_one_new_finding_and_a_delta(repo: Path, cli: C
     _add_two(repo, "H01")
     run = cli("diff", "--base", "HEAD", "inv", *AS_OF)
     assert (run.code, run.err) == (1, "")
-    assert run.lines[0].startswith("new findings against HEAD (")
+    assert run.lines[0].startswith("checker diff against HEAD (")
+    assert run.lines[0].endswith("): fail: rack hx1/H01 draws 30.6 kW, over its 18.4 kW 2N feed capacity")
     assert run.lines[1:] == [
+        "new findings: 1",
         f"  {NEW}",
+        "worsened findings: 0",
         "resolved findings: 0",
-        "capacity changes: 2",
-        "  facility hx1: +20.4 kW, headroom 489.8 -> 469.4 kW",
-        "  rack hx1/H01: +20.4 kW, headroom 8.2 -> -12.2 kW",
-        "checker diff: 1 new, 0 resolved, 2 capacity changes: fail",
+        "waived findings: 0",
+        *TWO_DGX,
+        "checker diff: 1 new, 0 worsened, 0 resolved, 0 waived, 2 capacity changes: fail",
     ]
+
+
+def _delta(run: Run, entity: str) -> str:
+    """The capacity change line of one rack or facility."""
+    found = [line for line in run.lines if line.startswith(f"  {entity}: ")]
+    assert len(found) == 1, run.out
+    return found[0]
 
 
 def test_a_facility_delta_is_peak_draw_whatever_the_basis(repo: Path, cli: CliRunner) -> None:
@@ -90,7 +110,7 @@ def test_a_facility_delta_is_peak_draw_whatever_the_basis(repo: Path, cli: CliRu
     _git(repo, "commit", "-qam", "typical")
     _add_two(repo, "H02")
     run = cli("diff", "--base", "HEAD", "inv", *AS_OF)
-    assert "  facility hx1: +20.4 kW, headroom 489.8 -> 469.4 kW" in run.lines
+    assert _delta(run, "facility hx1").startswith("  facility hx1: +20.4 kW, headroom 489.8 -> 469.4 kW;")
 
 
 def test_moving_them_elsewhere_resolves_the_finding(repo: Path, cli: CliRunner) -> None:
@@ -100,9 +120,9 @@ def test_moving_them_elsewhere_resolves_the_finding(repo: Path, cli: CliRunner) 
     run = cli("diff", "--base", "HEAD", "inv", *AS_OF)
     assert run.code == 0, run.out
     assert "resolved findings: 1" in run.lines
-    assert f"  {NEW}" in run.lines
-    assert "  rack hx1/H01: -20.4 kW, headroom -12.2 -> 8.2 kW" in run.lines
-    assert "  rack hx1/H02: +20.4 kW, headroom 36.2 -> 15.8 kW" in run.lines
+    assert f"  {NEW_AT_RACK}" in run.lines  # where it was, at the base
+    assert _delta(run, "rack hx1/H01").startswith("  rack hx1/H01: -20.4 kW, headroom -12.2 -> 8.2 kW;")
+    assert _delta(run, "rack hx1/H02").startswith("  rack hx1/H02: +20.4 kW, headroom 36.2 -> 15.8 kW;")
 
 
 def test_fail_on_new_ignores_existing_debt(repo: Path, cli: CliRunner) -> None:
@@ -110,7 +130,8 @@ def test_fail_on_new_ignores_existing_debt(repo: Path, cli: CliRunner) -> None:
     _git(repo, "commit", "-qam", "debt")
     assert cli("diff", "--base", "HEAD", "inv", *AS_OF).code == 1
     run = cli("diff", "--base", "HEAD", "inv", *AS_OF, "--fail-on-new")
-    assert run.code == 0 and "checker diff: 0 new, 0 resolved, 0 capacity changes: pass" in run.lines
+    assert run.code == 0
+    assert "checker diff: 0 new, 0 worsened, 0 resolved, 0 waived, 0 capacity changes: pass" in run.lines
 
 
 def test_json_and_markdown(repo: Path, cli: CliRunner, tmp_path: Path) -> None:
@@ -123,33 +144,67 @@ def test_json_and_markdown(repo: Path, cli: CliRunner, tmp_path: Path) -> None:
         "entity": "rack/hx1/H01",
         "load_kw": {"before": 10.2, "after": 30.6, "change": 20.4},
         "headroom_kw": {"before": 8.201, "after": -12.199},
+        "heat_kw": {"before": 10.2, "after": 30.6, "change": 20.4},
+        "cooling_headroom_kw": {"before": None, "after": None, "change": None},  # no cooling_kw of its own
+        "u_used": {"before": 8, "after": 24, "change": 16},
+        "u_free": {"before": 34, "after": 18, "change": -16},
+        "weight_kg": {"before": 130.45, "after": 391.35, "change": 260.9},
+        "servers": {"before": 1, "after": 3, "change": 2},
+        "gpus": {"before": 8, "after": 24, "change": 16},
     }
+    assert doc["counts"] == {"new": 1, "worsened": 0, "resolved": 0, "waived": 0}
+    assert doc["reason"] == "rack hx1/H01 draws 30.6 kW, over its 18.4 kW 2N feed capacity"
     comment = out.read_text()
-    assert comment.startswith("### checker: 1 new, 0 resolved against `HEAD`")
-    assert "- rack hx1/H01: +20.4 kW, headroom 8.2 -\\> -12.2 kW" in comment  # `>` escaped, renders as is
+    assert comment.startswith("**✖ fail:** rack hx1/H01 draws 30.6 kW, over its 18.4 kW 2N feed capacity\n")
+    # Linked from the comment's folder (beside the repository) to the file, named from the root.
+    assert (
+        "| error | `power.rack-capacity` | rack/hx1/H01 "
+        f"| [inv/servers.yaml:7]({tmp_path.name}/inv/servers.yaml#L7) "
+        "| rack hx1/H01 draws 30.6 kW, over its 18.4 kW 2N feed capacity |"
+    ) in comment.splitlines()
+    assert (
+        "| rack hx1/H01 | +20.4 kW (headroom 8.2 → -12.2) | heat +20.4 kW | +16 (free 34 → 18) "
+        "| +260.9 kg | +2 | +16 |"
+    ) in comment.splitlines()
+    assert "- `power.rack-capacity`: Move servers to a rack with headroom, or add or upsize feeds." in comment
+    assert comment.endswith("<!-- checker:comment -->\n")
 
 
 def test_github_annotations_show_only_new_findings(repo: Path, cli: CliRunner) -> None:
     _add_two(repo, "H01")
     run = cli("diff", "--base", "HEAD", "inv", *AS_OF, "--format", "github")
-    assert run.lines[0].startswith("::error file=inv/facility.yaml,line=7,col=5,title=power.rack-capacity::")
+    # On g2's line, which the change added: not on the rack's, which it did not touch.
+    assert run.lines[0].startswith("::error file=inv/servers.yaml,line=7,col=5,title=power.rack-capacity::")
 
 
 # A second facility, hx2, whose rack H01 is overloaded: what a new path brings.
+# Most severe first. A file the base lacks is all new: findings stay where they are.
 HX2_FINDINGS = [
+    "more/facility.yaml:7:5: error power.rack-capacity "
+    "rack hx2/H01 draws 30.6 kW, over its 18.4 kW 2N feed capacity",
     "more/facility.yaml:5:5: warning power.psu-side-degraded rack hx2/H01: 3 of its 3 servers keep less "
     "than their peak draw on one side's PSUs (as little as 97.1 %): when a side fails they run at reduced "
     "performance until it is back",
-    "more/facility.yaml:7:5: error power.rack-capacity "
-    "rack hx2/H01 draws 30.6 kW, over its 18.4 kW 2N feed capacity",
 ]
 HX2_NEW = [f"  {line}" for line in HX2_FINDINGS]
 HX2_CHANGES = [
     "capacity changes: 3",
-    "  facility hx2: +30.6 kW, headroom n/a -> 469.4 kW",
-    "  rack hx2/H01: +30.6 kW, headroom n/a -> -12.2 kW",
-    "  rack hx2/H02: +0.0 kW, headroom n/a -> 36.2 kW",
+    "  facility hx2: +30.6 kW, headroom n/a -> 469.4 kW; cooling headroom n/a -> 569.4 kW; "
+    "+24 U (free n/a -> 60); +391.35 kg; +3 servers; +24 GPUs",
+    "  rack hx2/H01: +30.6 kW, headroom n/a -> -12.2 kW; heat +30.6 kW; +24 U (free n/a -> 18); "
+    "+391.35 kg; +3 servers; +24 GPUs",
+    "  rack hx2/H02: +0.0 kW, headroom n/a -> 36.2 kW; +0 U (free n/a -> 42)",
 ]
+HX2_DIFF = [
+    "new findings: 2",
+    *HX2_NEW,
+    "worsened findings: 0",
+    "resolved findings: 0",  # not an input error at the base, not hx1's debt
+    "waived findings: 0",
+    *HX2_CHANGES,  # hx1's racks did not change
+    "checker diff: 2 new, 0 worsened, 0 resolved, 0 waived, 3 capacity changes: fail",
+]
+HX2_VERDICT = "): fail: rack hx2/H01 draws 30.6 kW, over its 18.4 kW 2N feed capacity"
 
 
 def _write_hx2(repo: Path) -> None:
@@ -183,13 +238,8 @@ def test_a_path_the_base_lacks_is_an_empty_inventory_there(
     _write_hx2(debt)
     run = cli("diff", "--base", "HEAD", *paths, *AS_OF)
     assert run.err == ""
-    assert run.lines[0].startswith("new findings against HEAD (") and run.lines[0].endswith("): 2")
-    assert run.lines[1:] == [
-        *HX2_NEW,
-        "resolved findings: 0",  # not an input error at the base, not hx1's debt
-        *HX2_CHANGES,  # hx1's racks did not change
-        "checker diff: 2 new, 0 resolved, 3 capacity changes: fail",
-    ]
+    assert run.lines[0].startswith("checker diff against HEAD (") and run.lines[0].endswith(HX2_VERDICT)
+    assert run.lines[1:] == HX2_DIFF
     assert run.code == 1
     assert cli("diff", "--base", "HEAD", *paths, *AS_OF, "--fail-on-new").code == 1
 
@@ -202,12 +252,7 @@ def test_a_folder_with_no_yaml_file_at_the_base_is_empty_there(debt: Path, cli: 
     _write_hx2(debt)
     run = cli("diff", "--base", "HEAD", "inv", "more", *AS_OF)
     assert (run.code, run.err) == (1, "")
-    assert run.lines[1:] == [
-        *HX2_NEW,
-        "resolved findings: 0",
-        *HX2_CHANGES,
-        "checker diff: 2 new, 0 resolved, 3 capacity changes: fail",
-    ]
+    assert run.lines[1:] == HX2_DIFF
 
 
 def test_the_default_path_the_base_lacks_is_empty_there(debt: Path, cli: CliRunner) -> None:
@@ -215,12 +260,7 @@ def test_the_default_path_the_base_lacks_is_empty_there(debt: Path, cli: CliRunn
     (debt / "more").rename(debt / "inventories")
     run = cli("diff", "--base", "HEAD", *AS_OF)
     assert (run.code, run.err) == (1, "")
-    assert run.lines[1:] == [
-        *(line.replace("more/", "inventories/") for line in HX2_NEW),
-        "resolved findings: 0",
-        *HX2_CHANGES,
-        "checker diff: 2 new, 0 resolved, 3 capacity changes: fail",
-    ]
+    assert run.lines[1:] == [line.replace("more/", "inventories/") for line in HX2_DIFF]
 
 
 def test_a_file_named_whatever_its_name_is_read_at_the_base_too(debt: Path, cli: CliRunner) -> None:
@@ -231,9 +271,12 @@ def test_a_file_named_whatever_its_name_is_read_at_the_base_too(debt: Path, cli:
     run = cli("diff", "--base", "HEAD", "inv", "servers.inventory", *AS_OF)
     assert (run.code, run.err) == (1, "")
     assert run.lines[1:] == [
+        "new findings: 0",
+        "worsened findings: 0",
         "resolved findings: 0",
+        "waived findings: 0",
         "capacity changes: 0",
-        "checker diff: 0 new, 0 resolved, 0 capacity changes: fail",
+        "checker diff: 0 new, 0 worsened, 0 resolved, 0 waived, 0 capacity changes: fail",
     ]
 
 
@@ -245,12 +288,17 @@ def test_a_file_deleted_below_a_path_resolves_its_findings(debt: Path, cli: CliR
     run = cli("diff", "--base", "HEAD", "inv", "more", *AS_OF)
     assert (run.code, run.err) == (1, "")
     assert run.lines[1:] == [
+        "new findings: 0",
+        "worsened findings: 0",
         "resolved findings: 2",
         *HX2_NEW,
+        "waived findings: 0",
         "capacity changes: 2",
-        "  facility hx2: -30.6 kW, headroom 469.4 -> 500.0 kW",
-        "  rack hx2/H01: -30.6 kW, headroom -12.2 -> 18.4 kW",
-        "checker diff: 0 new, 2 resolved, 2 capacity changes: fail",
+        "  facility hx2: -30.6 kW, headroom 469.4 -> 500.0 kW; cooling headroom 569.4 -> 600.0 kW; "
+        "-24 U (free 60 -> 84); -391.35 kg; -3 servers; -24 GPUs",
+        "  rack hx2/H01: -30.6 kW, headroom -12.2 -> 18.4 kW; heat -30.6 kW; -24 U (free 18 -> 42); "
+        "-391.35 kg; -3 servers; -24 GPUs",
+        "checker diff: 0 new, 0 worsened, 2 resolved, 0 waived, 2 capacity changes: fail",
     ]
 
 
@@ -303,7 +351,7 @@ def test_a_second_finding_of_one_rule_on_one_entity_is_new(repo: Path, cli: CliR
     assert run.code == 1, run.out
     new = [line for line in run.lines if "compatibility.framework-unknown" in line]
     assert len(new) == 1 and "framework bar 2.0" in new[0], run.out
-    assert run.lines[-1] == "checker diff: 1 new, 0 resolved, 0 capacity changes: fail"
+    assert run.lines[-1] == "checker diff: 1 new, 0 worsened, 0 resolved, 0 waived, 0 capacity changes: fail"
 
 
 def test_a_changed_value_of_a_finding_is_neither_new_nor_resolved(repo: Path, cli: CliRunner) -> None:
@@ -311,4 +359,5 @@ def test_a_changed_value_of_a_finding_is_neither_new_nor_resolved(repo: Path, cl
     _git(repo, "commit", "-qam", "two unknown frameworks")
     _frameworks(repo, "{foo: '1.1', bar: '2.0'}")
     run = cli("diff", "--base", "HEAD", "inv", "--fail-on-new", *AS_OF)
-    assert run.lines[-1] == "checker diff: 0 new, 0 resolved, 0 capacity changes: pass", run.out
+    summary = "checker diff: 0 new, 0 worsened, 0 resolved, 0 waived, 0 capacity changes: pass"
+    assert run.lines[-1] == summary, run.out

@@ -18,7 +18,7 @@ from checker.core.suggest import lookup
 from checker.decide.result import AuditResult
 from checker.render import diff_formats, github, html, json_format, junit, markdown, sarif, text
 from checker.render.context import RenderContext
-from checker.render.diff_formats import DiffFormatter, new_only
+from checker.render.diff_formats import DiffFormatter, narrowed
 
 Formatter = Callable[[AuditResult, RenderContext], str]
 
@@ -33,7 +33,7 @@ class Format:
     # people read, which then say how many they left out) or every finding.
     capped: bool
     # What `checker diff` writes in it.
-    in_diff: str = "the head audit's new findings only"
+    in_diff: str = "the head audit narrowed to the change's new and worsened findings"
 
 
 FORMATS: dict[str, Format] = {
@@ -46,7 +46,8 @@ FORMATS: dict[str, Format] = {
             "`file:line:col: severity rule message` lines, the findings counted by rule, "
             "and the verdict (the default)",
             capped=True,
-            in_diff="new and resolved findings, capacity changes",
+            in_diff="the verdict and its reason, new, worsened, resolved and waived findings (most severe "
+            "first), capacity changes",
         ),
         Format(
             "json",
@@ -54,7 +55,7 @@ FORMATS: dict[str, Format] = {
             diff_formats.json_format,
             "the machine contract ([docs/architecture.md](docs/architecture.md#json-output-contract))",
             capped=False,
-            in_diff="new and resolved findings, capacity changes",
+            in_diff="the text's sections, every finding, and each figure before and after",
         ),
         Format(
             "markdown",
@@ -65,21 +66,23 @@ FORMATS: dict[str, Format] = {
             "and a support timeline as SVG files beside it), workloads, software matrix, support, waivers "
             "([example](docs/example-readiness.md))",
             capped=True,
-            in_diff="a pull-request comment: new and resolved findings, capacity changes",
+            in_diff="a pull-request comment: the verdict and its reason first, new, worsened, resolved "
+            "and waived findings, capacity changes (power, cooling, U, weight, servers, GPUs), what to do "
+            "per rule",
         ),
         Format(
             "html",
             html.render,
-            new_only(html.render),
+            narrowed(html.render),
             "the readiness report as one self-contained HTML file: inline CSS and SVG, no script, "
             "no request, printable with a page per section ([example](docs/example-readiness.html))",
             capped=True,
-            in_diff="the head audit's report with its new findings only",
+            in_diff="the head audit's report with the change's new and worsened findings only",
         ),
         Format(
             "sarif",
             sarif.render,
-            new_only(sarif.render),
+            narrowed(sarif.render),
             "SARIF 2.1.0 for code scanning: every rule that ran with its help, findings as results, "
             "waived ones suppressed",
             capped=False,
@@ -87,16 +90,18 @@ FORMATS: dict[str, Format] = {
         Format(
             "junit",
             junit.render,
-            new_only(junit.render),
+            narrowed(junit.render),
             "a test suite per rule, a case per entity checked, a failure per finding, waived ones skipped",
             capped=False,
         ),
         Format(
             "github",
             github.render,
-            new_only(github.render),
-            "`::error file=..,line=..::` annotations on the pull request's lines (warning, notice below)",
+            diff_formats.github,
+            "`::error file=..,line=..::` annotations on the pull request's lines (warning, notice below), "
+            "most severe first",
             capped=True,
+            in_diff="the change's new and worsened findings, most severe first, on the lines it touched",
         ),
     )
 }

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import re
 import stat
@@ -268,6 +269,40 @@ def link_base(file: Path | None) -> str:
         return ""
     rel = os.path.relpath(Path.cwd(), file.resolve().parent)
     return "" if rel == "." else Path(rel).as_posix() + "/"
+
+
+def root_link_base(root: Path, file: Path | None) -> str:
+    """Links to files named from the repository root (`checker diff`), from the
+    folder an output is read in: its file's folder, or the current one."""
+    folder = file.resolve().parent if file is not None else Path.cwd()
+    rel = os.path.relpath(root.resolve(), folder)
+    return "" if rel == "." else Path(rel).as_posix() + "/"
+
+
+def _pull_request_head(env: Mapping[str, str]) -> str | None:
+    """The head commit of the pull request an Actions run is for, from its event
+    file: GITHUB_SHA there is the merge commit GitHub made, not a commit of the
+    branch. None when the run is not for a pull request."""
+    path = env.get("GITHUB_EVENT_PATH")
+    if not path:
+        return None
+    try:
+        with open(path, encoding="utf-8") as handle:
+            event = json.load(handle)
+        sha = event["pull_request"]["head"]["sha"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return sha if isinstance(sha, str) and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", sha) else None
+
+
+def github_commit_base(env: Mapping[str, str]) -> str:
+    """Links to a file named from the repository root, on GitHub, at the pull
+    request's head commit (else the run's commit); "" outside a GitHub run."""
+    server, repo = env.get("GITHUB_SERVER_URL"), env.get("GITHUB_REPOSITORY")
+    sha = _pull_request_head(env) or env.get("GITHUB_SHA")
+    if not (server and repo and sha):
+        return ""
+    return f"{server}/{repo}/blob/{sha}/"
 
 
 def github_blob_base(env: Mapping[str, str]) -> str:
