@@ -21,6 +21,7 @@ from checker.decide.compare import DiffResult, changed, deltas, fails, worsened
 from checker.decide.result import AuditResult
 from checker.decide.touched import EVERY_LINE, Lines, relocate
 from checker.gitref import changed_lines, materialize, repo_root, resolve_ref, working_directory
+from checker.render.output import from_root
 
 
 def diff(
@@ -35,14 +36,15 @@ def diff(
     commit = resolve_ref(root, ref)
     head = audit(paths)
     cwd_in_repo = PurePosixPath(Path.cwd().resolve().relative_to(root.resolve()).as_posix())
+    prefix = "" if cwd_in_repo == PurePosixPath(".") else f"{cwd_in_repo}/"
     with tempfile.TemporaryDirectory(prefix="checker-base-") as tmp:
         base_root = Path(tmp)
         base = _audit_base(root, commit, paths, audit, base_root, cwd_in_repo)
         new, resolved, lifted = changed(base, head)
         new = relocate(new, head.facts, _Touched(root, base_root))
-    new, resolved = _from_root(new, cwd_in_repo), _from_root(resolved, cwd_in_repo)
+    new, resolved = _named_from_root(new, prefix), _named_from_root(resolved, prefix)
     lifted = tuple(
-        replace(w, finding=_from_root([w.finding], cwd_in_repo)[0], was=_from_root([w.was], cwd_in_repo)[0])
+        replace(w, finding=_named_from_root([w.finding], prefix)[0], was=_named_from_root([w.was], prefix)[0])
         for w in lifted
     )
     result = DiffResult(
@@ -107,15 +109,5 @@ class _Touched:
         return Lines(tuple(changed_lines(base, head)))
 
 
-def _from_root(findings: Iterable[Finding], cwd_in_repo: PurePosixPath) -> tuple[Finding, ...]:
-    """Findings named from the repository's root (a path outside it stays as it is)."""
-    if cwd_in_repo == PurePosixPath("."):
-        return tuple(findings)
-    out = []
-    for f in findings:
-        if not f.file or os.path.isabs(f.file):
-            out.append(f)
-            continue
-        name = os.path.normpath(os.path.join(cwd_in_repo, f.file))
-        out.append(f if name.startswith("..") else replace(f, file=Path(name).as_posix()))
-    return tuple(out)
+def _named_from_root(findings: Iterable[Finding], prefix: str) -> tuple[Finding, ...]:
+    return tuple(replace(f, file=from_root(f.file, prefix)) for f in findings)

@@ -406,3 +406,24 @@ def test_a_run_that_cannot_write_passes_with_the_comment_in_the_summary(
     upload = _steps()["Upload SARIF"]
     assert "steps.audit.outputs.can-write == 'true'" in str(upload["if"])
     assert upload["continue-on-error"] is True
+
+
+def test_a_push_in_a_sub_directory_names_files_from_the_root(tmp_path: Path) -> None:
+    """`checker audit` on a push, run in `dc/` (working-directory): GitHub resolves
+    annotation and SARIF paths from the repository root."""
+    work = _full_rack(tmp_path, "dc")
+    env = {**AUDIT, "CHECKER_ARGS": "--as-of 2027-01-15", "GITHUB_ACTIONS": "true",
+           "GITHUB_WORKSPACE": str(work), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}  # fmt: skip
+    audit, _ = _run_step("Audit (annotations, job summary)", work, env, "dc")
+    assert audit.returncode == 0, audit.stderr
+    notes = _annotations(audit.stdout)
+    # Two errors first, then twelve warnings, of which GitHub shows ten: a notice says so.
+    assert audit.stdout.startswith("::notice title=checker::2 warnings not shown as annotations: ")
+    assert [level for level, _, _, _ in notes] == ["error"] * 2 + ["warning"] * 12
+    assert {file for _, file, _, _ in notes} == {
+        "dc/inventories/facility.yaml", "dc/inventories/servers.yaml",
+    }, audit.stdout  # fmt: skip
+    sarif = json.loads(Path(_outputs(tmp_path)["sarif"]).read_text())
+    results = sarif["runs"][0]["results"]
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results}
+    assert uris == {"dc/inventories/facility.yaml", "dc/inventories/servers.yaml"}

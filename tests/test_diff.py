@@ -361,3 +361,147 @@ def test_a_changed_value_of_a_finding_is_neither_new_nor_resolved(repo: Path, cl
     run = cli("diff", "--base", "HEAD", "inv", "--fail-on-new", *AS_OF)
     summary = "checker diff: 0 new, 0 worsened, 0 resolved, 0 waived, 0 capacity changes: pass"
     assert run.lines[-1] == summary, run.out
+
+
+# ---------------------------------------------------------------- where the change is
+ENDS_SOON = ("warning support.ends-soon server g2: support ends 2027-03-01, 45 days after the rollout "
+             "on 2027-01-15 (horizon 365 days)")
+
+
+@pytest.mark.parametrize(
+    ("base", "added", "where"),
+    [
+        # From `defaults:`: on g2's own mapping (line 7), not the defaults' line 4.
+        ("  - {name: g1, model: dgx-h100, rack: H02, position: 1}\n",
+         "  - name: g2\n    model: dgx-h100\n    rack: H02\n    position: 10\n", "inv/servers.yaml:7:5"),
+        # From a YAML anchor (g1's mapping): on g2's `<<:`, not g1's lines.
+        ("  - &dgx\n    name: g1\n    model: dgx-h100\n    rack: H02\n    position: 1\n",
+         "  - <<: *dgx\n    name: g2\n    position: 10\n", "inv/servers.yaml:11:5"),
+    ],
+)  # fmt: skip
+def test_an_inherited_fields_finding_is_on_the_server_the_change_added(
+    repo: Path, cli: CliRunner, base: str, added: str, where: str
+) -> None:
+    header = "kind: Servers\nfacility: hx1\ndefaults:\n"
+    header += "  support: {vendor: NVIDIA, level: 24x7, until: 2027-03-01}\n"
+    servers = repo / "inv" / "servers.yaml"
+    servers.write_text(header + "servers:\n" + base)
+    _git(repo, "commit", "-qam", "g1, support ending soon")  # g1's warning is debt: on line 4
+    servers.write_text(header + "servers:\n" + base + added)
+    run = cli("diff", "--base", "HEAD", "inv", *AS_OF)
+    assert run.lines[1:3] == ["new findings: 1", f"  {where}: {ENDS_SOON}"], run.out
+
+
+def test_a_change_to_the_rack_itself_is_on_the_line_it_changed(repo: Path, cli: CliRunner) -> None:
+    facility = repo / "inv" / "facility.yaml"
+    facility.write_text(facility.read_text().replace("amps: 32", "amps: 16", 1))  # H01-A, line 8
+    run = cli("diff", "--base", "HEAD", "inv", *AS_OF)
+    assert run.lines[1:3] == [
+        "new findings: 1",
+        "  inv/facility.yaml:8:7: error power.rack-capacity rack hx1/H01 draws 10.2 kW, over its 9.2 kW 2N "
+        "feed capacity",
+    ], run.out
+
+
+MODELS = """\
+kind: ServerModels
+servers:
+  - {name: big, vendor: Acme, u_height: 2, power_w: {max: 9000}, source: a datasheet}
+"""
+
+
+def test_a_finding_caused_elsewhere_stays_where_it_points(repo: Path, cli: CliRunner) -> None:
+    # A catalog model's draw goes up: no line of the rack or of its server changed.
+    (repo / "inv" / "models.yaml").write_text(MODELS)
+    servers = repo / "inv" / "servers.yaml"
+    servers.write_text(servers.read_text().replace("model: dgx-h100", "model: big"))
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "a 9 kW model")
+    (repo / "inv" / "models.yaml").write_text(MODELS.replace("9000", "19000"))
+    run = cli("diff", "--base", "HEAD", "inv", *AS_OF)
+    assert run.lines[1:3] == [
+        "new findings: 1",
+        "  inv/facility.yaml:7:5: error power.rack-capacity rack hx1/H01 draws 19 kW, over its 18.4 kW 2N "
+        "feed capacity",
+    ], run.out
+
+
+def test_paths_are_named_from_the_repository_root_in_a_sub_directory(
+    repo: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _add_two(repo, "H01")
+    monkeypatch.chdir(repo / "inv")
+    run = cli("diff", "--base", "HEAD", ".", *AS_OF)
+    assert run.lines[2] == f"  {NEW}", run.out  # inv/servers.yaml, as git diff names it
+
+
+# ---------------------------------------------------------------- worsened and waived
+FULL = "  - {name: g2, rack: H01, position: 10, power_w: {max: 6600}, u_height: 2}\n"  # 16.8 of 18.4 kW
+
+
+def test_a_warning_that_became_an_error_is_worsened_not_resolved(repo: Path, cli: CliRunner) -> None:
+    with (repo / "inv" / "servers.yaml").open("a") as f:
+        f.write(FULL)
+    _git(repo, "commit", "-qam", "a full rack: 91.3 %")
+    with (repo / "inv" / "servers.yaml").open("a") as f:
+        f.write("  - {name: g3, rack: H01, position: 20, power_w: {max: 2000}, u_height: 1}\n")
+    run = cli("diff", "--base", "HEAD", "inv", *AS_OF, "--format", "text", "--format", "json")
+    text, doc = run.out.split("\n{", 1)
+    lines = text.splitlines()
+    assert lines[1:6] == [
+        "new findings: 0",
+        "worsened findings: 1",
+        "  inv/servers.yaml:8:5: error power.rack-capacity rack hx1/H01 draws 18.8 kW, over its 18.4 kW 2N "
+        "feed capacity (was warning power.rack-headroom)",
+        "resolved findings: 0",
+        "waived findings: 0",
+    ], text
+    report = json.loads("{" + doc)
+    # The contract's lists keep their meaning: the error is new, the warning resolved.
+    assert [f["rule"] for f in report["new"]] == ["power.rack-capacity"]
+    assert [f["rule"] for f in report["resolved"]] == ["power.rack-headroom"]
+    assert [(w["rule"], w["was"]["rule"]) for w in report["worsened"]] == [
+        ("power.rack-capacity", "power.rack-headroom")
+    ]
+    assert report["counts"] == {"new": 0, "worsened": 1, "resolved": 0, "waived": 0}
+
+
+WAIVER = """\
+kind: Waivers
+waivers:
+  - {rule: power.rack-capacity, entity: rack/hx1/H01, reason: PDU swap DC-1, owner: ops@example.com,
+     expires: 2027-12-31}
+"""
+
+
+def test_a_new_finding_a_waiver_covers_is_apart_and_does_not_fail_on_new(repo: Path, cli: CliRunner) -> None:
+    (repo / "inv" / "waivers.yaml").write_text(WAIVER)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "waiver ahead of the change")
+    _add_two(repo, "H01")
+    run = cli("diff", "--base", "HEAD", "inv", "--fail-on-new", *AS_OF)
+    assert run.code == 0, run.out
+    assert run.lines[1:6] == [
+        "new findings: 0",
+        "worsened findings: 0",
+        "resolved findings: 1",  # the waiver now matches a finding
+        "  inv/waivers.yaml:3:5: warning waiver.unused waiver for power.rack-capacity on rack/hx1/H01 "
+        "matches no finding",
+        "waived findings: 1",
+    ], run.out
+    assert run.lines[6] == f"  {NEW} [waived]"
+
+
+def test_a_lifted_waiver_is_worsened_and_fails_on_new(repo: Path, cli: CliRunner) -> None:
+    (repo / "inv" / "waivers.yaml").write_text(WAIVER)
+    _add_two(repo, "H01")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "overloaded, waived")
+    (repo / "inv" / "waivers.yaml").unlink()
+    run = cli("diff", "--base", "HEAD", "inv", "--fail-on-new", *AS_OF)
+    assert run.code == 1, run.out
+    assert run.lines[1:4] == [
+        "new findings: 0",
+        "worsened findings: 1",
+        f"  {NEW_AT_RACK} (was waived)",
+    ], run.out

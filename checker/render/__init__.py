@@ -34,6 +34,10 @@ class Format:
     capped: bool
     # What `checker diff` writes in it.
     in_diff: str = "the head audit narrowed to the change's new and worsened findings"
+    # A service reads it and resolves its paths from the repository root (GitHub's
+    # annotations and code scanning): under GitHub Actions `checker audit` names
+    # files from there, from any working directory (`checker diff` always does).
+    from_root: bool = False
 
 
 FORMATS: dict[str, Format] = {
@@ -86,6 +90,7 @@ FORMATS: dict[str, Format] = {
             "SARIF 2.1.0 for code scanning: every rule that ran with its help, findings as results, "
             "waived ones suppressed",
             capped=False,
+            from_root=True,
         ),
         Format(
             "junit",
@@ -102,6 +107,7 @@ FORMATS: dict[str, Format] = {
             "most severe first",
             capped=True,
             in_diff="the change's new and worsened findings, most severe first, on the lines it touched",
+            from_root=True,
         ),
     )
 }
