@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -505,3 +506,36 @@ def test_a_lifted_waiver_is_worsened_and_fails_on_new(repo: Path, cli: CliRunner
         "worsened findings: 1",
         f"  {NEW_AT_RACK} (was waived)",
     ], run.out
+
+
+DEFAULTS_BELOW = """\
+kind: Servers
+facility: hx1
+servers:
+  - {name: g1, model: dgx-h100, rack: H01, position: 1}
+defaults:
+  support: {vendor: NVIDIA, level: 24x7, until: 2030-12-31}
+"""
+
+
+@pytest.mark.parametrize(
+    ("change", "where"),
+    [
+        # The defaults raise every server's draw: the rack's finding is on the line that did.
+        (lambda t: t.replace("  support:", "  power_w: {max: 20000}\n  support:"), "inv/servers.yaml:6:3"),
+        # A server added (line 5) and the defaults below touched too (a new vendor name): the
+        # server, not the defaults line that g1, already there, inherits.
+        (lambda t: t.replace("defaults:", "  - {name: g2, model: dgx-h100, rack: H01, position: 10}\ndefaults:")
+         .replace("NVIDIA", "NVIDIA Corp"), "inv/servers.yaml:5:5"),
+    ],
+)  # fmt: skip
+def test_a_change_to_the_defaults_is_where_a_rack_finding_points_when_no_server_changed(
+    repo: Path, cli: CliRunner, change: Callable[[str], str], where: str
+) -> None:
+    servers = repo / "inv" / "servers.yaml"
+    servers.write_text(DEFAULTS_BELOW)
+    _git(repo, "commit", "-qam", "defaults written below the servers")
+    servers.write_text(change(DEFAULTS_BELOW))
+    run = cli("diff", "--base", "HEAD", "inv", *AS_OF)
+    new = [line for line in run.lines if "power.rack-capacity" in line]
+    assert len(new) == 1 and new[0].startswith(f"  {where}: error power.rack-capacity rack hx1/H01"), run.out

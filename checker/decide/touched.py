@@ -9,8 +9,10 @@ where no file view shows it. So a new finding whose line the change did not
 touch moves to the first line the change touched of, in this order:
 
 1. its entity's own lines (a server's own mapping, not what it inherits);
-2. the servers its entity holds (HOLDS: a rack's, a feed's rack's, a
-   facility's, a workload's), the first in file order;
+2. the own lines of the servers its entity holds (HOLDS: a rack's, a feed's
+   rack's, a facility's, a workload's), the first in the inventory's order;
+3. the lines those values come from (`defaults:`, an anchor): a change to the
+   defaults is where the cause of its servers' findings is;
 
 and stays where it is when the change touched none of them (it was caused
 elsewhere: a catalog model, a rule file). A waiver's finding stays on the
@@ -121,10 +123,14 @@ def _positions(src: Src) -> Iterator[tuple[int, int]]:
             stack.extend(children)
 
 
-def _first_touched(fact: Fact, lines: Lines) -> tuple[int, int] | None:
+def _first_touched(fact: Fact, lines: Lines, inherited: bool) -> tuple[int, int] | None:
     """The first position the change touched among the lines the entity wrote
-    itself. Its own map starts at its line; a position before it is an
-    anchor's it merges (an alias always comes after its anchor)."""
+    itself (its own map starts at its line: a position before it is an
+    anchor's it merges, since an alias always comes after its anchor), or,
+    `inherited`, among every line its values come from (`defaults:`, anchors)."""
+    if inherited:
+        hits = [p for p in _positions(fact.src) if p[0] in lines]
+        return min(hits) if hits else None
     src = written(fact.src)
     start = (src.line, src.column)
     if start[0] in lines:
@@ -147,10 +153,12 @@ def _moved(f: Finding, index: _Index, touched: Callable[[str], Lines]) -> Findin
     own = index.own(f.entity)
     if own is None:
         return None
-    for fact in [own, *index.held(own)]:
-        lines = touched(fact.file)
-        where = _first_touched(fact, lines) if lines else None
-        if where is not None:
-            return replace(f, file=fact.file, line=where[0], column=where[1])
+    candidates = [own, *index.held(own)]
+    for inherited in (False, True):
+        for fact in candidates:
+            lines = touched(fact.file)
+            where = _first_touched(fact, lines, inherited) if lines else None
+            if where is not None:
+                return replace(f, file=fact.file, line=where[0], column=where[1])
     return None
 
