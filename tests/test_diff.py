@@ -508,6 +508,7 @@ def test_a_lifted_waiver_is_worsened_and_fails_on_new(repo: Path, cli: CliRunner
     ], run.out
 
 
+G2 = "  - {name: g2, model: dgx-h100, rack: H01, position: 10}\n"
 DEFAULTS_BELOW = """\
 kind: Servers
 facility: hx1
@@ -525,8 +526,8 @@ defaults:
         (lambda t: t.replace("  support:", "  power_w: {max: 20000}\n  support:"), "inv/servers.yaml:6:3"),
         # A server added (line 5) and the defaults below touched too (a new vendor name): the
         # server, not the defaults line that g1, already there, inherits.
-        (lambda t: t.replace("defaults:", "  - {name: g2, model: dgx-h100, rack: H01, position: 10}\ndefaults:")
-         .replace("NVIDIA", "NVIDIA Corp"), "inv/servers.yaml:5:5"),
+        (lambda t: t.replace("defaults:", f"{G2}defaults:").replace("NVIDIA", "NVIDIA Corp"),
+         "inv/servers.yaml:5:5"),
     ],
 )  # fmt: skip
 def test_a_change_to_the_defaults_is_where_a_rack_finding_points_when_no_server_changed(
