@@ -144,7 +144,7 @@ def test_json_and_markdown(repo: Path, cli: CliRunner, tmp_path: Path) -> None:
     assert doc["capacity_changes"][1] == {
         "entity": "rack/hx1/H01",
         "load_kw": {"before": 10.2, "after": 30.6, "change": 20.4},
-        "headroom_kw": {"before": 8.201, "after": -12.199},
+        "headroom_kw": {"before": 8.201, "after": -12.199, "change": -20.4},
         "heat_kw": {"before": 10.2, "after": 30.6, "change": 20.4},
         "cooling_headroom_kw": {"before": None, "after": None, "change": None},  # no cooling_kw of its own
         "u_used": {"before": 8, "after": 24, "change": 16},

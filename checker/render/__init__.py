@@ -59,7 +59,8 @@ FORMATS: dict[str, Format] = {
             diff_formats.json_format,
             "the machine contract ([docs/architecture.md](docs/architecture.md#json-output-contract))",
             capped=False,
-            in_diff="the text's sections, every finding, and each figure before and after",
+            in_diff="every new and resolved finding, the worsened ones with what they were, the verdict's "
+            "reason, capacity changes with each figure before and after",
         ),
         Format(
             "markdown",
