@@ -155,9 +155,6 @@ def _delta_json(d: Delta) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "entity": d.entity,
         "load_kw": {"before": d.load_before, "after": d.load_after, "change": d.load_change},
-        "headroom_kw": {
-            "before": d.headroom_before, "after": d.headroom_after, "change": d.change("headroom_kw"),
-        },  # fmt: skip
     }
     for f in FIGURES:
         if f.name not in doc:
