@@ -48,6 +48,7 @@ class Lines:
         return bool(self.spans)
 
 
+
 EVERY_LINE = Lines(((1, 2**31),))  # a file the base does not have
 
 
@@ -108,6 +109,7 @@ class _Index:
         return self._held.get(holds(fact.values), [])
 
 
+
 def _positions(src: Src) -> Iterator[tuple[int, int]]:
     """Every position in a source map: its own, its keys' and its children's."""
     stack = [src]
@@ -144,10 +146,25 @@ def relocate(
 ) -> tuple[Finding, ...]:
     """`findings` (the head's), each on a line the change touched where its cause is."""
     index = _Index(facts)
-    return tuple(_moved(f, index, touched) or f for f in findings)
+    # A facility's findings walk the same servers: each one's answer is worked out once.
+    seen: dict[tuple[int, bool], tuple[int, int] | None] = {}
+
+    def first(fact: Fact, inherited: bool) -> tuple[int, int] | None:
+        k = (id(fact), inherited)
+        if k not in seen:
+            lines = touched(fact.file)
+            seen[k] = _first_touched(fact, lines, inherited) if lines else None
+        return seen[k]
+
+    return tuple(_moved(f, index, touched, first) or f for f in findings)
 
 
-def _moved(f: Finding, index: _Index, touched: Callable[[str], Lines]) -> Finding | None:
+def _moved(
+    f: Finding,
+    index: _Index,
+    touched: Callable[[str], Lines],
+    first: Callable[[Fact, bool], tuple[int, int] | None],
+) -> Finding | None:
     if not f.entity or f.category in KEPT_CATEGORIES or f.line in touched(f.file):
         return None
     own = index.own(f.entity)
@@ -156,8 +173,7 @@ def _moved(f: Finding, index: _Index, touched: Callable[[str], Lines]) -> Findin
     candidates = [own, *index.held(own)]
     for inherited in (False, True):
         for fact in candidates:
-            lines = touched(fact.file)
-            where = _first_touched(fact, lines, inherited) if lines else None
+            where = first(fact, inherited)
             if where is not None:
                 return replace(f, file=fact.file, line=where[0], column=where[1])
     return None
