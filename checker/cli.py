@@ -112,6 +112,7 @@ def _settings(args: argparse.Namespace, paths: Sequence[Path]) -> Settings:
         fail_on=args.fail_on,
         rule_dirs=args.rules,
         max_per_rule=args.max_per_rule,
+        group_findings=False if args.no_group else None,
     )
 
 
@@ -150,7 +151,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     outputs = args.format or [default]
     env = os.environ if _in_github_actions() else None
     result, cfg = _audit(args, outputs, env)
-    emit(result, outputs, color=_color(sys.stdout), max_per_rule=cfg.max_per_rule, env=env)
+    color = _color(sys.stdout)
+    emit(result, outputs, color=color, max_per_rule=cfg.max_per_rule, group=cfg.group_findings, env=env)
     return result.exit_code
 
 
@@ -161,12 +163,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     if out.format == "markdown" and out.file is not None:
         # The pictures are SVG files beside the report (HTML has them inline).
         folder = pictures_folder(out.file)
-        ctx = RenderContext(link_base(out.file), max_per_rule=cfg.max_per_rule)
+        ctx = RenderContext(link_base(out.file), max_per_rule=cfg.max_per_rule, group=cfg.group_findings)
         text, files = markdown_with_pictures(result, ctx, folder.name)
         write_pictures(folder, files)
         write_output(out, text)
     else:
-        emit(result, [out], max_per_rule=cfg.max_per_rule)
+        emit(result, [out], max_per_rule=cfg.max_per_rule, group=cfg.group_findings)
     return result.exit_code
 
 
@@ -194,13 +196,16 @@ def cmd_diff(args: argparse.Namespace) -> int:
     root = repo_root(Path.cwd())
     shared = args.link_base.rstrip("/") + "/" if args.link_base else ""
     shared = shared or (github_commit_base(env) if env is not None else "")
-    per_rule = cfg.max_per_rule
-    ctxs = [RenderContext(shared or root_link_base(root, o.file), max_per_rule=per_rule) for o in outputs]
+    per_rule, alike = cfg.max_per_rule, cfg.group_findings
+    ctxs = [
+        RenderContext(shared or root_link_base(root, o.file), max_per_rule=per_rule, group=alike)
+        for o in outputs
+    ]
     texts = [FORMATS[out.format].diff(result, ctx) for out, ctx in zip(outputs, ctxs, strict=True)]
     summary = env.get("GITHUB_STEP_SUMMARY") if env is not None else None
     comment = None
     if summary:  # the comment, in the job's summary page (where it still is when no comment can be posted)
-        comment = FORMATS["markdown"].diff(result, RenderContext(shared, max_per_rule=cfg.max_per_rule))
+        comment = FORMATS["markdown"].diff(result, RenderContext(shared, max_per_rule=per_rule, group=alike))
     write_outputs(list(zip(outputs, texts, strict=True)))
     if summary and comment is not None:
         append_step_summary(summary, escape_lines(comment))
@@ -364,6 +369,12 @@ def _add_audit_options(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help=f"{capped_names()} show N findings per rule, then a count (default 100; 0 shows all);"
         " the other formats and the verdict have every finding",
+    )
+    p.add_argument(
+        "--no-group",
+        action="store_true",
+        help="text, markdown and the pull-request comment show a line per finding, not findings alike"
+        " (same rule and message but for the entity's name) once with their count and names",
     )
     p.add_argument("--as-of", type=_date, metavar="YYYY-MM-DD", help="evaluate dates as of this day")
     p.add_argument("--config", type=Path, metavar="FILE", help="config file (default: checker.yaml)")

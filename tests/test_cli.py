@@ -784,7 +784,7 @@ def test_driver_branches_past_end_of_life_at_the_rollout_are_errors(
            "branch), which reached end of life in {}, before 2027-02-01 (the tables mark that lifecycle "
            "unverified)")
     r570 = ("570", "production", "2026-02")
-    run = cli("audit", "stacks2026", "--select", "support.driver-*", *AS_OF)
+    run = cli("audit", "stacks2026", "--select", "support.driver-*", *AS_OF, "--no-group")
     assert (run.code, run.lines, run.err) == (1, [
         eol.format("32:16", "h100-update", "570.86.15", *r570),
         eol.format("53:7", "h100-r570-cuda13", "570.133.20", *r570),

@@ -540,3 +540,20 @@ def test_a_change_to_the_defaults_is_where_a_rack_finding_points_when_no_server_
     run = cli("diff", "--base", "HEAD", "inv", *AS_OF)
     new = [line for line in run.lines if "power.rack-capacity" in line]
     assert len(new) == 1 and new[0].startswith(f"  {where}: error power.rack-capacity rack hx1/H01"), run.out
+
+
+def test_the_comment_shows_alike_findings_once_with_their_names(repo: Path, cli: CliRunner) -> None:
+    servers = repo / "inv" / "servers.yaml"
+    nbd = "".join(
+        f"  - {{name: n{i}, model: dgx-h100, rack: H02, position: {10 * i + 1}, "
+        "support: {vendor: NVIDIA, level: nbd, until: 2030-12-31}}\n"
+        for i in range(3)
+    )
+    servers.write_text(servers.read_text() + nbd)  # lines 7 to 9
+    run = cli("diff", "--base", "HEAD", "inv", *AS_OF, "--select", "support.*", "--format", "markdown")
+    assert (
+        "| warning | `support.level-24x7` | server/n0 | [inv/servers.yaml:7](inv/servers.yaml#L7) "
+        "| server n0 has nbd support; the rollout expects 24x7 (and 2 more alike: [n1](inv/servers.yaml#L8), "
+        "[n2](inv/servers.yaml#L9)) |"
+    ) in run.out.splitlines(), run.out
+    assert "): 3 new, 0 worsened, 0 resolved" in run.out  # counted as findings, not rows

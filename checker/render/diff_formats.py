@@ -19,10 +19,11 @@ from checker.decide.compare import FIGURES, Delta, DiffResult, Worsened, blocks,
 from checker.decide.result import AuditResult
 from checker.render.context import PLAIN, RenderContext
 from checker.render.github import annotation_lines
+from checker.render.groups import NAMES_SHOWN, FindingGroup, group, name_of
 from checker.render.json_format import dumps, finding_json
 from checker.render.shown import shown
 from checker.render.templating import environment
-from checker.render.text import finding_line, left_out_lines
+from checker.render.text import group_line, left_out_lines
 
 DiffFormatter = Callable[[DiffResult, RenderContext], str]
 
@@ -134,17 +135,34 @@ def was_text(w: Worsened) -> str:
     return f"was {w.was.severity} {w.was.rule}"
 
 
+def groups(findings: Sequence[Finding], of: AuditResult, ctx: RenderContext) -> list[FindingGroup]:
+    """A diff's findings (with their messages), alike ones once (render/groups.py)."""
+    return group(findings, of.messages.shape) if ctx.group else [FindingGroup(f) for f in findings]
+
+
+def worsened_groups(result: DiffResult, ctx: RenderContext) -> list[tuple[FindingGroup, Worsened]]:
+    """Worsened findings alike (and alike in what they were) once, with the first one's pair."""
+    pairs = {id(w.finding): w for w in result.sections.worsened}
+    findings = [w.finding for w in result.sections.worsened]
+    if ctx.group:
+        shape = result.head.messages.shape
+        found = group(findings, lambda f: (shape(f), was_text(pairs[id(f)])))
+    else:
+        found = [FindingGroup(f) for f in findings]
+    return [(g, pairs[id(g.first)]) for g in found]
+
+
 def text(result: DiffResult, ctx: RenderContext = PLAIN) -> str:
     s = result.sections
     lines = [f"checker diff against {escape(result.ref)} ({result.commit[:12]}): {escape(headline(result))}"]
     lines.append(f"new findings: {len(s.new)}")
-    lines += [f"  {finding_line(f)}" for f in s.new]
+    lines += [f"  {group_line(g, ctx)}" for g in groups(s.new, result.head, ctx)]
     lines.append(f"worsened findings: {len(s.worsened)}")
-    lines += [f"  {finding_line(w.finding)} ({escape(was_text(w))})" for w in s.worsened]
+    lines += [f"  {group_line(g, ctx)} ({escape(was_text(w))})" for g, w in worsened_groups(result, ctx)]
     lines.append(f"resolved findings: {len(s.resolved)}")
-    lines += [f"  {finding_line(f)}" for f in s.resolved]
+    lines += [f"  {group_line(g, ctx)}" for g in groups(s.resolved, result.base, ctx)]
     lines.append(f"waived findings: {len(s.waived)}")
-    lines += [f"  {finding_line(f)}" for f in s.waived]
+    lines += [f"  {group_line(g, ctx)}" for g in groups(s.waived, result.head, ctx)]
     lines.append(f"capacity changes: {len(result.deltas)}")
     lines += [f"  {escape(delta_line(d))}" for d in result.deltas]
     lines.append(f"checker diff: {_counts(result)}: {verdict(result)}")
@@ -187,15 +205,16 @@ def json_format(result: DiffResult, ctx: RenderContext = PLAIN) -> str:
     return dumps(doc)
 
 
-def _capped(findings: Sequence[Finding], per_rule: int, rows: int) -> tuple[list[Finding], int]:
-    """The first `per_rule` of each rule (0: all), at most `rows` in all; and how many are left out."""
+def _capped(found: Sequence[FindingGroup], per_rule: int, rows: int) -> tuple[list[FindingGroup], int]:
+    """The first `per_rule` groups of each rule (0: all), at most `rows` in all;
+    and how many findings are left out."""
     seen: dict[str, int] = {}
-    kept: list[Finding] = []
-    for f in findings:
-        seen[f.rule] = seen.get(f.rule, 0) + 1
-        if (per_rule <= 0 or seen[f.rule] <= per_rule) and len(kept) < rows:
-            kept.append(f)
-    return kept, len(findings) - len(kept)
+    kept: list[FindingGroup] = []
+    for g in found:
+        seen[g.first.rule] = seen.get(g.first.rule, 0) + 1
+        if (per_rule <= 0 or seen[g.first.rule] <= per_rule) and len(kept) < rows:
+            kept.append(g)
+    return kept, sum(len(g.findings) for g in found) - sum(len(g.findings) for g in kept)
 
 
 def _remediations(result: DiffResult) -> list[tuple[str, str]]:
@@ -250,11 +269,12 @@ def _markdown(result: DiffResult, ctx: RenderContext, rows: int) -> str:
     s = result.sections
     per_rule = ctx.max_per_rule
 
-    def section(findings: Sequence[Finding]) -> tuple[list[Finding], int]:
-        return _capped(findings, per_rule, rows)
+    def section(findings: Sequence[Finding], of: AuditResult) -> tuple[list[FindingGroup], int]:
+        return _capped(groups(findings, of, ctx), per_rule, rows)
 
-    worsened_shown, worsened_left = _capped([w.finding for w in s.worsened], per_rule, rows)
-    was = {id(w.finding): w for w in s.worsened}
+    pairs = worsened_groups(result, ctx)
+    was = {id(g.first): w for g, w in pairs}
+    worsened_shown, worsened_left = _capped([g for g, _ in pairs], per_rule, rows)
     template = environment().get_template("diff.md.j2")
     return template.render(
         result=result,
@@ -262,11 +282,13 @@ def _markdown(result: DiffResult, ctx: RenderContext, rows: int) -> str:
         verdict=verdict(result),
         reason=reason(result),
         counts=_counts(result),
-        new=section(s.new),
-        worsened=([was[id(f)] for f in worsened_shown], worsened_left),
-        resolved=section(s.resolved),
-        waived=section(s.waived),
+        new=section(s.new, result.head),
+        worsened=([(g, was[id(g.first)]) for g in worsened_shown], worsened_left),
+        resolved=section(s.resolved, result.base),
+        waived=section(s.waived, result.head),
         was_text=was_text,
+        names_shown=0 if per_rule == 0 else NAMES_SHOWN,
+        name_of=name_of,
         remediations=_remediations(result),
         deltas=[(d, _delta_cells(d)) for d in result.deltas],
         link=ctx.link,

@@ -345,6 +345,7 @@ def emit(
     *,
     color: bool = False,
     max_per_rule: int = 100,
+    group: bool = True,
     env: Mapping[str, str] | None = None,
 ) -> None:
     """Every output, and under GitHub Actions (`env`) the job summary. All are
@@ -355,11 +356,11 @@ def emit(
     # repository root (where GitHub resolves them), from any working directory.
     prefix = workspace_prefix(env) if env is not None else ""
     for out in outputs:
-        ctx = RenderContext(link_base(out.file), color and out.file is None, max_per_rule)
+        ctx = RenderContext(link_base(out.file), color and out.file is None, max_per_rule, group)
         fmt = get(out.format)
         seen = rooted(result, prefix) if fmt.from_root else result
         rendered.append((out, fmt.render(seen, ctx), ctx.color))
-    summary = _step_summary(result, env, max_per_rule) if env is not None else None
+    summary = _step_summary(result, env, max_per_rule, group) if env is not None else None
     write_outputs([(out, text) for out, text, _ in rendered], colored={id(o) for o, _, c in rendered if c})
     if summary is not None:
         append_step_summary(*summary)
@@ -395,12 +396,14 @@ def write_output(out: Output, text: str, colored: bool = False) -> None:
     write_outputs([(out, text)], {id(out)} if colored else None)
 
 
-def _step_summary(result: AuditResult, env: Mapping[str, str], max_per_rule: int) -> tuple[str, str] | None:
+def _step_summary(
+    result: AuditResult, env: Mapping[str, str], max_per_rule: int, group: bool
+) -> tuple[str, str] | None:
     """Under GitHub Actions the readiness report lands in the job's summary page."""
     path = env.get("GITHUB_STEP_SUMMARY")
     if not path:
         return None
-    ctx = RenderContext(link_base=github_blob_base(env), max_per_rule=max_per_rule)
+    ctx = RenderContext(link_base=github_blob_base(env), max_per_rule=max_per_rule, group=group)
     return path, escape_lines(get_formatter("markdown")(result, ctx))
 
 
