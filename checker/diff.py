@@ -106,7 +106,8 @@ class _Touched:
         base = self._base_root / inside
         if not base.is_file():
             return EVERY_LINE
-        return Lines(tuple(changed_lines(base, head)))
+        # The file itself, not a link to it: git would compare a link's target name.
+        return Lines(tuple(changed_lines(base, head.resolve())))
 
 
 def _named_from_root(findings: Iterable[Finding], prefix: str) -> tuple[Finding, ...]:
