@@ -20,6 +20,7 @@ from checker.evaluate.engine import Messages, evaluate
 from checker.evaluate.rulebook import Rulebook, load_rulebook, matches
 from checker.load.build import load
 from checker.load.reading import ReadOptions
+from checker.source.reader import display_path
 
 
 def run_audit(
@@ -66,4 +67,5 @@ def run_audit(
     return AuditResult(
         as_of, v.verdict, v.exit_code, v.counts, tuple(ordered), capacity, ran, tuple(facts), messages,
         waivers=waiver_records(ordered, inv.waivers, as_of),
+        paths=tuple(sorted({display_path(p) for p in paths})),
     )

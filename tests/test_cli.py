@@ -255,7 +255,7 @@ def test_unknown_format(cli: CliRunner, in_fixtures: Path, name: str, hint: str)
     lines = run.err.splitlines()  # the usage text wraps with the terminal width
     assert lines[0].startswith("usage: checker audit ")
     assert lines[-1] == (f"checker audit: error: argument --format: unknown format '{name}'{hint}; "
-                         "known: text, json, markdown, html, sarif, junit, github")
+                         "known: text, json, markdown, html, sarif, junit, gitlab, github")
     assert "Traceback" not in run.err
 
 

@@ -1262,13 +1262,15 @@ def test_output_is_capped_per_rule(case: Case, tmp_path: Path, monkeypatch: pyte
         assert run.out.count("- error `schema.invalid`") == 100
 
 
-@pytest.mark.parametrize("fmt", ["sarif", "junit"])
+@pytest.mark.parametrize("fmt", ["sarif", "junit", "gitlab"])
 def test_machine_formats_are_never_capped(fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     case = Case(fmt, 2, "schema.invalid", MANY, ("audit", "inv", "--format", fmt, *AS_OF))
     run = run_case(case, tmp_path, monkeypatch)
-    # SARIF: a result each; JUnit: input errors have no entity, so one case per
-    # file holds a failure line per finding.
-    marker = '"ruleId": "schema.invalid"' if fmt == "sarif" else ": error workloads."
+    # SARIF: a result each; GitLab: an issue each; JUnit: the rule's case, a
+    # failure line each.
+    markers = {"sarif": '"ruleId": "schema.invalid"', "gitlab": '"check_name": "schema.invalid"',
+               "junit": ": error workloads."}
+    marker = markers[fmt]
     assert run.out.count(marker) == 250
 
 
