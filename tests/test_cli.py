@@ -359,7 +359,7 @@ def test_facts_lists_every_kind(cli: CliRunner) -> None:
     run = cli("facts")
     kinds = [line.split(":")[0] for line in run.lines if not line.startswith(" ")]
     kinds_ = ["facility", "rack", "feed", "cooling_unit", "cdu", "ups", "server", "workload", "framework"]
-    assert (run.code, kinds) == (0, [*kinds_, "container"])
+    assert (run.code, kinds) == (0, [*kinds_, "container", "engine", "jax"])
 
 
 @pytest.mark.parametrize(("kind", "hint"), [
@@ -745,23 +745,42 @@ STACKS_2026 = [
     "longer supports the v100-sxm2-32gb (Volta); support ended with CUDA 13.0",
     "stacks2026/servers.yaml:83:5: error compatibility.nvidia-libraries-on-amd server mi300x-nccl: the "
     "mi300x is an AMD GPU, but the server declares NVIDIA's cuDNN 8.9 and NCCL 2.18",
+    # Engines pin their torch and bring their CUDA; JAX's plugin needs its family's driver
+    # (h100-engines-dec2026, the December 2026 stack with vLLM and JAX: no finding).
+    "stacks2026/servers.yaml:101:13: error compatibility.engine-torch-mismatch server h100-engines-r570: "
+    "vLLM 0.11.0 pins torch 2.8.0, but the server declares torch 2.9.0+cu128: pip replaces it with 2.8.0, "
+    "or the engine's kernels do not load",
+    "stacks2026/servers.yaml:102:21: error compatibility.engine-driver-below-floor server h100-engines-r570: "
+    "TensorRT-LLM 1.2.0 runs CUDA 13.0 (from engine wheel), which needs driver 580 or newer; the server has "
+    "570.133.20 (the tables mark the engine's CUDA unverified)",
+    "stacks2026/servers.yaml:102:21: error compatibility.engine-torch-mismatch server h100-engines-r570: "
+    "TensorRT-LLM 1.2.0 pins torch 2.9.1, but the server declares torch 2.9.0+cu128: pip replaces it "
+    "with 2.9.1, or the engine's kernels do not load",
+    "stacks2026/servers.yaml:103:31: error compatibility.jax-driver-below-floor server h100-engines-r570: "
+    "jax 0.8.0 with the cuda13 plugin needs driver 580 or newer (CUDA 13); the server has 570.133.20",
+    "stacks2026/servers.yaml:113:31: error compatibility.jax-local-cudnn server h100-jax-local: jax 0.8.0 "
+    "with the cuda12-local plugin needs cuDNN 9.8 or newer, below 10.0, but finds cuDNN 9.5 (declared)",
+    "stacks2026/servers.yaml:114:15: warning compatibility.engine-driver-minor-version server "
+    "h100-jax-local: SGLang 0.5.23 runs CUDA 13.2 (from pinned torch's PyPI default) on driver 580.95.05 "
+    "only with limitations (minor-version compatibility); every feature needs 595.45.04 (the tables mark "
+    "that minimum unverified)",
 ]
 STALE = ("stacks2026/facility.yaml:2:1: info compatibility.knowledge-stale facility f1: the compatibility "
-         "tables are current to 2026-12-01, 226 days before the audit date; releases since then are not in "
+         "tables are current to 2026-10-21, 267 days before the audit date; releases since then are not in "
          "them, and facts in them may have changed")
 
 
 def test_stacks_of_2026_are_checked_by_the_wheels_they_install(cli: CliRunner, in_fixtures: Path) -> None:
     run = cli("audit", "stacks2026", "--select", "compatibility.*", *AS_OF)
-    assert (run.code, run.lines, run.err) == (1, [*STACKS_2026, summary(error=6, warning=3)], "")
+    assert (run.code, run.lines, run.err) == (1, [*STACKS_2026, summary(error=11, warning=4)], "")
 
 
 def test_tables_more_than_six_months_old_say_so(cli: CliRunner, in_fixtures: Path) -> None:
     run = cli("audit", "stacks2026", "--select", "compatibility.*", "--as-of", "2027-07-15")
-    expected = [STALE, *STACKS_2026, summary(error=6, warning=3, info=1)]
+    expected = [STALE, *STACKS_2026, summary(error=11, warning=4, info=1)]
     assert (run.code, run.lines, run.err) == (1, expected, "")
-    # Within six months of the tables: no notice.
-    run = cli("audit", "stacks2026", "--select", "compatibility.knowledge-stale", "--as-of", "2027-05-31")
+    # Within six months of the tables (183 days after 2026-10-21): no notice.
+    run = cli("audit", "stacks2026", "--select", "compatibility.knowledge-stale", "--as-of", "2027-04-22")
     assert (run.code, run.lines) == (0, [summary(verdict="pass")])
 
 
@@ -790,7 +809,8 @@ def test_driver_branches_past_end_of_life_at_the_rollout_are_errors(
         eol.format("53:7", "h100-r570-cuda13", "570.133.20", *r570),
         eol.format("59:7", "rtx-r570-cuda13", "570.133.20", *r570),
         eol.format("65:7", "h100-r535-ngc", "535.129.03", "535", "long-term", "2026-06"),
-        summary(error=4),
+        eol.format("99:7", "h100-engines-r570", "570.133.20", *r570),
+        summary(error=5),
     ], "")
 
 

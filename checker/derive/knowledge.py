@@ -1,5 +1,6 @@
 """The compatibility knowledge base: CUDA -> driver, framework builds, ROCm
-releases and the workload-fit planning model (rules/knowledge/*.yaml).
+releases, inference engines, JAX's CUDA plugins and the workload-fit planning
+model (rules/knowledge/*.yaml).
 
 Every row names its sources; values without a primary source are shipped with
 `verified: false`. The tables are validated with pydantic like any input, and
@@ -431,6 +432,119 @@ class ContainerImages(_SourcedTable):
         return None
 
 
+def same_release(a: str | None, b: str | None) -> bool:
+    """Whether two versions name one release, build tags aside (2.8 and
+    2.8.0+cu128 are torch 2.8.0; 0.11.0+cu126 is vLLM 0.11.0)."""
+    va, vb = parse_version(a), parse_version(b)
+    return va is not None and vb is not None and Version(va.public) == Version(vb.public)
+
+
+def _once(what: str, versions: Iterable[str]) -> None:
+    seen = [Version(Version(v).public) for v in versions]
+    twice = sorted({str(v) for v in seen if seen.count(v) > 1}, key=Version)
+    if twice:
+        raise ValueError(f"{what} release(s) {', '.join(twice)} listed more than once")
+
+
+class EngineRelease(Sourced):
+    """One release of an inference engine: the torch its requirements pin and
+    the CUDA its PyPI wheel is built with (absent: the pinned torch's build)."""
+
+    release: VersionText
+    torch: VersionText | None = None
+    cuda: VersionText | None = None
+    tensorrt: VersionText | None = None  # TensorRT-LLM: the TensorRT it depends on
+    nccl: VersionText | None = None  # the NCCL its notes name
+    date: dt.date | None = None  # the day it was published
+
+
+class Engine(_Table):
+    name: str
+    aliases: list[str] = []
+    description: str
+    # Other CUDA builds name their CUDA in the version (vLLM's 0.11.0+cu126).
+    variants: bool
+    releases: list[EngineRelease]
+
+    @model_validator(mode="after")
+    def _releases_once(self) -> Engine:
+        _once(self.name, (r.release for r in self.releases))
+        return self
+
+    def release(self, version: str) -> EngineRelease | None:
+        """The row of exactly this release (engines move their torch pin between
+        patch releases), its build tag aside."""
+        return next((r for r in self.releases if same_release(r.release, version)), None)
+
+
+class InferenceEngines(_SourcedTable):
+    kind: Literal["InferenceEngines"]
+    as_of: dt.date
+    engines: list[Engine]
+
+    def rows(self) -> Iterable[Sourced]:
+        for e in self.engines:
+            yield from e.releases
+
+    def get(self, name: str) -> Engine | None:
+        key = name.lower()
+        return next((e for e in self.engines if key == e.name or key in e.aliases), None)
+
+
+JaxPluginName = Literal["cuda12", "cuda13"]
+
+
+class JaxPlugin(Sourced):
+    """What one CUDA plugin of the JAX releases `from`..`until` needs: the
+    oldest CUDA of its major, cuDNN at least `cudnn` and below `cudnn_below`,
+    NCCL at least `nccl` (for multi-GPU work)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    plugin: JaxPluginName
+    first: Annotated[VersionText | None, Field(alias="from")] = None
+    until: VersionText | None = None
+    cuda: VersionText
+    cudnn: VersionText
+    cudnn_below: VersionText
+    nccl: VersionText | None = None
+
+    def covers(self, release: str) -> bool:
+        version = Version(Version(release).public)
+        return not (
+            (self.first is not None and version < Version(self.first))
+            or (self.until is not None and version > Version(self.until))
+        )
+
+
+class JaxRelease(Sourced):
+    release: VersionText
+    date: dt.date | None = None
+
+
+class JaxReleases(_SourcedTable):
+    kind: Literal["JaxReleases"]
+    as_of: dt.date
+    plugins: list[JaxPlugin]
+    releases: list[JaxRelease]
+
+    def rows(self) -> Iterable[Sourced]:
+        yield from self.plugins
+        yield from self.releases
+
+    @model_validator(mode="after")
+    def _releases_once(self) -> JaxReleases:
+        _once("jax", (r.release for r in self.releases))
+        return self
+
+    def release(self, version: str) -> JaxRelease | None:
+        return next((r for r in self.releases if same_release(r.release, version)), None)
+
+    def plugin(self, name: str, version: str) -> JaxPlugin | None:
+        """The plugin row that covers the release (the first, as written)."""
+        return next((p for p in self.plugins if p.plugin == name and p.covers(version)), None)
+
+
 Task = Literal["training", "fine-tuning", "inference"]
 Precision = Literal["fp32", "bf16", "fp16", "fp8", "mxfp8", "int8", "int4", "nvfp4"]
 Fraction = Annotated[float, Field(ge=0, le=1)]
@@ -490,12 +604,16 @@ class Knowledge(_Table):
     rocm: RocmReleases
     drivers: DriverBranches
     containers: ContainerImages
+    engines: InferenceEngines
+    jax: JaxReleases
     fit: FitModel
 
     @property
     def as_of(self) -> dt.date:
         """The date the compatibility tables are current to: the oldest of theirs."""
-        return min(t.as_of for t in (self.cuda, self.frameworks, self.rocm, self.drivers, self.containers))
+        tables = (self.cuda, self.frameworks, self.rocm, self.drivers, self.containers, self.engines,
+                  self.jax)
+        return min(t.as_of for t in tables)
 
 
 _FILES: dict[str, tuple[str, type[_SourcedTable]]] = {
@@ -504,6 +622,8 @@ _FILES: dict[str, tuple[str, type[_SourcedTable]]] = {
     "rocm": ("rocm.yaml", RocmReleases),
     "drivers": ("drivers.yaml", DriverBranches),
     "containers": ("containers.yaml", ContainerImages),
+    "engines": ("engines.yaml", InferenceEngines),
+    "jax": ("jax.yaml", JaxReleases),
     "fit": ("fit.yaml", FitModel),
 }
 

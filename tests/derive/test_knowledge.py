@@ -101,7 +101,9 @@ def test_wheel_tags_name_ga_releases() -> None:
 
 
 def test_the_tables_are_dated() -> None:
-    assert KB.as_of.isoformat() == "2026-12-01"
+    # The oldest of the tables' dates: JAX's, whose newest release is 0.12.0.1 (2026-10-21).
+    assert KB.as_of.isoformat() == "2026-10-21"
+    assert (KB.engines.as_of.isoformat(), KB.cuda.as_of.isoformat()) == ("2026-11-02", "2026-12-01")
 
 
 @pytest.mark.parametrize(("release", "cuda", "platform", "min_cc", "excludes"), [
