@@ -28,6 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from checker.cli import EXIT_BROKEN_PIPE, main
+from checker.derive.knowledge import TABLE_KINDS
 from checker.load.build import KINDS
 from tests.conftest import AS_OF, MINIMAL
 from tests.helpers import deadline, evaluated, write_file
@@ -811,7 +812,8 @@ USER_MISTAKES = [
     Case(
         "kind-is-a-number",
         2,
-        f"inv/x.yaml:1:7: error schema.document `kind` must be one of {', '.join(KINDS)}, not a number",
+        f"inv/x.yaml:1:7: error schema.document `kind` must be one of {', '.join([*KINDS, *TABLE_KINDS])}, "
+        "not a number",
         {"inv/x.yaml": "kind: 3\n"},
     ),
     Case(

@@ -235,6 +235,10 @@ def software_values(software: m.Software | None, kb: Knowledge) -> Values:
 # What lifecycle_values gives: the driver branch's type and end of life.
 LIFECYCLE_FIELDS = (
     derived(
+        "software.driver_branch_listed", "boolean", "",
+        "the driver tables list the branch of software.driver (built in or yours)",
+    ),
+    derived(
         "software.driver_branch_type", "string", "", "long-term | production | new-feature (driver tables)",
     ),
     derived(
@@ -257,9 +261,10 @@ def lifecycle_values(driver: str | None, checked: dt.date, kb: Knowledge) -> Val
     version = parse_version(driver)
     branch = kb.drivers.get(version.release[0]) if version else None
     if branch is None:
-        return {}
+        return {} if version is None else {"software.driver_branch_listed": False}
     eol = branch.eol_date
     return {
+        "software.driver_branch_listed": True,
         "software.driver_branch_type": branch.type,
         "software.driver_eol": eol.isoformat() if eol else None,
         "software.driver_eol_month": branch.eol,
@@ -556,6 +561,14 @@ CONTAINER_FIELDS = (
     derived("latest", "boolean", "", "the image is not pinned: tag latest or none, and no digest"),
     derived("known", "boolean", "", "a row of the container table matches the image"),
     derived("image_unverified", "boolean", "", "the table marks what the image brings unverified"),
+    derived(
+        "image_row_from", "string", "",
+        "where the row that matched is written (file:line), when it is one of yours (docs/knowledge.md)",
+    ),
+    derived(
+        "image_row_overrides", "string", "",
+        "where a built-in row that matches the image too is written: your row is used instead",
+    ),
     derived("framework", "string", "", "the framework the image brings"),
     derived("framework_version", "string", "", "its version, where the tag or the table gives it"),
     derived("cuda", "string", "", "CUDA the image brings (declared, the image's tag or row, or the "
@@ -616,6 +629,11 @@ def _image_versions(container: m.Container, kb: Knowledge) -> Values:
     if found is not None:
         row, brought = found
         values.update({"known": True, "image_unverified": not row.verified, "framework": row.framework})
+        if row.origin is not None and not row.origin.builtin:
+            values["image_row_from"] = row.origin.where()
+            overridden = kb.containers.overridden(row, repository, tag) if tag else None
+            if overridden is not None and overridden.origin is not None:
+                values["image_row_overrides"] = overridden.origin.where()
         values.update(_versioned("image_min_driver", row.min_driver))
         fw = kb.frameworks.get(row.framework) if row.framework else None
         release = fw.release(brought["version"]) if fw and "version" in brought else None
