@@ -42,14 +42,14 @@ def lazy(module: str, name: str = "render") -> Callable[[Any, RenderContext], st
     return call
 
 
-def lazy_new_only(module: str) -> DiffFormatter:
-    """The audit format of `module` as `checker diff` writes it: the head audit,
-    new findings only (checker.render.diff_formats.new_only)."""
+def lazy_narrowed(module: str) -> DiffFormatter:
+    """The audit format of `module` as `checker diff` writes it: the head audit
+    narrowed to the change's findings (checker.render.diff_formats.narrowed)."""
 
     def call(result: DiffResult, ctx: RenderContext = PLAIN) -> str:
-        from checker.render.diff_formats import new_only
+        from checker.render.diff_formats import narrowed
 
-        return new_only(lazy(module))(result, ctx)
+        return narrowed(lazy(module))(result, ctx)
 
     return call
 
@@ -64,15 +64,20 @@ class Format:
     # people read, which then say how many they left out) or every finding.
     capped: bool
     # What `checker diff` writes in it.
-    in_diff: str = "the head audit's new findings only"
-    # Whether its text leaves the formatter escaped for a terminal, every control
-    # character written as an escape (json_format.dumps): output's last guard,
-    # which would change nothing, does not scan it again (12.5 MB at 10,000 servers).
-    escaped: bool = False
+    in_diff: str = "the head audit narrowed to the change's new and worsened findings"
     # The findings column of the docs' table, for a format that is not capped
     # but does not show every finding either (a service's own limit); a callable
     # where it quotes its module's limit (read when the table is made).
     shows: str | Callable[[], str] = "every one"
+    # A service reads it and resolves its paths from the repository root (GitHub's
+    # annotations and code scanning, GitLab's Code Quality): under GitHub Actions
+    # `checker audit` names files from there, from any working directory
+    # (`checker diff` always does).
+    from_root: bool = False
+    # Whether its text leaves the formatter escaped for a terminal, every control
+    # character written as an escape (json_format.dumps): output's last guard,
+    # which would change nothing, does not scan it again (12.5 MB at 10,000 servers).
+    escaped: bool = False
 
 
 FORMATS: dict[str, Format] = {
@@ -85,7 +90,8 @@ FORMATS: dict[str, Format] = {
             "`file:line:col: severity rule message` lines, the findings counted by rule, "
             "and the verdict (the default)",
             capped=True,
-            in_diff="new and resolved findings, capacity changes",
+            in_diff="the verdict and its reason, new, worsened, resolved and waived findings (most severe "
+            "first), capacity changes",
         ),
         Format(
             "json",
@@ -93,7 +99,8 @@ FORMATS: dict[str, Format] = {
             lazy("diff_formats", "json_format"),
             "the machine contract ([docs/architecture.md](docs/architecture.md#json-output-contract))",
             capped=False,
-            in_diff="new and resolved findings, capacity changes",
+            in_diff="every new and resolved finding, the worsened ones with what they were, the verdict's "
+            "reason, capacity changes with each figure before and after",
             escaped=True,
         ),
         Format(
@@ -105,32 +112,35 @@ FORMATS: dict[str, Format] = {
             "and a support timeline as SVG files beside it), workloads, software matrix, support, waivers "
             "([example](docs/example-readiness.md))",
             capped=True,
-            in_diff="a pull-request comment: new and resolved findings, capacity changes",
+            in_diff="a pull-request comment: the verdict and its reason first, new, worsened, resolved "
+            "and waived findings, capacity changes (power, cooling, U, weight, servers, GPUs), what to do "
+            "per rule",
         ),
         Format(
             "html",
             lazy("html"),
-            lazy_new_only("html"),
+            lazy_narrowed("html"),
             "the readiness report as one self-contained HTML file: inline CSS and SVG, no script, "
             "no request, printable with a page per section ([example](docs/example-readiness.html))",
             capped=True,
-            in_diff="the head audit's report with its new findings only",
+            in_diff="the head audit's report with the change's new and worsened findings only",
         ),
         Format(
             "sarif",
             lazy("sarif"),
-            lazy_new_only("sarif"),
+            lazy_narrowed("sarif"),
             "SARIF 2.1.0 for GitHub code scanning: every rule that ran with its help, a result per open "
             "finding with a fingerprint of its rule and entity (two findings on one line are two alerts), "
             "named after the audited paths (`automationDetails`); waived findings are left out, and counted",
             capped=False,
+            from_root=True,
             shows=lambda: f"every open one up to GitHub's {_limit('sarif', 'MAX_RESULTS'):,}, the most "
             "severe first; a run notification counts the rest",
         ),
         Format(
             "junit",
             lazy("junit"),
-            lazy_new_only("junit"),
+            lazy_narrowed("junit"),
             "a test case per rule that ran, a suite per category: passed, a failure listing its open "
             "findings, or skipped when all are waived (valid against the Jenkins xunit schema)",
             capped=False,
@@ -140,18 +150,22 @@ FORMATS: dict[str, Format] = {
         Format(
             "gitlab",
             lazy("gitlab"),
-            lazy_new_only("gitlab"),
+            lazy_narrowed("gitlab"),
             "a GitLab Code Quality report: an issue per open finding with a fingerprint of its rule and "
             "entity, for the merge request widget; waived findings are left out",
             capped=False,
+            from_root=True,
             shows="every open one",
         ),
         Format(
             "github",
             lazy("github"),
-            lazy_new_only("github"),
-            "`::error file=..,line=..::` annotations on the pull request's lines (warning, notice below)",
+            lazy("diff_formats", "github"),
+            "`::error file=..,line=..::` annotations on the pull request's lines (warning, notice below), "
+            "most severe first",
             capped=True,
+            in_diff="the change's new and worsened findings, most severe first, on the lines it touched",
+            from_root=True,
         ),
     )
 }
