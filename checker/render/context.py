@@ -16,6 +16,8 @@ class RenderContext:
     # Findings shown per rule by the formats people read (text, markdown,
     # github), then a count of the rest; 0: all. The machine formats show all.
     max_per_rule: int = 100
+    # `checker audit --quiet`: the text format writes its summary line only.
+    summary_only: bool = False
 
     def link(self, file: str, line: int) -> str:
         # A name with undecodable bytes (surrogates) links to those bytes, %-encoded.

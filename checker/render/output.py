@@ -128,7 +128,15 @@ def check_writable(
 ) -> None:
     """Every output file can be written, none of them is (or would become) an input
     file, and no two name the same file; under GitHub Actions (`env`) the same
-    holds for the step summary."""
+    holds for the step summary. At most one goes to standard output: two
+    would interleave there (a JSON object in the middle of text lines)."""
+    to_stdout = [out for out in outputs if out.file is None]
+    if len(to_stdout) > 1:
+        first, second = to_stdout[:2]
+        raise UserError(
+            f"checker: --format {first.format} and --format {second.format} would both write to standard"
+            f" output; give all but one a file (--format {second.format}:FILE)"
+        )
     seen: dict[tuple[object, ...], Output] = {}
     for out in outputs:
         if out.file is None:
@@ -288,13 +296,14 @@ def emit(
     color: bool = False,
     max_per_rule: int = 100,
     env: Mapping[str, str] | None = None,
+    summary_only: bool = False,
 ) -> None:
     """Every output, and under GitHub Actions (`env`) the job summary. All are
     rendered before any is written: a message that fails to render (exit 2)
     leaves no output half-written."""
     rendered = []
     for out in outputs:
-        ctx = RenderContext(link_base(out.file), color and out.file is None, max_per_rule)
+        ctx = RenderContext(link_base(out.file), color and out.file is None, max_per_rule, summary_only)
         rendered.append((out, get_formatter(out.format)(result, ctx), ctx.color))
     summary = _step_summary(result, env, max_per_rule) if env is not None else None
     write_outputs([(out, text) for out, text, _ in rendered], colored={id(o) for o, _, c in rendered if c})

@@ -73,6 +73,8 @@ def by_rule_lines(result: AuditResult, ctx: RenderContext = PLAIN) -> list[str]:
 
 
 def render(result: AuditResult, ctx: RenderContext = PLAIN) -> str:
+    if ctx.summary_only:  # --quiet
+        return summary_line(result, ctx) + "\n"
     view = shown(result, ctx.max_per_rule)
     lines = [finding_line(f, ctx) for f in view.findings]
     lines += left_out_lines(view.left_out)
