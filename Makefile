@@ -20,7 +20,7 @@ audit: $(BIN)/checker  ## audit the example rollouts in inventories/ and example
 	$(BIN)/checker audit examples/nvl72/
 
 test: $(BIN)/checker  ## linters, the rulebook's own examples, then the whole test suite
-	$(BIN)/ruff check checker tests benchmarks
+	$(BIN)/ruff check checker tests benchmarks hatch_build.py
 	$(BIN)/mypy checker
 	$(BIN)/checker rules test
 	$(BIN)/python -m pytest -n auto

@@ -51,14 +51,14 @@ def compile_engine(root: Path, build_dir: Path) -> Path:
     )
     dist = Distribution({"name": "checker-durable-engine", "ext_modules": [extension]})
     command = dist.get_command_obj("build_ext")
-    command.build_lib = str(build_dir / "lib")  # type: ignore[attr-defined]
-    command.build_temp = str(build_dir / "temp")  # type: ignore[attr-defined]
+    command.build_lib = str(build_dir / "lib")
+    command.build_temp = str(build_dir / "temp")
     command.ensure_finalized()
     command.run()
-    return Path(command.get_ext_fullpath(ENGINE))  # type: ignore[attr-defined]
+    return Path(command.get_ext_fullpath(ENGINE))
 
 
-class DurableEngineHook(BuildHookInterface):  # type: ignore[type-arg]
+class DurableEngineHook(BuildHookInterface):
     PLUGIN_NAME = "custom"
 
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:

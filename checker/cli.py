@@ -226,7 +226,8 @@ def cmd_config(args: argparse.Namespace) -> int:
     else:
         how = "--config" if args.config else "the nearest one"
         lines = [f"# config file: {display_path(cfg.config_file)} ({how})"]
-    rows = [(f"{name}: {json.dumps(value, sort_keys=True)}", where) for name, value, where in in_force(config, cfg, given)]
+    rows = [(f"{name}: {json.dumps(value, sort_keys=True)}", where)
+            for name, value, where in in_force(config, cfg, given)]
     width = max(len(text) for text, _ in rows)
     lines += [f"{text:<{width}}  # {where}" for text, where in rows]
     _print_lines(lines)

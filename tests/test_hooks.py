@@ -119,3 +119,22 @@ def test_pre_commit_hook_installs_and_runs_on_python_3_13_from_a_clean_pip_cache
     # its own): pip built checker, durable-rules' engine inside, for CPython 3.13.
     log = (tmp_path / "pip.log").read_text()
     assert re.search(r"checker-0\.1\.0-cp313-cp313-[\w.]+\.whl", log), log[-2000:]
+
+
+def _uses(node: object) -> list[str]:
+    if isinstance(node, dict):
+        return [*([node["uses"]] if isinstance(node.get("uses"), str) else []),
+                *(u for value in node.values() for u in _uses(value))]
+    if isinstance(node, list):
+        return [u for item in node for u in _uses(item)]
+    return []
+
+
+@pytest.mark.parametrize(
+    "path", [ROOT / "action.yml", *WORKFLOWS], ids=lambda p: p.relative_to(ROOT).as_posix()
+)
+def test_actions_are_pinned_by_commit(path: Path) -> None:
+    """A tag (`@v4`) can be moved to other code; a full commit SHA cannot."""
+    uses = _uses(yaml.safe_load(path.read_text()))
+    assert uses
+    assert [u for u in uses if not re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", u)] == []

@@ -18,7 +18,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "checker"
 # (a top-level module is a command). `checker/__init__.py` holds only the
 # version and belongs to the vocabulary. Below it, `_vendor`: third-party code
 # checker compiles and ships (durable-rules), which imports nothing of checker's.
-LAYERS: tuple[str, ...] = ("_vendor", "core", "source", "load", "derive", "evaluate", "decide", "render", "commands")
+LAYERS: tuple[str, ...] = (
+    "_vendor", "core", "source", "load", "derive", "evaluate", "decide", "render", "commands",
+)
 # Packages of commands: an importer (checker/importers/, one module per source) is a
 # command, and may use any stage below it.
 COMMAND_PACKAGES: tuple[str, ...] = ("importers",)

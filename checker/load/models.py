@@ -558,6 +558,7 @@ Install = Annotated[
     FrameworkInstall,
     BeforeValidator(_install),
     WithJsonSchema({"anyOf": [{"type": "string"}, {
+        "title": "FrameworkInstall",  # the model whose fields these are (checker/load/fielddocs.py)
         "type": "object",
         "properties": {
             "version": {"type": "string"},
@@ -635,6 +636,7 @@ ContainerEntry = Annotated[
     Container,
     BeforeValidator(_container),
     WithJsonSchema({"anyOf": [{"type": "string"}, {
+        "title": "Container",  # the model whose fields these are (checker/load/fielddocs.py)
         "type": "object",
         "properties": {
             "image": {"type": "string"}, **{k: {"type": "string"} for k in ("cuda", "cudnn", "nccl")},

@@ -156,7 +156,8 @@ def test_a_pyproject_without_a_checker_table_is_passed_over(tmp_path: Path) -> N
 @pytest.mark.parametrize(
     ("names", "message"),
     [
-        (("checker.yaml", ".checker.yaml"), "checker.yaml and .checker.yaml are both checker configs; keep one"),
+        (("checker.yaml", ".checker.yaml"),
+         "checker.yaml and .checker.yaml are both checker configs; keep one"),
         (("checker.yml", "pyproject.toml"),
          "checker.yml and pyproject.toml [tool.checker] are both checker configs; keep one"),
     ],
@@ -179,7 +180,8 @@ def test_two_configs_in_one_folder_are_an_error_not_a_choice(
          "2:11: fail_on: Input should be 'error', 'warning' or 'info' (got 'warnings')"),
         ('[tool.checker]\nselect = ["*"]\n  fial_on = "error"\n',
          "3:3: unknown field 'fial_on' (did you mean 'fail_on'?)"),
-        ('[tool.checker]\nheadroom_pct = 100\n', "2:16: headroom_pct: Input should be less than 100 (got 100)"),
+        ('[tool.checker]\nheadroom_pct = 100\n',
+         "2:16: headroom_pct: Input should be less than 100 (got 100)"),
         ('[tool.checker.severity]\n"power.*" = "fatal"\n',
          "2:13: severity.power.*: Input should be 'error', 'warning' or 'info' (got 'fatal')"),
         ('[tool.checker.netbox]\ncustom_fields = {a = "gpu.modle"}\n',
