@@ -224,11 +224,14 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def test_config_is_found_upward_from_a_sub_directory(cli: CliRunner, repo: Path) -> None:
-    run = cli("audit", "sh1", *AS_OF)
+def test_config_is_found_upward_from_a_sub_directory(
+    cli: CliRunner, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo / "inventories" / "sh1")  # two folders below the config
+    run = cli("audit", ".", *AS_OF)
     assert (run.code, run.err) == (1, "")
     assert run.lines == [
-        "sh1/facility.yaml:12:5: warning power.rack-capacity rack f1/R01 draws 7 kW,"
+        "facility.yaml:12:5: warning power.rack-capacity rack f1/R01 draws 7 kW,"
         " over its 5.9 kW 2N feed capacity",
         summary(warning=1),
     ]
