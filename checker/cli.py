@@ -125,6 +125,7 @@ def _configured(args: argparse.Namespace, paths: Sequence[Path]) -> tuple[Config
         fail_on=args.fail_on,
         rule_dirs=args.rules,
         max_per_rule=args.max_per_rule,
+        group_findings=False if args.no_group else None,
     )
 
 
@@ -168,7 +169,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     env = os.environ if _in_github_actions() else None
     result, cfg = _audit(args, outputs, env, quiet=args.quiet)
     color = _color(sys.stdout, args.color)
-    emit(result, outputs, color=color, max_per_rule=cfg.max_per_rule, env=env, summary_only=args.quiet)
+    emit(result, outputs, color=color, max_per_rule=cfg.max_per_rule, group=cfg.group_findings, env=env,
+         summary_only=args.quiet)
     return result.exit_code
 
 
@@ -179,12 +181,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     if out.format == "markdown" and out.file is not None:
         # The pictures are SVG files beside the report (HTML has them inline).
         folder = pictures_folder(out.file)
-        ctx = RenderContext(link_base(out.file), max_per_rule=cfg.max_per_rule)
+        ctx = RenderContext(link_base(out.file), max_per_rule=cfg.max_per_rule, group=cfg.group_findings)
         text, files = markdown_with_pictures(result, ctx, folder.name)
         write_pictures(folder, files)
         write_output(out, text)
     else:
-        emit(result, [out], max_per_rule=cfg.max_per_rule)
+        emit(result, [out], max_per_rule=cfg.max_per_rule, group=cfg.group_findings)
     return result.exit_code
 
 
@@ -205,7 +207,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
             fail_on=cfg.fail_on,
             fail_on_new=args.fail_on_new,
         )
-    ctxs = [RenderContext(link_base(out.file), max_per_rule=cfg.max_per_rule) for out in outputs]
+    ctxs = [
+        RenderContext(link_base(out.file), max_per_rule=cfg.max_per_rule, group=cfg.group_findings)
+        for out in outputs
+    ]
     texts = [FORMATS[out.format].diff(result, ctx) for out, ctx in zip(outputs, ctxs, strict=True)]
     write_outputs(list(zip(outputs, texts, strict=True)))
     return result.exit_code
@@ -218,7 +223,10 @@ def cmd_config(args: argparse.Namespace) -> int:
     config, cfg = _configured(args, paths)
     # As the audit would: a glob that matches no rule, or a rule folder that fails, is an error.
     check_selection(cfg, [m.id for m in load_rulebook(cfg.rule_dirs).metadata()])
-    given = [name for name, option in CONFIG_OPTIONS.items() if getattr(args, option) not in (None, [])]
+    # Unset: None, [] or False (a flag not given); 0 is a value (--max-per-rule 0).
+    given = [name for name, option in CONFIG_OPTIONS.items()
+             if getattr(args, option) is not None and getattr(args, option) is not False
+             and getattr(args, option) != []]
     if cfg.config_file is None:
         names = ", ".join(CONFIG_NAMES)
         lines = [f"# config file: none found ({names} or [tool.checker] in {PYPROJECT}, from the"
@@ -236,7 +244,7 @@ def cmd_config(args: argparse.Namespace) -> int:
 
 # The settings the command line sets: the setting, and its option's argparse name.
 CONFIG_OPTIONS = {"select": "select", "ignore": "ignore", "fail_on": "fail_on", "rules": "rules",
-                  "max_per_rule": "max_per_rule"}
+                  "max_per_rule": "max_per_rule", "group_findings": "no_group"}
 
 
 def cmd_cache_info(args: argparse.Namespace) -> int:
@@ -409,6 +417,12 @@ def _add_audit_options(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help=f"{capped_names()} show N findings per rule, then a count (default 100; 0 shows all);"
         " the other formats and the verdict have every finding",
+    )
+    p.add_argument(
+        "--no-group",
+        action="store_true",
+        help="text, markdown and the pull-request comment show a line per finding, not findings alike"
+        " (same rule and message but for the entity's name) once with their count and names",
     )
     p.add_argument("--as-of", type=_date, metavar="YYYY-MM-DD", help="evaluate dates as of this day")
     p.add_argument("--config", type=Path, metavar="FILE", help="config file (default: checker.yaml)")

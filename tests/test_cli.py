@@ -238,7 +238,7 @@ def test_config_is_found_upward_from_a_sub_directory(
 
 
 def test_checker_config_shows_each_setting_and_where_it_came_from(cli: CliRunner, repo: Path) -> None:
-    run = cli("config", "sh1", "--ignore", "cooling.*", "--max-per-rule", "5")
+    run = cli("config", "sh1", "--ignore", "cooling.*", "--max-per-rule", "0", "--no-group")
     pyproject = (repo / "pyproject.toml").as_posix()
     assert (run.code, run.err) == (0, "")
     assert run.out.splitlines() == [
@@ -249,7 +249,8 @@ def test_checker_config_shows_each_setting_and_where_it_came_from(cli: CliRunner
         f'fail_on: "warning"                  # {pyproject}:6:1',
         "rules: []                           # default",
         "support_horizon_days: 365           # default",
-        "max_per_rule: 5                     # --max-per-rule",
+        "max_per_rule: 0                     # --max-per-rule",  # 0 is a value, not "unset"
+        "group_findings: false               # --no-group",
         'netbox: {"custom_fields": {}}       # default',
         "large_model_params_b: 1.0           # default",
         "headroom_pct: 10.0                  # default",
@@ -889,7 +890,7 @@ def test_driver_branches_past_end_of_life_at_the_rollout_are_errors(
            "branch), which reached end of life in {}, before 2027-02-01 (the tables mark that lifecycle "
            "unverified)")
     r570 = ("570", "production", "2026-02")
-    run = cli("audit", "stacks2026", "--select", "support.driver-*", *AS_OF)
+    run = cli("audit", "stacks2026", "--select", "support.driver-*", *AS_OF, "--no-group")
     assert (run.code, run.lines, run.err) == (1, [
         eol.format("32:16", "h100-update", "570.86.15", *r570),
         eol.format("53:7", "h100-r570-cuda13", "570.133.20", *r570),

@@ -531,6 +531,8 @@ class _Builder:
             block_place = Placed(block, doc.file, doc.src.descend("power", "ups", "blocks", i))
             if self.unique(self.inv.ups_blocks, (fac.name, block.name), "UPS block", block_place):
                 self.inv.ups_blocks[(fac.name, block.name)] = block_place
+            if ups is not None:
+                self._check_mechanical(fac, ups, block, block_place)
         for i, rack in enumerate(fac.racks):
             rack_place = Placed(rack, doc.file, doc.src.descend("racks", i))
             self._add_rack(fac.name, rack, rack_place)
@@ -541,6 +543,33 @@ class _Builder:
             if self.unique(self.inv.cdus, (fac.name, cdu.name), "CDU", cdu_place):
                 self.inv.cdus[(fac.name, cdu.name)] = cdu_place
                 self._check_cdu(fac, cdu, cdu_place, served)
+
+    def _check_mechanical(
+        self, fac: m.Facility, ups: m.Ups, block: m.UpsBlock, place: Placed[m.UpsBlock]
+    ) -> None:
+        """What keeps a block's cooling running when it fails is said only where a
+        block failure is designed for by moving load (2N, distributed): N+1
+        modules share one bus, a catcher's reserve takes the whole block, and N
+        designs no failure. A transfer goes to another block of the same UPS."""
+        target = block.mechanical_transfer_to
+        if target is None and not block.mechanical_redundant:
+            return
+        field = "mechanical_transfer_to" if target is not None else "mechanical_redundant"
+        if ups.redundancy not in ("2N", "distributed"):
+            self.p.add(
+                SCHEMA_INVALID,
+                place.at([field], key=True),
+                f"UPS block {block.name}: {field} is for 2N and distributed UPS designs,"
+                f" not {ups.redundancy}",
+            )
+            return
+        blocks = [b.name for b in ups.blocks]
+        if target is not None and target not in blocks:
+            self.p.add(
+                SCHEMA_REFERENCE,
+                place.at([field], key=False),
+                f"facility {fac.name} has no UPS block '{target}'{did_you_mean(target, blocks)}",
+            )
 
     def _check_feed_blocks(
         self, fac: m.Facility, ups: m.Ups | None, rack: m.Rack, place: Placed[m.Rack]

@@ -24,6 +24,7 @@ UNITS: tuple[tuple[str, str], ...] = (
     ("_c", "°C"),
     ("_kg", "kg"),
     ("_m2", "m²"),
+    ("_m", "m"),
     ("_kn", "kN"),
     ("_gb", "GB"),
     ("_tb", "TB"),
@@ -66,6 +67,7 @@ DESCRIPTIONS: dict[str, str] = {
     "unverified": "the fields whose figures are not yet checked against the source",
     # ------------------------------------------------ Facility
     "Facility.location": "where the site is (free text)",
+    "altitude_m": "the site's elevation above sea level: ASHRAE's allowable inlet maxima drop with it",
     "currency": "the currency of energy_price_per_kwh (e.g. EUR)",
     "design_pue": "the PUE the site was designed for (total facility power / IT power)",
     "pue_target": "the PUE the rollout must stay within",
@@ -91,6 +93,9 @@ DESCRIPTIONS: dict[str, str] = {
     "blocks": "the UPS blocks (systems)",
     "reserve": "a catcher design's reserve block, which takes over a failed block's load",
     "mechanical_kw": "cooling load that rides this UPS block (CDU and chilled-water pumps)",
+    "mechanical_transfer_to": "the block that cooling load moves to when this block fails (a static transfer"
+    " switch or the pumps' second cord)",
+    "mechanical_redundant": "other pumps, on other blocks, carry the whole flow when this block fails",
     "count": "how many",
     "Generators.capacity_kw": "each generator's rating, as the site runs them",
     "redundancy": "N: all of it is needed; N+1: any one unit may fail; 2N: half may fail",

@@ -234,6 +234,20 @@ class UpsBlock(Model):
     # Cooling that must ride the UPS (CDU and chilled-water pumps: liquid-cooled
     # racks have seconds of thermal ride-through), kW on this block.
     mechanical_kw: NonNeg = 0
+    # What keeps that cooling running when this block fails (2N, distributed):
+    # the block a static transfer switch or the pumps' second cord moves it to,
+    # or other pumps, on other blocks, that carry the whole flow without these.
+    # Neither: it stops with the block (power.ups-block-cooling-stops).
+    mechanical_transfer_to: Name | None = None
+    mechanical_redundant: Flag = False
+
+    @model_validator(mode="after")
+    def _one_way_to_keep_cooling(self) -> UpsBlock:
+        if self.mechanical_transfer_to is not None and self.mechanical_redundant:
+            raise ValueError("give mechanical_transfer_to or mechanical_redundant, not both")
+        if self.mechanical_transfer_to == self.name:
+            raise ValueError(f"block {self.name}'s cooling cannot transfer to the block that failed")
+        return self
 
 
 class Ups(Model):
@@ -410,6 +424,8 @@ class Facility(Model):
     kind: Literal["Facility"]
     name: Name
     location: str | None = None
+    # Site elevation above sea level: the ASHRAE allowable inlet maxima drop with it.
+    altitude_m: Annotated[float, Strict(), Field(ge=-500, le=6000)] | None = None
     pue_target: Annotated[float, Strict(), Field(ge=1)] | None = None
     design_pue: Annotated[float, Strict(), Field(ge=1)] | None = None
     pue_model: PueModel | None = None

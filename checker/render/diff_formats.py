@@ -7,12 +7,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from checker.core.findings import Finding
 from checker.decide.compare import Delta, DiffResult
 from checker.decide.result import AuditResult
 from checker.render.context import PLAIN, RenderContext
+from checker.render.groups import FindingGroup, group
 from checker.render.json_format import dumps, finding_json
 from checker.render.templating import environment
-from checker.render.text import finding_line
+from checker.render.text import group_line
 
 DiffFormatter = Callable[[DiffResult, RenderContext], str]
 
@@ -34,11 +36,16 @@ def _verdict(result: DiffResult) -> str:
     return "fail" if result.exit_code == 1 else ("invalid" if result.exit_code == 2 else "pass")
 
 
+def groups(findings: tuple[Finding, ...], of: AuditResult, ctx: RenderContext) -> list[FindingGroup]:
+    """A diff's findings (with their messages), alike ones once (render/groups.py)."""
+    return group(findings, of.messages.shape) if ctx.group else [FindingGroup(f) for f in findings]
+
+
 def text(result: DiffResult, ctx: RenderContext = PLAIN) -> str:
     lines = [f"new findings against {result.ref} ({result.commit[:12]}): {len(result.new)}"]
-    lines += [f"  {finding_line(f)}" for f in result.new]
+    lines += [f"  {group_line(g, ctx)}" for g in groups(result.new, result.head, ctx)]
     lines.append(f"resolved findings: {len(result.resolved)}")
-    lines += [f"  {finding_line(f)}" for f in result.resolved]
+    lines += [f"  {group_line(g, ctx)}" for g in groups(result.resolved, result.base, ctx)]
     lines.append(f"capacity changes: {len(result.deltas)}")
     lines += [f"  {delta_line(d)}" for d in result.deltas]
     lines.append(

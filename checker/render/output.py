@@ -295,6 +295,7 @@ def emit(
     *,
     color: bool = False,
     max_per_rule: int = 100,
+    group: bool = True,
     env: Mapping[str, str] | None = None,
     summary_only: bool = False,
 ) -> None:
@@ -303,9 +304,9 @@ def emit(
     leaves no output half-written."""
     rendered = []
     for out in outputs:
-        ctx = RenderContext(link_base(out.file), color and out.file is None, max_per_rule, summary_only)
+        ctx = RenderContext(link_base(out.file), color and out.file is None, max_per_rule, group, summary_only)
         rendered.append((out, get_formatter(out.format)(result, ctx), ctx.color))
-    summary = _step_summary(result, env, max_per_rule) if env is not None else None
+    summary = _step_summary(result, env, max_per_rule, group) if env is not None else None
     write_outputs([(out, text) for out, text, _ in rendered], colored={id(o) for o, _, c in rendered if c})
     if summary is not None:
         append_step_summary(*summary)
@@ -341,12 +342,14 @@ def write_output(out: Output, text: str, colored: bool = False) -> None:
     write_outputs([(out, text)], {id(out)} if colored else None)
 
 
-def _step_summary(result: AuditResult, env: Mapping[str, str], max_per_rule: int) -> tuple[str, str] | None:
+def _step_summary(
+    result: AuditResult, env: Mapping[str, str], max_per_rule: int, group: bool
+) -> tuple[str, str] | None:
     """Under GitHub Actions the readiness report lands in the job's summary page."""
     path = env.get("GITHUB_STEP_SUMMARY")
     if not path:
         return None
-    ctx = RenderContext(link_base=github_blob_base(env), max_per_rule=max_per_rule)
+    ctx = RenderContext(link_base=github_blob_base(env), max_per_rule=max_per_rule, group=group)
     return path, escape_lines(get_formatter("markdown")(result, ctx))
 
 
