@@ -304,7 +304,8 @@ def emit(
     leaves no output half-written."""
     rendered = []
     for out in outputs:
-        ctx = RenderContext(link_base(out.file), color and out.file is None, max_per_rule, group, summary_only)
+        coloured = color and out.file is None
+        ctx = RenderContext(link_base(out.file), coloured, max_per_rule, group, summary_only)
         rendered.append((out, get_formatter(out.format)(result, ctx), ctx.color))
     summary = _step_summary(result, env, max_per_rule, group) if env is not None else None
     write_outputs([(out, text) for out, text, _ in rendered], colored={id(o) for o, _, c in rendered if c})
