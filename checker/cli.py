@@ -42,6 +42,7 @@ from checker.decide.config import (
 )
 from checker.decide.result import AuditResult
 from checker.derive.facts import REGISTRY, fact_kind
+from checker.derive.knowledge import table_models
 from checker.diff import diff
 from checker.evaluate.rulebook import load_rulebook
 from checker.evaluate.ruletest import run_rule_tests
@@ -389,7 +390,7 @@ def cmd_facts(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    print(json.dumps(inventory_schema(), indent=2, sort_keys=True))
+    print(json.dumps(inventory_schema(table_models()), indent=2, sort_keys=True))
     return 0
 
 

@@ -135,6 +135,24 @@ def test_github_annotations_show_only_new_findings(repo: Path, cli: CliRunner) -
     assert run.lines[0].startswith("::error file=inv/facility.yaml,line=7,col=5,title=power.rack-capacity::")
 
 
+def test_code_review_formats_show_only_new_findings_as_the_audit_fingerprints_them(
+    repo: Path, cli: CliRunner
+) -> None:
+    """GitLab's issues and SARIF's results of `checker diff` are the new findings,
+    each with the fingerprint the full audit gives it: the same issue or alert."""
+    _add_two(repo, "H01")
+    issues = json.loads(cli("diff", "--base", "HEAD", "inv", *AS_OF, "--format", "gitlab").out)
+    audit = json.loads(cli("audit", "inv", *AS_OF, "--format", "gitlab").out)
+    results = json.loads(cli("diff", "--base", "HEAD", "inv", *AS_OF, "--format", "sarif").out)["runs"][0]
+    new = json.loads(cli("diff", "--base", "HEAD", "inv", *AS_OF, "--format", "json").out)["new"]
+    rules = [f["rule"] for f in new]
+    assert [i["check_name"] for i in issues] == [r["ruleId"] for r in results["results"]] == rules
+    assert {i["fingerprint"] for i in issues} <= {i["fingerprint"] for i in audit}
+    assert [i["fingerprint"] for i in issues] == [
+        r["partialFingerprints"]["primaryLocationLineHash"] for r in results["results"]
+    ]
+
+
 # A second facility, hx2, whose rack H01 is overloaded: what a new path brings.
 HX2_FINDINGS = [
     "more/facility.yaml:5:5: warning power.psu-side-degraded rack hx2/H01: 3 of its 3 servers keep less "

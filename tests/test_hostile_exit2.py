@@ -68,7 +68,7 @@ def odd_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize("fmt", ["sarif", "markdown", "junit", "json", "text"])
+@pytest.mark.parametrize("fmt", ["sarif", "markdown", "junit", "gitlab", "json", "text"])
 def test_a_non_utf8_file_name_in_every_format(odd_name: Path, cli: CliRunner, fmt: str) -> None:
     run = cli("audit", "inv", *AS_OF, "--format", f"{fmt}:out")
     _clean(run.out + run.err)

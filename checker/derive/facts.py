@@ -823,6 +823,71 @@ def _containers(run: Derivation) -> list[Fact]:
     return _facts("container", software.CONTAINER_FIELDS, entries, columns)
 
 
+# ---------------------------------------------------------------- engine
+
+
+def _engines(run: Derivation) -> list[Fact]:
+    inv, ctx = run.inv, run.ctx
+    entries: list[Entry] = []
+    keys: list[Hashable] = []
+    items: list[tuple[str, m.EngineInstall, m.Software, str | None]] = []
+    servers: list[str] = []
+    for name, entry in inv.servers.items():
+        sw = entry.server.software
+        if sw is None:
+            continue
+        gpu = entry.server.gpu.model if entry.server.gpu else None
+        for engine, install in sw.engines().items():
+            place = Placed(entry.server, entry.place.file, entry.place.src.descend("software", engine))
+            entries.append((entity_id("server", name), place, _NO_VALUES))
+            # What software.engine_values reads of the install and its server.
+            keys.append((engine, install, sw.driver, tuple(sw.frameworks.items()), gpu))
+            items.append((engine, install, sw, gpu))
+            servers.append(name)
+
+    def values(item: tuple[str, m.EngineInstall, m.Software, str | None]) -> dict[str, Any]:
+        engine, install, sw, gpu_name = item
+        gpu = inv.gpu_models.get(gpu_name) if gpu_name is not None else None
+        return software.engine_values(engine, install, sw, gpu.value if gpu else None, ctx.knowledge)
+
+    columns = {**_spread(keys, items, values), "server": servers}
+    return _facts("engine", software.ENGINE_FIELDS, entries, columns)
+
+
+# ---------------------------------------------------------------- jax
+
+
+def _jax(run: Derivation) -> list[Fact]:
+    inv, ctx = run.inv, run.ctx
+    entries: list[Entry] = []
+    keys: list[Hashable] = []
+    items: list[tuple[m.JaxInstall, m.Software, str | None, int | None]] = []
+    servers: list[str] = []
+    for name, entry in inv.servers.items():
+        sw = entry.server.software
+        if sw is None or sw.jax is None:
+            continue
+        server = entry.server
+        gpu = server.gpu.model if server.gpu else None
+        devices = server.gpu.count * server.nodes if server.gpu else None
+        place = Placed(server, entry.place.file, entry.place.src.descend("software", "jax"))
+        entries.append((entity_id("server", name), place, _NO_VALUES))
+        # What software.jax_values reads of the install and its server.
+        keys.append((sw.jax, sw.driver, sw.cuda, sw.cudnn, sw.nccl, tuple(sw.containers), gpu, devices))
+        items.append((sw.jax, sw, gpu, devices))
+        servers.append(name)
+
+    def values(item: tuple[m.JaxInstall, m.Software, str | None, int | None]) -> dict[str, Any]:
+        install, sw, gpu_name, devices = item
+        gpu = inv.gpu_models.get(gpu_name) if gpu_name is not None else None
+        model = gpu.value if gpu else None
+        logical = devices * model.logical_gpus if devices is not None and model is not None else devices
+        return software.jax_values(install, sw, model, logical, ctx.knowledge)
+
+    columns = {**_spread(keys, items, values), "server": servers}
+    return _facts("jax", software.JAX_FIELDS, entries, columns)
+
+
 # ---------------------------------------------------------------- workload
 
 WORKLOAD_FIELDS = (
@@ -926,6 +991,22 @@ REGISTRY: dict[str, FactKind] = {
             software.CONTAINER_FIELDS,
             _containers,
             m.Container,
+        ),
+        FactKind(
+            "engine",
+            "one inference engine installed on a server (software.vllm, software.sglang, "
+            "software.tensorrt_llm), with the server's torch, GPU and driver (entity: the server)",
+            software.ENGINE_FIELDS,
+            _engines,
+            m.Software,
+        ),
+        FactKind(
+            "jax",
+            "JAX and its CUDA plugin on a server (software.jax), with the server's driver, CUDA, cuDNN, NCCL "
+            "and GPU (entity: the server)",
+            software.JAX_FIELDS,
+            _jax,
+            m.JaxInstall,
         ),
     )
 }

@@ -156,6 +156,9 @@ class Inventory:
     server_models: dict[str, Placed[m.ServerModel]] = field(default_factory=dict)
     # Raw catalog fields, merged under a server's own fields when it names a model.
     server_model_fields: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # A user's documents of the knowledge tables' kinds, in the order read, as
+    # written: checker.derive.knowledge validates them and merges them in.
+    tables: list[Placed[dict[str, Any]]] = field(default_factory=list)
 
     def entities(self) -> Mapping[str, Location]:
         """Every entity id (docs/architecture.md "Entity ids") and where it is written;
@@ -416,17 +419,21 @@ def _validate(problems: _Problems, model: type[B], doc: _Doc) -> B | None:
 
 
 # ---------------------------------------------------------------- reading
-def _documents(problems: _Problems, files: Sequence[Path], options: ReadOptions) -> list[_Doc]:
-    docs: list[_Doc] = []
+def _documents(
+    problems: _Problems, files: Sequence[Path], options: ReadOptions, known: Sequence[str]
+) -> list[list[_Doc]]:
+    """Each file's documents of a known kind; what is wrong with the others is a problem."""
+    docs: list[list[_Doc]] = []
     # In the order of `files`, however they were read: the findings do not depend on it.
     for path, outcome in zip(files, read_all(files, options), strict=True):
         shown = display_path(path)
+        docs.append([])
         if isinstance(outcome, YamlProblem):
             problems.add(outcome.rule, Location(shown, outcome.line, outcome.column), outcome.message)
         elif isinstance(outcome, OSError):
             problems.add(SCHEMA_FILE, Location(shown, 1, 1), f"cannot read: {outcome.strerror}")
         else:
-            docs.extend(d for d in (_typed(problems, shown, doc) for doc in outcome) if d)
+            docs[-1].extend(d for d in (_typed(problems, shown, doc, known) for doc in outcome) if d)
     return docs
 
 
@@ -442,26 +449,30 @@ _YAML_TYPES = {
 }
 
 
-def _typed(problems: _Problems, file: str, doc: Document) -> _Doc | None:
+def without_anchors(value: dict[str, Any]) -> dict[str, Any]:
+    """A document without its top-level `x-` keys, which hold anchors only (as in Docker Compose)."""
+    return {k: v for k, v in value.items() if not k.startswith("x-")}
+
+
+def _typed(problems: _Problems, file: str, doc: Document, known: Sequence[str]) -> _Doc | None:
     if not isinstance(doc.value, dict):
         got = _YAML_TYPES.get(type(doc.value).__name__, "a scalar")
         message = f"a document must be a mapping with a `kind`, not {got}"
         problems.add(SCHEMA_DOCUMENT, _at(file, doc.src), message)
         return None
-    # Top-level `x-` keys hold anchors only (as in Docker Compose).
-    value = {k: v for k, v in doc.value.items() if not k.startswith("x-")}
+    value = without_anchors(doc.value)
     kind = value.get("kind")
     if kind is None:
-        message = f"missing `kind` (one of {', '.join(KINDS)})"
+        message = f"missing `kind` (one of {', '.join(known)})"
         problems.add(SCHEMA_DOCUMENT, _at(file, doc.src), message)
         return None
     if not isinstance(kind, str):  # `kind: [Facility]` is a list, not a kind
         got = _YAML_TYPES.get(type(kind).__name__, "a mapping")
         problems.add(SCHEMA_DOCUMENT, _at(file, doc.src, ["kind"]),
-                     f"`kind` must be one of {', '.join(KINDS)}, not {got}")
+                     f"`kind` must be one of {', '.join(known)}, not {got}")
         return None
-    if kind not in KINDS:
-        hint = did_you_mean(kind, KINDS)
+    if kind not in known:
+        hint = did_you_mean(kind, known)
         problems.add(SCHEMA_DOCUMENT, _at(file, doc.src, ["kind"]), f"unknown kind '{kind}'{hint}")
         return None
     return _Doc(file, value, doc.src)
@@ -502,6 +513,9 @@ class _Builder:
 
     def add(self, doc: _Doc) -> None:
         kind = doc.value["kind"]
+        if kind not in KINDS:  # a knowledge table's: validated where the tables are merged
+            self.inv.tables.append(Placed(doc.value, doc.file, doc.src))
+            return
         validated = _validate(self.p, KINDS[kind].model, doc)
         if validated is not None:
             KINDS[kind].add(self, doc, validated)
@@ -955,6 +969,8 @@ class Kind:
     # own methods is a reference cycle, and with the cycle collector paused (as
     # the command line runs) it would keep every model alive to the end of the run.
     add: Callable[[_Builder, _Doc, Any], None]
+    # A catalog kind: knowledge, which a rule folder may hold too (docs/knowledge.md).
+    catalog: bool = False
 
 
 SELF = "."
@@ -963,9 +979,9 @@ KINDS: dict[str, Kind] = {
     "Servers": Kind(m.ServersDoc, None, 4, _Builder._defer_servers),
     "Workloads": Kind(m.WorkloadsDoc, "workloads", 3, _Builder._add_workloads),
     "Waivers": Kind(m.WaiversDoc, None, 4, _Builder._add_waivers),
-    "GpuModels": Kind(m.GpuModelsDoc, "gpus", 0, _Builder._add_gpumodels),
-    "ServerModels": Kind(m.ServerModelsDoc, "servers", 1, _Builder._add_servermodels),
-    "LanguageModels": Kind(m.LanguageModelsDoc, "models", 0, _Builder._add_languagemodels),
+    "GpuModels": Kind(m.GpuModelsDoc, "gpus", 0, _Builder._add_gpumodels, catalog=True),
+    "ServerModels": Kind(m.ServerModelsDoc, "servers", 1, _Builder._add_servermodels, catalog=True),
+    "LanguageModels": Kind(m.LanguageModelsDoc, "models", 0, _Builder._add_languagemodels, catalog=True),
 }
 
 
@@ -1089,35 +1105,58 @@ def builtin_catalog_files() -> list[Path]:
     return [knowledge_dir() / name for name in CATALOG_FILES]
 
 
+Knowledge = Sequence[tuple[str, Document]]  # (file as shown, document): knowledge from rule folders
+
+
 def load(
-    paths: Sequence[Path], exclude: Path | None = None, options: ReadOptions | None = None
+    paths: Sequence[Path],
+    exclude: Path | None = None,
+    options: ReadOptions | None = None,
+    *,
+    tables: Sequence[str] = (),
+    knowledge: Knowledge = (),
 ) -> tuple[Inventory, list[Finding]]:
     """Read every YAML file below `paths` (but `exclude`) plus the built-in catalog.
-    `options`: cache and processes (default: no cache, this process only)."""
+    `options`: cache and processes (default: no cache, this process only).
+    `tables`: the kinds of the knowledge tables (checker.derive.knowledge's
+    TABLE_KINDS), whose documents are kept in `Inventory.tables`; `knowledge`:
+    the knowledge documents of the rule folders, read after the built-in
+    catalog and before the inventories."""
     with gc_paused():
-        return _load(paths, exclude, options or ReadOptions())
+        return _load(paths, exclude, options or ReadOptions(), tables, knowledge)
+
+
+def _order(doc: _Doc) -> int:
+    kind = KINDS.get(doc.value["kind"])
+    return kind.order if kind else 0
 
 
 def _add_all(builder: _Builder, docs: list[_Doc]) -> None:
     """Every document to the builder, taken off `docs` as it goes: from then on
     the builder holds a server document only until its servers are validated."""
-    docs.sort(key=lambda d: KINDS[d.value["kind"]].order)
+    docs.sort(key=_order)
     docs.reverse()  # popped from the end: in file order within a kind
     while docs:
         builder.add(docs.pop())
 
 
 def _load(
-    paths: Sequence[Path], exclude: Path | None, options: ReadOptions
+    paths: Sequence[Path], exclude: Path | None, options: ReadOptions, tables: Sequence[str],
+    knowledge: Knowledge,
 ) -> tuple[Inventory, list[Finding]]:
     problems = _Problems()
     progress.stage("reading")
     found, unread = find_files(paths, exclude)
     for path, message in unread:
         problems.add(SCHEMA_FILE, Location(display_path(path), 1, 1), message)
-    files = builtin_catalog_files() + found
+    known = [*KINDS, *tables]
     builder = _Builder(problems)
-    docs = _documents(problems, files, options)
+    catalog = builtin_catalog_files()
+    per_file = _documents(problems, catalog + found, options, known)  # in one read (the pool's)
+    ruled = [d for d in (_typed(problems, file, doc, known) for file, doc in knowledge) if d]
+    # The built-in catalog, the rule folders' knowledge, then the inventories.
+    docs = [d for file in (*per_file[:len(catalog)], ruled, *per_file[len(catalog):]) for d in file]
+    del per_file, ruled  # _add_all frees each document once it is built: nothing else may hold them
     progress.stage("validating")
     _add_all(builder, docs)
     inventory = builder.finish()

@@ -13,9 +13,10 @@ branch of that type alone.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Union
 
-from pydantic import Field, TypeAdapter
+from pydantic import BaseModel, Field, TypeAdapter
 
 from checker.load import models as m
 from checker.load.build import KINDS
@@ -24,8 +25,10 @@ from checker.load.fielddocs import describe
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 
-def inventory_schema() -> dict[str, Any]:
-    models = tuple(kind.model for kind in KINDS.values())
+def inventory_schema(tables: Sequence[type[BaseModel]] = ()) -> dict[str, Any]:
+    """`tables`: the knowledge tables' models (checker.derive.knowledge.table_models()),
+    whose documents inventories may hold too (docs/knowledge.md)."""
+    models = (*(kind.model for kind in KINDS.values()), *tables)
     # All kinds' definitions at once (the union is only the way to get them together).
     union: Any = Union[models]  # noqa: UP007
     generated = TypeAdapter(Annotated[union, Field(discriminator="kind")]).json_schema()
@@ -54,21 +57,42 @@ def inventory_schema() -> dict[str, Any]:
         ],
         "$defs": defs,
     }
-    described: dict[str, Any] = _described(_by_type(schema, defs))
+    table_defs = _reachable({t.__name__ for t in tables}, defs)
+    described: dict[str, Any] = _described(_by_type(schema, defs), table_defs)
     return described
 
 
-def _described(node: Any, model: str | None = None) -> Any:
-    """Every property with what it means and its unit (checker/load/fielddocs.py);
-    a model's schema carries its name as `title`."""
+def _refs(node: Any) -> set[str]:
+    if isinstance(node, dict):
+        own = {node["$ref"].rsplit("/", 1)[-1]} if isinstance(node.get("$ref"), str) else set()
+        return own.union(*(_refs(value) for value in node.values()))
     if isinstance(node, list):
-        return [_described(item, model) for item in node]
+        return set().union(*(_refs(item) for item in node))
+    return set()
+
+
+def _reachable(names: set[str], defs: dict[str, Any]) -> frozenset[str]:
+    """The definitions `names` refer to, at any depth, and themselves."""
+    seen, todo = set(names), list(names)
+    while todo:
+        for ref in _refs(defs.get(todo.pop(), {})) - seen:
+            seen.add(ref)
+            todo.append(ref)
+    return frozenset(seen)
+
+
+def _described(node: Any, tables: frozenset[str], model: str | None = None) -> Any:
+    """Every property with what it means and its unit (checker/load/fielddocs.py);
+    a model's schema carries its name as `title`; `tables`: the models of
+    knowledge tables, whose fields are described as table rows."""
+    if isinstance(node, list):
+        return [_described(item, tables, model) for item in node]
     if not isinstance(node, dict):
         return node
     model = node.get("title", model) if "properties" in node else model
-    out = {key: _described(value, model) for key, value in node.items()}
+    out = {key: _described(value, tables, model) for key, value in node.items()}
     for name, prop in out.get("properties", {}).items():
-        text = describe(model, name)
+        text = describe(model, name, table=model in tables)
         if text is not None and isinstance(prop, dict):
             prop.setdefault("description", text)
     return out

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from checker.core.suggest import lookup
 from checker.decide.result import AuditResult
-from checker.render import diff_formats, github, html, json_format, junit, markdown, sarif, text
+from checker.render import diff_formats, github, gitlab, html, json_format, junit, markdown, sarif, text
 from checker.render.context import RenderContext
 from checker.render.diff_formats import DiffFormatter, new_only
 
@@ -34,6 +34,9 @@ class Format:
     capped: bool
     # What `checker diff` writes in it.
     in_diff: str = "the head audit's new findings only"
+    # The findings column of the docs' table, for a format that is not capped
+    # but does not show every finding either (a service's own limit).
+    shows: str = "every one"
 
 
 FORMATS: dict[str, Format] = {
@@ -80,16 +83,31 @@ FORMATS: dict[str, Format] = {
             "sarif",
             sarif.render,
             new_only(sarif.render),
-            "SARIF 2.1.0 for code scanning: every rule that ran with its help, findings as results, "
-            "waived ones suppressed",
+            "SARIF 2.1.0 for GitHub code scanning: every rule that ran with its help, a result per open "
+            "finding with a fingerprint of its rule and entity (two findings on one line are two alerts), "
+            "named after the audited paths (`automationDetails`); waived findings are left out, and counted",
             capped=False,
+            shows=f"every open one up to GitHub's {sarif.MAX_RESULTS:,}, the most severe first; "
+            "a run notification counts the rest",
         ),
         Format(
             "junit",
             junit.render,
             new_only(junit.render),
-            "a test suite per rule, a case per entity checked, a failure per finding, waived ones skipped",
+            "a test case per rule that ran, a suite per category: passed, a failure listing its open "
+            "findings, or skipped when all are waived (valid against the Jenkins xunit schema)",
             capped=False,
+            shows=f"every one, the listings sharing {junit.LISTING_BYTES / 1e6:.0f} MB; a listing cut short "
+            "counts the rest",
+        ),
+        Format(
+            "gitlab",
+            gitlab.render,
+            new_only(gitlab.render),
+            "a GitLab Code Quality report: an issue per open finding with a fingerprint of its rule and "
+            "entity, for the merge request widget; waived findings are left out",
+            capped=False,
+            shows="every open one",
         ),
         Format(
             "github",
@@ -140,7 +158,7 @@ def formats_table(docs: str = "docs/") -> str:
         "| format | what it writes | findings | in `checker diff` |",
         "|---|---|---|---|",
         *(
-            f"| `{f.name}` | {f.what} | {CAPPED if f.capped else 'every one'} | {f.in_diff} |"
+            f"| `{f.name}` | {f.what} | {CAPPED if f.capped else f.shows} | {f.in_diff} |"
             for f in FORMATS.values()
         ),
     ]

@@ -32,7 +32,7 @@ from checker.core.resources import rules_dir, templates_dir
 from checker.core.terminal import escape_annotations, escape_lines
 from checker.decide.result import AuditResult
 from checker.load.build import YAML_SUFFIXES
-from checker.render import get_formatter
+from checker.render import get_formatter, step_summary
 from checker.render.context import RenderContext
 
 FIFO_WAIT_S = 5.0  # how long a FIFO output waits for its reader
@@ -355,7 +355,8 @@ def _step_summary(
 
 
 def append_step_summary(path: str, text: str) -> None:
-    """Appended, never through a symbolic link, never into anything but a regular file."""
+    """Appended, never through a symbolic link, never into anything but a regular file,
+    and cut to what GitHub takes with what the step wrote there before (step_summary.py)."""
     signals.check()
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK
     try:
@@ -364,8 +365,16 @@ def append_step_summary(path: str, text: str) -> None:
         why = "is a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
         raise UserError(f"{path}: cannot append the step summary: {why}") from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise UserError(f"{path}: cannot append the step summary: not a regular file")
+        text = step_summary.fit(text, step_summary.LIMIT - info.st_size)
+        if not text:
+            sys.stderr.write(
+                f"checker: the step summary already holds {info.st_size:,} bytes, the readiness report is "
+                f"not appended: {step_summary.ADVICE}\n"
+            )
+            return
         os.set_blocking(fd, True)
         with os.fdopen(fd, "wb", closefd=False) as handle:
             handle.write(text.encode("utf-8", "backslashreplace"))

@@ -8,6 +8,7 @@ import jsonschema
 import pytest
 import yaml
 
+from checker.derive.knowledge import _FILES, table_models
 from checker.load.build import CATALOG_FILES, KINDS
 from checker.load.schema import inventory_schema
 
@@ -46,6 +47,9 @@ def _documents(path: Path) -> list[Any]:
 EXAMPLES = sorted([
     *(ROOT / "inventories").rglob("*.yaml"),
     *(ROOT / "rules" / "knowledge" / name for name in CATALOG_FILES),
+    # The knowledge tables: a team's own documents of their kinds sit among the inventories.
+    *(ROOT / "rules" / "knowledge" / file for file, _ in _FILES.values()),
+    ROOT / "tests" / "fixtures" / "knowledge" / "knowledge.yaml",
     *(ROOT / "templates" / "init" / "inventories").glob("*.yaml"),
     # The cooling plant unit by unit, CDUs and liquid fractions, floor ratings.
     *(ROOT / "tests" / "fixtures" / name / "facility.yaml" for name in ("plant", "liquid", "floor")),
@@ -55,7 +59,7 @@ EXAMPLES = sorted([
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_schema_accepts_every_example_inventory(path: Path) -> None:
-    validator = jsonschema.Draft202012Validator(inventory_schema())
+    validator = jsonschema.Draft202012Validator(inventory_schema(table_models()))
     for doc in _documents(path):
         errors = [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(doc)]
         assert not errors, errors
@@ -79,6 +83,10 @@ TYPOS = [
      ["defaults", "gpu"], "nvlnk"),
     ({"kind": "Waivers", "waivers": [{"rule": "r", "entity": "e", "reason": "a known overload", "owner": "o",
                                       "expires": "2027-01-01", "ownr": "p"}]}, ["waivers", 0], "ownr"),
+    # A knowledge table's kind, which inventories may hold too (docs/knowledge.md).
+    ({"kind": "DriverBranches", "as_of": "2027-01-01", "sources": {"x": "x"},
+      "branches": [{"branch": 640, "end_of_life": "2028-03", "source": ["x"]}]},
+     ["branches", 0], "end_of_life"),
 ]
 
 
@@ -87,7 +95,7 @@ def test_a_misspelt_field_is_exactly_one_error_that_names_it(
     doc: dict[str, Any], where: list[Any], typo: str
 ) -> None:
     """Not one error per kind the document is not: the kind picks its schema (if/then)."""
-    errors = list(jsonschema.Draft202012Validator(inventory_schema()).iter_errors(doc))
+    errors = list(jsonschema.Draft202012Validator(inventory_schema(table_models())).iter_errors(doc))
     assert [(list(e.absolute_path), e.message) for e in errors] == [
         (where, f"Additional properties are not allowed ({typo!r} was unexpected)")]
 
@@ -95,8 +103,10 @@ def test_a_misspelt_field_is_exactly_one_error_that_names_it(
 @pytest.mark.parametrize(
     ("doc", "where", "message"),
     [
-        ({"kind": "Facilty", "name": "f"}, ["kind"], "'Facilty' is not one of ['Facility', 'GpuModels',"
-         " 'LanguageModels', 'ServerModels', 'Servers', 'Waivers', 'Workloads']"),
+        ({"kind": "Facilty", "name": "f"}, ["kind"], "'Facilty' is not one of ['ContainerImages',"
+         " 'CudaReleases', 'DriverBranches', 'Facility', 'FitModel', 'Frameworks', 'GpuModels',"
+         " 'InferenceEngines', 'JaxReleases', 'LanguageModels', 'RocmReleases', 'ServerModels', 'Servers',"
+         " 'Waivers', 'Workloads']"),
         ({"name": "f"}, [], "'kind' is a required property"),
         ({"kind": "Facility", "name": "f", "cooling": "lots"}, ["cooling"],
          "'lots' is not of type 'object', 'null'"),
@@ -109,12 +119,12 @@ def test_a_misspelt_field_is_exactly_one_error_that_names_it(
     ids=["kind", "no-kind", "null-or-object", "count-or-list", "type"],
 )
 def test_a_wrong_kind_or_type_is_one_error(doc: dict[str, Any], where: list[Any], message: str) -> None:
-    errors = list(jsonschema.Draft202012Validator(inventory_schema()).iter_errors(doc))
+    errors = list(jsonschema.Draft202012Validator(inventory_schema(table_models())).iter_errors(doc))
     assert [(list(e.absolute_path), e.message) for e in errors] == [(where, message)]
 
 
 def test_the_schema_is_valid_json_schema_2020_12() -> None:
-    jsonschema.Draft202012Validator.check_schema(inventory_schema())
+    jsonschema.Draft202012Validator.check_schema(inventory_schema(table_models()))
 
 
 def _properties(node: Any, path: str = "") -> list[tuple[str, dict[str, Any]]]:
@@ -131,7 +141,7 @@ def _properties(node: Any, path: str = "") -> list[tuple[str, dict[str, Any]]]:
 
 def test_every_field_of_every_kind_is_described() -> None:
     """Editors show it on hover: a new field is described in checker/load/fielddocs.py."""
-    props = _properties(inventory_schema())
+    props = _properties(inventory_schema(table_models()))
     assert len(props) > 250
     assert [path for path, prop in props if not prop.get("description")] == []
 
@@ -148,12 +158,16 @@ def test_every_field_of_every_kind_is_described() -> None:
         ("PowerDraw", "max", "peak (nameplate) draw, what breakers and feeds are sized for (W)"),
         ("Workload", "params_b", "its parameters (billions)"),
         ("GpuModel", "memory_gb", "memory per GPU (GB)"),
+        # A knowledge table's row: `cuda` of a release, not the host's.
+        ("CudaRelease", "cuda", "the CUDA toolkit release"),
+        ("Runtime", "overhead_gb", "the CUDA context and kernels on each GPU (GB)"),
         ("Rack", "name", "its name, unique among its kind; 1-200 characters, no spaces or '/' (it is part"
          " of entity ids)"),
     ],
 )
 def test_a_field_is_described_with_its_unit(definition: str, field: str, description: str) -> None:
-    assert inventory_schema()["$defs"][definition]["properties"][field]["description"] == description
+    defs = inventory_schema(table_models())["$defs"]
+    assert defs[definition]["properties"][field]["description"] == description
 
 
 def test_check_jsonschema_reports_the_one_typo(tmp_path: Path) -> None:
@@ -162,7 +176,7 @@ def test_check_jsonschema_reports_the_one_typo(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    (tmp_path / "schema.json").write_text(json.dumps(inventory_schema()))
+    (tmp_path / "schema.json").write_text(json.dumps(inventory_schema(table_models())))
     (tmp_path / "facility.yaml").write_text(
         "kind: Facility\nname: f1\nracks:\n  - name: R01\n    u_hieght: 42\n"
     )
