@@ -27,7 +27,7 @@ from checker.core.findings import SEVERITIES
 from checker.core.perf import gc_paused
 from checker.core.rulemeta import RuleMeta
 from checker.core.suggest import did_you_mean
-from checker.core.terminal import SafeStream, StreamError, escape
+from checker.core.terminal import SafeStream, StreamError, escape, escape_lines
 from checker.decide.config import (
     CONFIG_NAMES,
     PYPROJECT,
@@ -46,6 +46,7 @@ from checker.derive.knowledge import table_models
 from checker.diff import diff
 from checker.evaluate.rulebook import load_rulebook
 from checker.evaluate.ruletest import run_rule_tests
+from checker.gitref import repo_root
 from checker.importers import IMPORTERS, Importer
 from checker.load import cache
 from checker.load.reading import ReadOptions, default_jobs
@@ -54,13 +55,16 @@ from checker.render import FORMATS, capped_names, diff_formats_help, formats_hel
 from checker.render.context import RenderContext
 from checker.render.output import (
     Output,
+    append_step_summary,
     check_target,
     check_writable,
     destination,
     emit,
+    github_commit_base,
     link_base,
     parse_spec,
     pictures_folder,
+    root_link_base,
     write_output,
     write_outputs,
     write_pictures,
@@ -192,11 +196,15 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    """New and resolved findings and capacity changes against the same paths at a git ref."""
+    """New, worsened and resolved findings and capacity changes against the same
+    paths at a git ref. Paths are named from the repository's root, so links
+    are too: from --link-base, else (under GitHub Actions) the pull request's
+    head commit on GitHub, else relative to where each output is read."""
     paths = args.paths or [DEFAULT_PATH]
     outputs = args.format or [Output("text", None)]
+    env = os.environ if _in_github_actions() else None
     cfg = _settings(args, paths)
-    check_writable(outputs, paths, _protected(cfg))
+    check_writable(outputs, paths, _protected(cfg), env)
     book = load_rulebook(cfg.rule_dirs)
     as_of = args.as_of or dt.date.today()
     options = _read_options(args)
@@ -208,12 +216,22 @@ def cmd_diff(args: argparse.Namespace) -> int:
             fail_on=cfg.fail_on,
             fail_on_new=args.fail_on_new,
         )
+    root = repo_root(Path.cwd())
+    shared = args.link_base.rstrip("/") + "/" if args.link_base else ""
+    shared = shared or (github_commit_base(env) if env is not None else "")
+    per_rule, alike = cfg.max_per_rule, cfg.group_findings
     ctxs = [
-        RenderContext(link_base(out.file), max_per_rule=cfg.max_per_rule, group=cfg.group_findings)
-        for out in outputs
+        RenderContext(shared or root_link_base(root, o.file), max_per_rule=per_rule, group=alike)
+        for o in outputs
     ]
     texts = [FORMATS[out.format].diff(result, ctx) for out, ctx in zip(outputs, ctxs, strict=True)]
+    summary = env.get("GITHUB_STEP_SUMMARY") if env is not None else None
+    comment = None
+    if summary:  # the comment, in the job's summary page (where it still is when no comment can be posted)
+        comment = FORMATS["markdown"].diff(result, RenderContext(shared, max_per_rule=per_rule, group=alike))
     write_outputs(list(zip(outputs, texts, strict=True)))
+    if summary and comment is not None:
+        append_step_summary(summary, escape_lines(comment))
     return result.exit_code
 
 
@@ -511,11 +529,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="markdown (default) or html: one self-contained file, printable to PDF",
     )
 
-    diff_ = _sub(subs, "diff", cmd_diff, "new and resolved findings and capacity changes against a git ref")
+    diff_ = _sub(
+        subs, "diff", cmd_diff, "new, worsened and resolved findings and capacity changes against a git ref"
+    )
     _add_audit_options(diff_)
     diff_.add_argument("--base", required=True, metavar="REF", help="git branch, tag or commit to compare")
     diff_.add_argument(
-        "--fail-on-new", action="store_true", help="fail only on new findings (adopt with existing debt)"
+        "--fail-on-new",
+        action="store_true",
+        help="fail only on new and worsened findings (adopt with existing debt)",
+    )
+    diff_.add_argument(
+        "--link-base",
+        metavar="URL",
+        help="prefix of the comment's links to files, named from the repository root (e.g. "
+        "https://github.com/OWNER/REPO/blob/SHA/); default under GitHub Actions: the pull request's "
+        "head commit",
     )
     diff_.add_argument(
         "--format",

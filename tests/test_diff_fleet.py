@@ -78,7 +78,9 @@ def test_an_added_overloaded_rack_is_new_and_fails(repo: Path, cli: CliRunner) -
         "over its 36.2 kW 2N feed capacity"
     ) in run.out.splitlines()
     # Air cooling and PSU sides of the new rack too; nothing on a rack the change left alone.
-    assert run.out.splitlines()[-1] == "checker diff: 3 new, 0 resolved, 2 capacity changes: fail"
+    assert run.out.splitlines()[-1] == (
+        "checker diff: 3 new, 0 worsened, 0 resolved, 0 waived, 2 capacity changes: fail"
+    )
     doc = json.loads(cli("diff", "--base", "HEAD", "fleet", "--format", "json", *AS_OF).out)
     assert {f["entity"] for f in doc["new"]} == {f"rack/bench/R{RACKS:05d}"}
 
@@ -92,7 +94,9 @@ def test_fixing_one_rack_adds_no_new_finding(repo: Path, cli: CliRunner) -> None
     pod.write_text(text)
     run = cli("diff", "--base", "HEAD", "fleet", "--fail-on-new", *AS_OF)
     assert run.code == 0, run.out
-    assert run.out.splitlines()[-1] == "checker diff: 0 new, 2 resolved, 2 capacity changes: pass"
+    assert run.out.splitlines()[-1] == (
+        "checker diff: 0 new, 0 worsened, 2 resolved, 0 waived, 2 capacity changes: pass"
+    )
     doc = json.loads(cli("diff", "--base", "HEAD", "fleet", "--format", "json", *AS_OF).out)
     assert {f["entity"] for f in doc["resolved"]} == {"rack/bench/R00007"}
     assert {d["entity"] for d in doc["capacity_changes"]} == {"facility/bench", "rack/bench/R00007"}

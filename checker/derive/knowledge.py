@@ -650,6 +650,8 @@ class JaxPlugin(Sourced):
     NCCL at least `nccl` (for multi-GPU work)."""
 
     model_config = ConfigDict(populate_by_name=True)
+    # A plugin has a row per range of releases: the range is part of its identity.
+    KEY: ClassVar[tuple[str, ...]] = ("plugin", "first", "until")
 
     plugin: JaxPluginName
     first: Annotated[VersionText | None, Field(alias="from")] = None

@@ -1096,6 +1096,16 @@ class _MergedSrc(LazySrc):
         return (_MergedSrc, (self._shape, self._base, self._over))
 
 
+def written(src: Src) -> Src:
+    """The source map of what an entity wrote itself: a server's own mapping,
+    without the `defaults:` and catalog model fields merged under it (whose
+    positions the merged map points at, elsewhere in the file or at its
+    `model:` line)."""
+    while isinstance(src, _MergedSrc):
+        src = src._over
+    return src
+
+
 # The knowledge folder also holds the compatibility tables, which are not
 # inventory documents: checker.derive.knowledge reads those.
 CATALOG_FILES = ("gpus.yaml", "servers.yaml", "models.yaml")

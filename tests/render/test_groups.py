@@ -146,8 +146,8 @@ def test_cli_diff_shows_the_new_alike_findings_once(cli: CliRunner, workdir: Wri
     _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base")
     workdir("servers.yaml", SERVERS)
     run = cli("diff", "--base", "HEAD", ".", *AS_OF, "--select", "support.*")
-    assert run.lines[1:3] == [
+    assert run.lines[1:4] == [
+        "new findings: 3",  # the count is of findings, not lines
         "  " + NBD.format("6:61", "s1") + " (and 2 more alike: s2 (line 7), s4 (line 9))",
-        "resolved findings: 0",
+        "worsened findings: 0",
     ]
-    assert run.lines[0].endswith(": 3")  # the count is of findings, not lines
