@@ -100,3 +100,29 @@ def test_a_command_imports_what_it_runs_with_the_collector_paused() -> None:
     assert counts == "0 ['__exit__']"
     assert modules == str(["checker.render.context", "checker.render.groups", "checker.render.output",
                            "checker.render.step_summary", "checker.render.text"])
+
+
+BROKEN = (
+    "import sys; sys.modules['checker._vendor.durable_rules_engine'] = None; "  # its import now fails
+    "from checker.__main__ import main; sys.exit(main())"
+)
+
+
+@pytest.mark.parametrize(
+    ("env", "repair"),
+    [
+        ({}, f"{sys.executable} -m pip install --force-reinstall --no-cache-dir "),
+        ({"PRE_COMMIT": "1"}, "pre-commit clean"),
+    ],
+)
+def test_a_broken_install_exits_3_with_the_command_that_repairs_it(env: dict[str, str], repair: str) -> None:
+    """Not 1 (the findings code) with a traceback: a compiled module that does not load."""
+    clean = {k: v for k, v in os.environ.items() if k != "PRE_COMMIT"}
+    command = [sys.executable, "-c", BROKEN, "audit"]
+    run = subprocess.run(command, env=clean | env, capture_output=True, text=True, check=False)
+    assert (run.returncode, run.stdout) == (3, "")
+    (line,) = run.stderr.splitlines()
+    assert line.startswith(
+        "checker: this installation is broken (ModuleNotFoundError: import of"
+        " checker._vendor.durable_rules_engine halted; None in sys.modules); reinstall it: " + repair
+    ), line
