@@ -27,7 +27,7 @@ from checker.core.findings import SEVERITIES
 from checker.core.perf import gc_paused
 from checker.core.rulemeta import RuleMeta
 from checker.core.suggest import did_you_mean
-from checker.core.terminal import SafeStream, StreamError, escape
+from checker.core.terminal import SafeStream, StreamError, escape, whole_writes
 from checker.decide.config import Config, Settings, find_config, load_config, policy_in, settings
 from checker.decide.result import AuditResult
 from checker.derive.facts import REGISTRY, fact_kind
@@ -486,7 +486,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
-    sys.stdout, sys.stderr = SafeStream(out), SafeStream(err, "standard error")
+    whole_out, whole_err = whole_writes(out), whole_writes(err)
+    sys.stdout, sys.stderr = SafeStream(whole_out), SafeStream(whole_err, "standard error")
     try:
         if closed:
             print("checker: standard output is closed; nothing can be written", file=sys.stderr)
@@ -503,6 +504,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"checker: {exc}", file=sys.stderr)
         return 2
     finally:
+        for whole, stream in ((whole_out, out), (whole_err, err)):
+            if whole is not stream:  # what it still holds, and nothing more once its reader left
+                with contextlib.suppress(OSError, ValueError):
+                    whole.flush()
         sys.stdout, sys.stderr = out, err
 
 

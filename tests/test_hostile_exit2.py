@@ -3,6 +3,8 @@ message and exit 2 now (issue 17, "Exit 3 (internal error) on bad input")."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -238,3 +240,40 @@ def test_a_boolean_support_horizon_is_refused(
     (inv / "checker.yaml").write_text("support_horizon_days: true\n")
     run = cli("audit", "inv", *AS_OF)
     assert run.code == 2 and "support_horizon_days" in run.out + run.err
+
+
+
+CHECKER = Path(sys.executable).parent / "checker"
+
+
+def _small_pipe() -> tuple[int, int]:
+    """A pipe that holds one page, where Linux's default holds 64 KiB: any output
+    bigger than a few KiB blocks checker until the reader reads or goes away."""
+    read_end, write_end = os.pipe()
+    with contextlib.suppress(AttributeError, OSError):  # F_SETPIPE_SZ: Linux only
+        fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 4096)
+    return read_end, write_end
+
+
+@pytest.mark.parametrize("unbuffered", [False, True], ids=["buffered", "PYTHONUNBUFFERED"])
+@pytest.mark.parametrize("argv", [("rules", "doc"), ("schema",)])
+def test_a_reader_that_leaves_early_ends_the_run_with_141(argv: tuple[str, ...], unbuffered: bool) -> None:
+    # `checker schema | head -c 100`: the reader takes 100 bytes of ~80 KB and goes away
+    # while checker still writes. Under PYTHONUNBUFFERED=1 (many CI images set it) Python
+    # dropped what a partial write left, and the run ended 0 as if all was written.
+    env = {k: v for k, v in ENV.items() if k != "PYTHONUNBUFFERED"}
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    read_end, write_end = _small_pipe()
+    try:
+        proc = subprocess.Popen([str(CHECKER), *argv], stdout=write_end, stderr=subprocess.PIPE, env=env)
+    finally:
+        os.close(write_end)
+    with proc:
+        try:
+            assert len(os.read(read_end, 100)) == 100
+        finally:
+            os.close(read_end)
+        assert proc.stderr is not None
+        err = proc.stderr.read()
+    assert (proc.returncode, err) == (141, b"")

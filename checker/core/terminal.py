@@ -18,6 +18,7 @@ format's own annotations are written as commands (`escape_annotations`).
 
 from __future__ import annotations
 
+import io
 import os
 import re
 from collections.abc import Iterable
@@ -107,6 +108,26 @@ class StreamError(Exception):
 
     def __init__(self, name: str, exc: OSError) -> None:
         super().__init__(f"{name}: cannot write: {exc.strerror or exc}")
+
+
+def whole_writes(stream: TextIO) -> TextIO:
+    """`stream`, or a stream onto the same file descriptor that writes every byte
+    or raises. Under PYTHONUNBUFFERED=1 (set in many CI images) or `python -u`,
+    standard output's text layer writes straight to the descriptor and drops
+    whatever a partial write(2) leaves, as when the reader of a pipe goes away
+    or a disk fills up half-way (https://github.com/python/cpython/issues/85393):
+    `checker audit | head -1` then ended as if all was written. A buffered layer
+    writes the rest or raises (BrokenPipeError, then exit 141); line buffering
+    keeps each line as prompt as unbuffered output was."""
+    if not isinstance(getattr(stream, "buffer", None), io.RawIOBase):
+        return stream
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return stream
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    raw = io.FileIO(fd, "w", closefd=False)
+    return io.TextIOWrapper(io.BufferedWriter(raw), encoding, "backslashreplace", line_buffering=True)
 
 
 class SafeStream:
