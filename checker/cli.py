@@ -534,11 +534,23 @@ def _run(argv: Sequence[str] | None) -> int:
         return 130
     except BrokenPipeError:
         raise
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG:
+            return _internal_error(exc)
+        # A name too long for the file system, wherever it is met (a folder a config
+        # names, a file an output's name makes): the user's to shorten, not a bug.
+        print(escape(f"{clip(str(exc.filename))}: {exc.strerror}"), file=sys.stderr)
+        return 2
     except Exception as exc:
-        if os.environ.get("CHECKER_DEBUG"):
-            traceback.print_exc(file=sys.stderr)
-        print(f"checker: internal error ({type(exc).__name__}: {escape(exc)}): {BUG_HINT}", file=sys.stderr)
-        return 3
+        return _internal_error(exc)
+
+
+def _internal_error(exc: Exception) -> int:
+    if os.environ.get("CHECKER_DEBUG"):
+        traceback.print_exc(file=sys.stderr)
+    what = escape(clip(str(exc), 1000))
+    print(f"checker: internal error ({type(exc).__name__}: {what}): {BUG_HINT}", file=sys.stderr)
+    return 3
 
 
 def _check_where(args: argparse.Namespace) -> None:

@@ -4,6 +4,7 @@ message and exit 2 now (issue 17, "Exit 3 (internal error) on bad input")."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -142,6 +143,59 @@ def test_a_path_too_long_for_the_file_system(inv: Path, cli: CliRunner, length: 
     run = cli("audit", "a" * length, *AS_OF)
     _clean(run.out + run.err)
     assert run.code == 2 and run.err.endswith(f"({length:,} characters): File name too long\n")
+
+
+def test_a_path_too_long_deep_in_an_inventory_folder(inv: Path, cli: CliRunner,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each folder's name is legal (250 characters); 17 of them make a path longer
+    # than PATH_MAX (4,096), which the walk can no longer look up: once exit 3.
+    monkeypatch.chdir(inv)
+    name = "d" * 250
+    folder = os.open("inv", os.O_RDONLY)
+    try:
+        for _ in range(17):  # relative to the folder above: the whole path is too long to name
+            os.mkdir(name, dir_fd=folder)
+            below = os.open(name, os.O_RDONLY, dir_fd=folder)
+            os.close(folder)
+            folder = below
+    finally:
+        os.close(folder)
+    run = cli("audit", "inv", *AS_OF)
+    _clean(run.out + run.err)
+    assert run.code == 2
+    assert f"inv/{name}/" in run.out and ":1:1: error schema.file cannot read: File name too long" in run.out
+
+
+def test_a_report_whose_pictures_folder_name_is_too_long(inv: Path, cli: CliRunner,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(inv)
+    run = cli("report", "inv", *AS_OF, "-o", "r" * 250 + ".md")  # its folder: 259 characters
+    _clean(run.out + run.err)
+    assert run.code == 2
+    assert run.err == (f"{'r' * 120}... (259 characters): cannot write the report's pictures:"
+                       " File name too long\n")
+
+
+def test_a_config_rule_folder_name_too_long(inv: Path, cli: CliRunner,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(inv)
+    (inv / "checker.yaml").write_text(f"rules: ['{'f' * 300}']\n")
+    run = cli("audit", "inv", *AS_OF)
+    _clean(run.out + run.err)
+    assert run.code == 2
+    assert run.err == f"checker.yaml:1:9: rule folder '{'f' * 120}... (300 characters)': File name too long\n"
+
+
+def test_any_name_too_long_is_the_users_not_a_bug(cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Wherever else checker meets one (a name it makes from the user's), one line and exit 2.
+    from checker import cli as cli_module
+
+    def too_long() -> None:
+        raise OSError(errno.ENAMETOOLONG, "File name too long", "n" * 300)
+
+    monkeypatch.setattr(cli_module, "inventory_schema", too_long)
+    run = cli("schema")
+    assert (run.code, run.err) == (2, f"{'n' * 120}... (300 characters): File name too long\n")
 
 
 def test_a_rule_folder_that_leads_to_the_whole_file_system_stops(cli: CliRunner) -> None:

@@ -337,7 +337,7 @@ class _Walk:
             mode = path.stat().st_mode
         except OSError as exc:
             loop = exc.errno == errno.ELOOP
-            if path.is_symlink() and (loop or isinstance(exc, FileNotFoundError)):
+            if (loop or isinstance(exc, FileNotFoundError)) and path.is_symlink():
                 what = "symbolic link loop" if loop else "broken symbolic link"
                 self.problems.append((path, f"{what}: not followed"))
             else:
