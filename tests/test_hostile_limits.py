@@ -46,6 +46,14 @@ def test_a_rule_that_fires_on_another_rules_example_is_not_confused(tmp_path: Pa
     assert run.code == 0 and run.out.endswith("10 passed, 0 failed\n"), run.out
 
 
+def _counted(function: Any, calls: list[int]) -> Any:
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        return function(*args, **kwargs)
+
+    return counting
+
+
 DEPTH = 500  # deeper, shutil.rmtree (pytest's clean-up of old runs) reaches its recursion limit
 
 
@@ -69,11 +77,7 @@ def test_a_deep_folder_is_walked_in_work_linear_in_its_depth(
     try:
         with pytest.MonkeyPatch.context() as patch:
             for name in ("stat", "lstat"):  # realpath lstats each level; pathlib stats
-                def counting(*args: Any, _real: Any = getattr(os, name), **kwargs: Any) -> Any:
-                    looked_up[0] += 1
-                    return _real(*args, **kwargs)
-
-                patch.setattr(os, name, counting)
+                patch.setattr(os, name, _counted(getattr(os, name), looked_up))
             files, problems = find_files([Path("d")])
         assert (len(files), problems) == (1, [])
         assert files[0].parts.count("d") == DEPTH
