@@ -22,7 +22,7 @@ from typing import NoReturn, TextIO
 from checker import __version__
 from checker.audit import run_audit
 from checker.core import progress, signals
-from checker.core.errors import UserError, clip
+from checker.core.errors import MAX_LISTED, UserError, clip
 from checker.core.findings import SEVERITIES
 from checker.core.perf import gc_paused
 from checker.core.rulemeta import RuleMeta
@@ -58,6 +58,7 @@ from checker.render.templating import environment
 from checker.scaffold import init
 
 DEFAULT_PATH = Path("inventories")
+MAX_LINE = 10_000  # characters of an error line: its values are clipped already; a path may be long
 EXIT_BROKEN_PIPE = 141
 BUG_HINT = (
     "this is a bug in checker; please report it with the command line and the input files"
@@ -525,8 +526,11 @@ def _run(argv: Sequence[str] | None) -> int:
     except StreamError:
         raise
     except UserError as exc:
-        for line in exc.lines:
-            print(escape(line), file=sys.stderr)
+        lines = list(exc.lines)
+        for line in lines[:MAX_LISTED]:
+            print(escape(clip(line, MAX_LINE)), file=sys.stderr)
+        if len(lines) > MAX_LISTED:
+            print(f"checker: {len(lines) - MAX_LISTED:,} more problems not listed", file=sys.stderr)
         return 2
     except signals.Interrupted as exc:  # Ctrl-C 130, SIGTERM 143, SIGHUP 129
         return exc.exit_code

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import jinja2
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from checker.core.builtin import BUILTIN_CHECKS
 from checker.core.errors import UserError, at
@@ -30,7 +30,7 @@ from checker.evaluate.expr import CompiledWhen, ExprError, compile_when
 from checker.evaluate.message import MessageEnvironment, MessageError, MessageTemplate, render_message
 from checker.load.build import KINDS, discover
 from checker.source.parse import Src, scalar_position
-from checker.source.reader import display_path, problems, read_file
+from checker.source.reader import display_path, read_file, validate_lines
 
 RuleId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)+$")]
 
@@ -292,10 +292,9 @@ def _load_file(path: Path) -> tuple[list[CompiledRule], list[str]]:
             errors.add(["kind"], misplaced, key=True)
             lines += errors.lines
             continue
-        try:
-            parsed = RuleFile.model_validate(doc.value)
-        except ValidationError as exc:
-            lines += [at(shown, *where, message) for _, where, message in problems(exc, RuleFile, doc.src)]
+        parsed, invalid = validate_lines(RuleFile, doc, shown)
+        if parsed is None:
+            lines += invalid
             continue
         for i, rule in enumerate(parsed.rules):
             compiled = _compile(rule, i, shown, doc.src, errors)

@@ -112,6 +112,15 @@ class Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+# Items of a list inside an entry (a rack's feeds, a CDU's racks, a catalog
+# entry's unverified fields): far above any real one, and a list past it is one
+# error, not one per item (a million bad feeds once made a million; issue 17).
+# A document's own lists (racks, servers, workloads) are unbounded and read a
+# piece at a time (checker.source.reader.validate_pieces).
+MAX_ITEMS = 1_000
+Items = Field(max_length=MAX_ITEMS)
+
+
 # ---------------------------------------------------------------- Facility
 # Single-phase PSUs on a three-phase feed are wired between a line and
 # neutral where that gives them a PSU's voltage (230/240 V of a 400/415 V
@@ -181,12 +190,12 @@ class Rack(Model):
     cooling_kw: NonNeg | None = None
     # N: the feeds add up; N+1: any one feed may fail; 2N: either side (A/B) may fail.
     redundancy: Literal["N", "N+1", "2N"] = "N"
-    feeds: list[Feed] = []
-    ats: list[Ats] = []
+    feeds: Annotated[list[Feed], Items] = []
+    ats: Annotated[list[Ats], Items] = []
     # How the rack is cabled, for servers without psu.feeds: PSU 1 of each
     # server to the first feed (or ATS) named, PSU 2 to the second, and round
     # again (a DGX's 6 PSUs over [A1, B1, A2, B2]: 2, 2, 1 and 1).
-    psu_order: list[Name] | None = None
+    psu_order: Annotated[list[Name], Items] | None = None
     # The row the rack stands in: a CDU may serve whole rows (Cdu.rows).
     row: Name | None = None
 
@@ -200,8 +209,8 @@ class Cdu(Model):
     capacity_kw: Pos  # heat it moves with every unit running
     units: PosInt = 1
     redundancy: Literal["N", "N+1", "2N"] = "N"
-    racks: list[Name] = []  # racks it serves, by name
-    rows: list[Name] = []  # and/or whole rows (Rack.row)
+    racks: Annotated[list[Name], Items] = []  # racks it serves, by name
+    rows: Annotated[list[Name], Items] = []  # and/or whole rows (Rack.row)
 
     @model_validator(mode="after")
     def _serves_something(self) -> Cdu:
@@ -244,7 +253,7 @@ class Ups(Model):
     catcher, isolated redundant: a reserve block takes a failed block's load."""
 
     redundancy: Literal["N", "N+1", "2N", "distributed", "catcher"] = "N"
-    blocks: Annotated[list[UpsBlock], Field(min_length=1)]
+    blocks: Annotated[list[UpsBlock], Field(min_length=1), Items]
 
     @model_validator(mode="after")
     def _blocks_fit_the_topology(self) -> Ups:
@@ -327,7 +336,7 @@ def _count_or_list(value: Any) -> str:
 # (the tags are dropped from the error's path: checker.source.reader.error_path).
 CoolingUnits = Annotated[
     Annotated[int, Strict(), Field(ge=1), Tag(f"{UNION_TAG}count")]
-    | Annotated[list[CoolingUnit], Field(min_length=1), Tag(f"{UNION_TAG}list")],
+    | Annotated[list[CoolingUnit], Field(min_length=1), Items, Tag(f"{UNION_TAG}list")],
     Discriminator(_count_or_list),
 ]
 
@@ -658,7 +667,9 @@ class Software(Model):
     # server (10,000 copies of an empty dict); the schema still shows the default.
     frameworks: dict[Name, Install] = Field(default_factory=dict, json_schema_extra={"default": {}})
     # Container images the server runs: they bring their own CUDA; the host needs the driver.
-    containers: list[ContainerEntry] = Field(default_factory=list, json_schema_extra={"default": []})
+    containers: Annotated[list[ContainerEntry], Items] = Field(
+        default_factory=list, json_schema_extra={"default": []}
+    )
 
 
 class Support(Model):
@@ -836,7 +847,7 @@ class CatalogEntry(Model):
     vendor: str | None = None
     source: Annotated[str, Field(min_length=1)]
     verified: Flag = True
-    unverified: list[str] = []
+    unverified: Annotated[list[str], Items] = []
     notes: str | None = None
 
     @model_validator(mode="after")
@@ -859,7 +870,7 @@ class GpuModel(CatalogEntry):
     interconnect: Literal["nvlink", "nvlink-bridge", "pcie", "infinity-fabric", "none"] | None = None
     interconnect_gb_s: Pos | None = None
     # GPUs one NVLink bridge joins (2-way, 4-way), where the source gives them.
-    bridge_ways: list[Annotated[int, Strict(), Field(ge=2)]] = []
+    bridge_ways: Annotated[list[Annotated[int, Strict(), Field(ge=2)]], Items] = []
     # The most GPUs one fast link joins (MI300X: an 8-GPU Infinity Fabric mesh).
     link_domain: Annotated[int, Strict(), Field(ge=2)] | None = None
     bf16_tflops: Pos | None = None
@@ -879,7 +890,7 @@ class GpuModel(CatalogEntry):
 
 class ServerModel(ServerSpec, CatalogEntry):
     # The GPU boards the model takes; another GPU model contradicts the server model.
-    gpu_options: list[Name] = []
+    gpu_options: Annotated[list[Name], Items] = []
 
 
 # Catalog provenance fields are not server fields: dropped when a server uses a model.

@@ -25,7 +25,14 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from checker.core.builtin import SCHEMA_ALIAS_BOMB, SCHEMA_DUPLICATE_KEY, SCHEMA_ENCODING, SCHEMA_YAML
+from checker.core.builtin import (
+    SCHEMA_ALIAS_BOMB,
+    SCHEMA_DUPLICATE_KEY,
+    SCHEMA_ENCODING,
+    SCHEMA_LIMIT,
+    SCHEMA_YAML,
+)
+from checker.core.errors import clip
 
 # libyaml is ~10x faster; fall back to the pure-Python parser if PyYAML lacks it.
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -51,6 +58,11 @@ _CONSTRUCTOR = SafeConstructor()
 # expansion far beyond what was written is an attack, refused before building.
 _EXPANSION_FACTOR = 100
 _EXPANSION_SLACK = 100_000
+# Keys one mapping may hold. No inventory, rule or knowledge mapping needs more
+# than a server's few dozen fields (the largest in this repository has 19); a
+# million unknown keys once took 2.2 GB of validation errors (issue 17).
+MAX_KEYS = 1_000
+TOO_MANY_KEYS = f"a mapping of more than {MAX_KEYS:,} keys: refused (no inventory needs that many)"
 
 Path_ = Sequence[str | int]
 
@@ -82,6 +94,10 @@ class Src:
             node = nxt
         return node
 
+    def position(self) -> tuple[int, int]:
+        """Where the value itself stands (a lazy map knows without its children)."""
+        return self.line, self.column
+
     def locate(self, path: Path_, *, key: bool = True) -> tuple[int, int]:
         """Position of `path`: its key (for mapping fields) or its value.
 
@@ -89,7 +105,7 @@ class Src:
         points at the mapping that should have held it.
         """
         node: Src = self
-        pos = (self.line, self.column)
+        pos = self.position()
         for i, step in enumerate(path):
             nxt = node.child(step)
             if nxt is None:
@@ -292,7 +308,8 @@ class _Builder:
     def alias(self, event: Any) -> Built:
         built = self.anchors.get(event.anchor)
         if built is None:
-            message = f"alias *{event.anchor} refers to no complete anchor before it (undefined or recursive)"
+            anchor = clip(event.anchor)
+            message = f"alias *{anchor} refers to no complete anchor before it (undefined or recursive)"
             raise _problem(SCHEMA_YAML, event, message)
         self.expanded += built[2]
         if self.expanded > _EXPANSION_FACTOR * self.written + _EXPANSION_SLACK:
@@ -324,6 +341,8 @@ class _Builder:
         merged: list[Built] = []
         size = 1
         while not isinstance(key_event := self.next(), yaml.MappingEndEvent):
+            if len(keys) + len(merged) >= MAX_KEYS:
+                raise _problem(SCHEMA_LIMIT, key_event, TOO_MANY_KEYS)
             key = self.key(key_event)
             value, src, count = self.node(self.next())
             size += 1 + count
@@ -334,7 +353,7 @@ class _Builder:
                 raise _problem(
                     SCHEMA_DUPLICATE_KEY,
                     key_event,
-                    f"duplicate key '{key}' (first set on line {keys[key][0]})",
+                    f"duplicate key '{clip(key)}' (first set on line {keys[key][0]})",
                 )
             keys[key], values[key], children[key] = _pos(key_event), value, src
         for extra, extra_src, _ in merged:
@@ -343,6 +362,8 @@ class _Builder:
                 if key not in values:
                     values[key], children[key] = value, extra_src.children[key]
                     keys[key] = extra_src.keys[key]
+            if len(keys) > MAX_KEYS:  # merge keys (`<<`) that bring in more than that
+                raise _problem(SCHEMA_LIMIT, start, TOO_MANY_KEYS)
         return values, Src(*_pos(start), children=children, keys=keys), size
 
     def key(self, event: Any) -> str | None:
@@ -366,7 +387,7 @@ def _tag(loader: Any, event: Any, kind: type[Node], value: str | None) -> str:
 def _check_tag(loader: Any, event: Any, kind: type[Node], expected: str) -> None:
     tag = _tag(loader, event, kind, None)
     if tag != expected:
-        raise _problem(SCHEMA_YAML, event, f"unsupported YAML tag {tag}")
+        raise _problem(SCHEMA_YAML, event, f"unsupported YAML tag {clip(tag)}")
 
 
 _INT_TAG = "tag:yaml.org,2002:int"
@@ -405,7 +426,7 @@ def _scalar(loader: Any, event: Any) -> Any:
     tag = _tag(loader, event, ScalarNode, event.value)
     build = SafeConstructor.yaml_constructors.get(tag)
     if build is None or tag in (_MAP, _SEQ):
-        raise _problem(SCHEMA_YAML, event, f"unsupported YAML tag {tag}")
+        raise _problem(SCHEMA_YAML, event, f"unsupported YAML tag {clip(tag)}")
     if event.implicit[0] and event.tag in (None, "!") and tag in (_INT_TAG, _FLOAT_TAG):
         trap = yaml11_trap(event.value, tag)
         if trap is not None:
@@ -414,7 +435,7 @@ def _scalar(loader: Any, event: Any) -> Any:
     try:
         value = build(_CONSTRUCTOR, node)
     except (ValueError, yaml.YAMLError) as exc:
-        raise _problem(SCHEMA_YAML, event, f"bad {tag.rsplit(':', 1)[-1]}: {exc}") from None
+        raise _problem(SCHEMA_YAML, event, f"bad {clip(tag.rsplit(':', 1)[-1])}: {clip(str(exc))}") from None
     return WrittenFloat(value, event.value) if type(value) is float else value
 
 
@@ -443,6 +464,34 @@ def parse(text: str) -> list[Document]:
     except RecursionError:
         raise YamlProblem(SCHEMA_YAML, 1, 1, "nesting too deep") from None
     return docs
+
+
+_STARTS = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+_ENDS = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+
+
+def root_position(text: str, index: int) -> tuple[int, int] | None:
+    """Where the `index`-th document of `text` that is a mapping or a list starts,
+    as `parse` places it, from libyaml's events alone: nothing is built, so a
+    document that is a list of a million items is placed in constant memory.
+    None when there is no such document or the events stop at an error."""
+    loader = _Loader(text)
+    seen, depth = 0, 0
+    try:
+        while not isinstance(event := loader.get_event(), yaml.StreamEndEvent):
+            if isinstance(event, _STARTS):
+                if depth == 0:
+                    if seen == index:
+                        return _pos(event)
+                    seen += 1
+                depth += 1
+            elif isinstance(event, _ENDS):
+                depth -= 1
+    except yaml.YAMLError:
+        return None
+    finally:
+        loader.dispose()
+    return None
 
 
 # ---------------------------------------------------------------- positions inside a scalar
