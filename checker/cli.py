@@ -22,7 +22,7 @@ from typing import NoReturn, TextIO
 from checker import __version__
 from checker.audit import run_audit
 from checker.core import progress, signals
-from checker.core.errors import MAX_LISTED, UserError, clip
+from checker.core.errors import MAX_LISTED, UserError, clip, shown_value
 from checker.core.findings import SEVERITIES
 from checker.core.perf import gc_paused
 from checker.core.rulemeta import RuleMeta
@@ -58,7 +58,9 @@ from checker.render.templating import environment
 from checker.scaffold import init
 
 DEFAULT_PATH = Path("inventories")
-MAX_LINE = 10_000  # characters of an error line: its values are clipped already; a path may be long
+# Characters of a line on standard error: its values are clipped where the
+# message is made, and this is the last guard; a path may be 4,096 long.
+MAX_LINE = 5_000
 EXIT_BROKEN_PIPE = 141
 BUG_HINT = (
     "this is a bug in checker; please report it with the command line and the input files"
@@ -70,18 +72,18 @@ def _date(text: str) -> dt.date:
     try:
         return dt.date.fromisoformat(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {shown_value(text)}") from None
 
 
 def _count(text: str) -> int:
     if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"not a whole number >= 0: {text!r}")
+        raise argparse.ArgumentTypeError(f"not a whole number >= 0: {shown_value(text)}")
     return int(text)
 
 
 def _positive(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"not a whole number >= 1: {text!r}")
+        raise argparse.ArgumentTypeError(f"not a whole number >= 1: {shown_value(text)}")
     return int(text)
 
 
@@ -265,7 +267,7 @@ def _show(args: argparse.Namespace, full: bool) -> int:
     meta = next((m for m in metas if m.id == args.id), None)
     if meta is None:
         hint = did_you_mean(args.id, [m.id for m in metas])
-        raise UserError(f"unknown rule '{args.id}'{hint}; see `checker rules list`")
+        raise UserError(f"unknown rule '{clip(args.id)}'{hint}; see `checker rules list`")
     # The policy thresholds the rule reads, as the audit of the default inventories would see them.
     config_file = getattr(args, "config", None) or find_config([Path("inventories")])
     config, _ = load_config(config_file)
@@ -488,7 +490,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
     whole_out, whole_err = whole_writes(out), whole_writes(err)
-    sys.stdout, sys.stderr = SafeStream(whole_out), SafeStream(whole_err, "standard error")
+    sys.stdout, sys.stderr = SafeStream(whole_out), SafeStream(whole_err, "standard error", MAX_LINE)
     try:
         if closed:
             print("checker: standard output is closed; nothing can be written", file=sys.stderr)
@@ -528,7 +530,7 @@ def _run(argv: Sequence[str] | None) -> int:
     except UserError as exc:
         lines = list(exc.lines)
         for line in lines[:MAX_LISTED]:
-            print(escape(clip(line, MAX_LINE)), file=sys.stderr)
+            print(escape(line), file=sys.stderr)
         if len(lines) > MAX_LISTED:
             print(f"checker: {len(lines) - MAX_LISTED:,} more problems not listed", file=sys.stderr)
         return 2

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from benchmarks import input_memory
+from checker.cli import MAX_LINE
 from checker.core.errors import MAX_LISTED
 from checker.load import build
 from checker.load.models import MAX_ITEMS
@@ -229,3 +230,79 @@ def test_a_file_of_a_few_bytes_a_node_goes_to_the_event_parser(text: str, fast: 
     # parser's map holds ~30x (benchmarks/input_memory.py).
     assert len(text) >= 1_000_000
     assert (fastpath.load(text) is not None) is fast
+
+
+# ---------------------------------------------------------------- long values
+LONG = "x" * 100_000
+BIG = "1" + "0" * 100_000
+MINIMAL_FILES = {name: (Path(__file__).parent / "fixtures" / "minimal" / name).read_text()
+                 for name in ("facility.yaml", "servers.yaml")}
+
+
+def _minimal(**replace: str) -> dict[str, str]:
+    files = dict(MINIMAL_FILES)
+    for old, new in replace.items():
+        name = next(n for n, text in files.items() if old in text)
+        files[name] = files[name].replace(old, new, 1)
+    return files
+
+
+def _waiver(**fields: str) -> str:
+    waiver = {"rule": "power.rack-capacity", "entity": "rack/f1/R01", "reason": "because", "owner": "me",
+              "expires": "2027-06-01", **fields}
+    return "kind: Waivers\nwaivers:\n  - {" + ", ".join(f"{k}: {v}" for k, v in waiver.items()) + "}\n"
+
+
+LONG_VALUES: list[tuple[str, dict[str, str], tuple[str, ...]]] = [
+    ("kind", {"x.yaml": f"kind: {LONG}\n"}, ()),
+    ("name", _minimal(**{"name: f1": f"name: {LONG}"}), ()),
+    ("unknown-key", {"f.yaml": MINIMAL_FILES["facility.yaml"] + f"{LONG}: 1\n"}, ()),
+    ("duplicate-key", {"f.yaml": MINIMAL_FILES["facility.yaml"] + f"{LONG}: 1\n{LONG}: 2\n"}, ()),
+    ("server-model", _minimal(**{"    rack: R01": f"    model: {LONG}\n    rack: R01"}), ()),
+    ("server-rack", _minimal(**{"rack: R01": f"rack: {LONG}"}), ()),
+    ("gpu-model", _minimal(**{"model: l4": f"model: {LONG}"}), ()),
+    ("octal-number", _minimal(**{"amps: 32": f"amps: 0{BIG}"}), ()),  # was exit 3: no decimal text
+    ("hex-number", _minimal(**{"amps: 32": f"amps: 0x{BIG}"}), ()),
+    ("huge-number", _minimal(**{"amps: 32": f"amps: {BIG}"}), ()),
+    ("undefined-alias", {"f.yaml": MINIMAL_FILES["facility.yaml"] + f"x-a: *{LONG}\n"}, ()),
+    ("tag", {"f.yaml": MINIMAL_FILES["facility.yaml"] + f"x-a: !{LONG} 1\n"}, ()),
+    ("phase", _minimal(**{"phase: 1, max": f"phase: '{LONG}', max"}), ()),
+    ("waiver-rule", {**MINIMAL_FILES, "w.yaml": _waiver(rule=LONG)}, ()),
+    ("waiver-rule-glob", {**MINIMAL_FILES, "w.yaml": _waiver(rule="power." + "*" * 100_000)}, ()),
+    ("waiver-reason", {**MINIMAL_FILES, "w.yaml": _waiver(reason=LONG)}, ()),
+    ("waiver-owner", {**MINIMAL_FILES, "w.yaml": _waiver(owner=LONG)}, ()),
+    ("config-select", {**MINIMAL_FILES, "checker.yaml": f"select: ['{LONG}']\n"}, ()),
+    ("config-rule-folder", {**MINIMAL_FILES, "checker.yaml": f"rules: ['{LONG}']\n"}, ()),
+    ("as-of", MINIMAL_FILES, ("audit", ".", "--as-of", LONG)),
+    ("max-per-rule", MINIMAL_FILES, ("audit", ".", "--max-per-rule", LONG)),
+    ("format", MINIMAL_FILES, ("audit", ".", "--format", LONG)),
+    ("fail-on", MINIMAL_FILES, ("audit", ".", "--fail-on", LONG)),
+    ("explain", MINIMAL_FILES, ("explain", LONG)),
+    ("command", MINIMAL_FILES, (LONG,)),
+    ("rule-id", {"r/r.yaml": f"rules:\n  - {{id: acme.{LONG}, title: t, category: power, severity: error,"
+                              " on: server, when: 'name == \"x\"', message: m, remediation: r}\n"},
+     ("rules", "test", "r")),
+]
+
+
+@pytest.mark.parametrize(("files", "argv"), [c[1:] for c in LONG_VALUES], ids=[c[0] for c in LONG_VALUES])
+def test_a_long_value_never_comes_back_whole(
+    tmp_path: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch, files: dict[str, str],
+    argv: tuple[str, ...],
+) -> None:
+    # A message quotes 120 characters of a value and how long it is, wherever the
+    # value is (a 50 MB name was printed back in full); never exit 3.
+    monkeypatch.chdir(tmp_path)
+    for name, text in files.items():
+        Path(name).parent.mkdir(exist_ok=True)
+        Path(name).write_text(text)
+    for fmt in ("text", "json", "markdown") if not argv else ("",):
+        run = cli(*(argv or ("audit", ".", *AS_OF, "--format", fmt)))
+        shown = run.out + run.err
+        assert run.code in (0, 1, 2) and "internal error" not in shown, shown[:300]
+        assert LONG not in shown and BIG not in shown
+        # argparse's own messages and the format table's are cut by the last guard,
+        # on standard error (cli.MAX_LINE); every other value where the message is made.
+        guarded = argv[:1] == (LONG,) or argv[2:3] in (("--format",), ("--fail-on",))
+        limit = MAX_LINE + 100 if guarded else 1_000
+        assert max(map(len, shown.splitlines()), default=0) < limit, max(shown.splitlines(), key=len)[:300]

@@ -24,6 +24,8 @@ import re
 from collections.abc import Iterable
 from typing import Any, TextIO
 
+from checker.core.errors import clip
+
 _BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
 # Lone surrogates stand for undecodable bytes in file names; no encoder writes them.
 _SURROGATES = range(0xD800, 0xE000)
@@ -136,9 +138,10 @@ class SafeStream:
     (`> /dev/full`) is a StreamError, which the command line reports as exit 2;
     a reader that went away stays a BrokenPipeError."""
 
-    def __init__(self, stream: TextIO, name: str = "standard output") -> None:
+    def __init__(self, stream: TextIO, name: str = "standard output", max_line: int | None = None) -> None:
         self._stream = stream
         self._name = name
+        self._max_line = max_line
 
     def _checked(self, write: Any, text: str) -> int:
         try:
@@ -149,7 +152,11 @@ class SafeStream:
             raise StreamError(self._name, exc) from None
 
     def write(self, text: str) -> int:
-        return self._checked(self._stream.write, escape_lines(text))
+        text = escape_lines(text)
+        limit = self._max_line
+        if limit is not None and len(text) > limit:  # messages only: a value never comes back whole
+            text = "\n".join(clip(line, limit) for line in text.split("\n"))
+        return self._checked(self._stream.write, text)
 
     def write_rendered(self, text: str) -> int:
         """Coloured text, whose formatter escaped every field itself (render/text.py):

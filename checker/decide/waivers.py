@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from checker.core.builtin import SCHEMA_REFERENCE, WAIVER_EXPIRED, WAIVER_EXPIRING, WAIVER_UNUSED
+from checker.core.errors import clip
 from checker.core.findings import Finding, Severity, located
 from checker.core.suggest import did_you_mean
 from checker.load.build import Placed
@@ -126,11 +127,12 @@ def _waiver_findings(
     known_rules: Sequence[str],
 ) -> list[Finding]:
     v = w.value
-    what = f"waiver for {v.rule} on {v.entity}"
+    what = f"waiver for {clip(v.rule)} on {clip(v.entity)}"
     if not any(fnmatch.fnmatchcase(rule, v.rule) for rule in known_rules):
         hint = did_you_mean(v.rule, known_rules)
-        message = f"waiver names unknown rule '{v.rule}'{hint}"
-        return [located(SCHEMA_REFERENCE, "schema", w.at(["rule"], key=False), message, entity=v.entity)]
+        message = f"waiver names unknown rule '{clip(v.rule)}'{hint}"
+        where = w.at(["rule"], key=False)
+        return [located(SCHEMA_REFERENCE, "schema", where, message, entity=clip(v.entity))]
     if v.expires < as_of:
         message = f"{what} expired on {v.expires.isoformat()}; the finding is no longer waived"
         fix = "Fix the finding or renew the waiver."

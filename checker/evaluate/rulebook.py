@@ -32,7 +32,8 @@ from checker.load.build import KINDS, discover
 from checker.source.parse import Src, scalar_position
 from checker.source.reader import display_path, read_file, validate_lines
 
-RuleId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)+$")]
+# At most 200 characters, as names: an id is printed with every finding of the rule.
+RuleId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)+$", max_length=200)]
 
 
 class _Strict(BaseModel):

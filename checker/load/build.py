@@ -510,7 +510,7 @@ def _typed(problems: _Problems, file: str, doc: Document) -> _Doc | None:
         return None
     if kind not in KINDS:
         hint = did_you_mean(kind, KINDS)
-        problems.add(SCHEMA_DOCUMENT, _at(file, doc.src, ["kind"]), f"unknown kind '{kind}'{hint}")
+        problems.add(SCHEMA_DOCUMENT, _at(file, doc.src, ["kind"]), f"unknown kind '{clip(kind)}'{hint}")
         return None
     return _Doc(file, value, doc.src)
 
@@ -834,7 +834,7 @@ class _Builder:
             self.p.add(
                 SCHEMA_REFERENCE,
                 Location(doc.file, *vsrc.locate(["model"], key=False)),
-                f"unknown server model '{model}'{hint}",
+                f"unknown server model '{clip(model)}'{hint}",
             )
             return value, vsrc
         # Catalog values are blamed on the server's `model:` line, where they came in.

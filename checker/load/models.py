@@ -23,6 +23,7 @@ from pydantic import (
     model_validator,
 )
 
+from checker.core.errors import clip, shown_value
 from checker.source.reader import UNION_TAG
 
 # \s in a str pattern is exactly str.isspace(); one search, not a Python loop per character.
@@ -76,7 +77,7 @@ def _version(value: Any) -> Any:
     # An unquoted `cuda: 12.10` is the float 12.1: the value is already lost,
     # so refuse floats instead of guessing. The loader keeps the written text.
     if isinstance(value, float):
-        written = getattr(value, "yaml_text", repr(value))
+        written = clip(getattr(value, "yaml_text", repr(value)))
         raise ValueError(f'write version numbers as strings: quote it, as in "{written}"')
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
@@ -86,7 +87,7 @@ def _version(value: Any) -> Any:
 def _whole_number(value: Any) -> Any:
     # Literal[1, 3] alone would take `phase: true` as 1 and `3.0` as 3.
     if not isinstance(value, int) or isinstance(value, bool):
-        raise ValueError(f"expected a whole number, not {value!r}")
+        raise ValueError(f"expected a whole number, not {shown_value(value)}")
     return value
 
 
@@ -826,10 +827,11 @@ class WorkloadsDoc(Model):
 
 
 class Waiver(Model):
-    rule: Annotated[str, Field(min_length=1)]
-    entity: Annotated[str, Field(min_length=1)]
-    reason: Annotated[str, Field(min_length=3)]
-    owner: Annotated[str, Field(min_length=1)]
+    # Bounded as names are: every one is printed in the report's waiver table.
+    rule: Annotated[str, Field(min_length=1, max_length=200)]
+    entity: Annotated[str, Field(min_length=1, max_length=1_000)]  # kind/facility/name: three names
+    reason: Annotated[str, Field(min_length=3, max_length=2_000)]
+    owner: Annotated[str, Field(min_length=1, max_length=200)]
     expires: Date
 
 

@@ -32,7 +32,7 @@ from checker.core.builtin import (
     SCHEMA_LIMIT,
     SCHEMA_YAML,
 )
-from checker.core.errors import clip
+from checker.core.errors import clip, shown_value
 
 # libyaml is ~10x faster; fall back to the pure-Python parser if PyYAML lacks it.
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -402,21 +402,27 @@ def yaml11_trap(text: str, tag: str) -> str | None:
     often than octal, so these are refused, not guessed."""
     if tag == _FLOAT_TAG:
         if "_" in text or ":" in text or text.startswith("+"):
-            shown = text.lstrip("+").replace("_", "")
+            text, shown = clip(text), clip(text.lstrip("+").replace("_", ""))
             return f"{text} is a YAML 1.1 spelling of a number; write it plainly (e.g. {shown}), or quote it"
         return None
     if tag != _INT_TAG or _PLAIN_INT.match(text):
         return None
     body = text.lstrip("+-").replace("_", "")
     sign = "-" if text.startswith("-") else ""
-    value = SafeConstructor.construct_yaml_int(_CONSTRUCTOR, ScalarNode(tag, text))
+    try:
+        number = SafeConstructor.construct_yaml_int(_CONSTRUCTOR, ScalarNode(tag, text))
+    except ValueError:  # over Python's 4,300 decimal digits (CVE-2020-10735)
+        return f"{clip(text)} is no number YAML 1.1 reads; write it plainly, or quote it"
+    # Shown clipped: a number of a million digits is neither printed back nor
+    # written out in decimal, which Python refuses past 4,300 digits.
+    value, text = shown_value(number), clip(text)
     if ":" in body:
         return f"{text} is base 60 in YAML 1.1 ({value}); write {value}, or quote it if it is not a number"
     if body[:2].lower() in ("0x", "0b"):
         base = "hexadecimal" if body[1] in "xX" else "binary"
         return f"{text} is {base} in YAML 1.1 ({value}); write {value}"
     if body[:1] == "0" and len(body) > 1:
-        return f"{text} is octal {value} in YAML 1.1; write {sign}{int(body, 10)}"
+        return f"{text} is octal {value} in YAML 1.1; write {sign}{clip(body.lstrip('0') or '0')}"
     if "_" in text:
         return f"{text} is {value} in YAML 1.1 (underscores are dropped); write {value}"
     return f"{text}: a leading + is YAML 1.1 only; write {value}"
