@@ -271,6 +271,21 @@ def test_message_templates_that_reach_too_far_are_refused_at_load(
     assert run.err.startswith("rules/r.yaml:8:14: rule acme.r1: bad message template: ") and expect in run.err
 
 
+@pytest.mark.parametrize("call", ["lipsum(1)", "cycler(1, 2).next()"])
+def test_no_message_can_say_something_else_each_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: CliRunner, call: str
+) -> None:
+    # Jinja's own globals: `lipsum` writes random words, `cycler` keeps state
+    # between findings. Neither is there; the name reads as a fact field, unknown.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "r.yaml").write_text(RULE.format(when='name == "x"', message="{{ " + call + " }}"))
+    run = cli("rules", "test", "rules")
+    name = call.split("(")[0]
+    assert (run.code, run.err) == (2, f"rules/r.yaml:8:14: rule acme.r1 message: '{name}' is not a field"
+                                      " of server facts\n")
+
+
 @pytest.mark.parametrize("folder", ["/etc", "../outside", "link-out"])
 def test_config_rule_folders_stay_beside_the_config(
     inv: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch, folder: str

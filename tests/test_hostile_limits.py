@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from benchmarks.rules_test import write_rules
+from benchmarks.waivers import audit_waivers, waivers_and_findings
 from checker.evaluate import ruletest
 from checker.evaluate.rulebook import load_rulebook
 from tests.conftest import CliRunner
@@ -89,3 +90,21 @@ def test_a_deep_folder_is_walked_in_work_linear_in_its_depth(
             os.chdir("..")
             os.rmdir("d")
         os.chdir(tmp_path)
+
+
+def test_waivers_are_matched_in_work_linear_in_waivers_and_findings(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each waiver tried on each finding, to waive it and again to count what it
+    # waived for the report: thousands of each took minutes. Now an index looks
+    # exact names up; the fnmatch calls left are a waiver's own (is its rule known?).
+    import fnmatch
+
+    calls = [0]
+    monkeypatch.setattr(fnmatch, "fnmatchcase", _counted(fnmatch.fnmatchcase, calls))
+
+    def work(n: int) -> int:
+        calls[0] = 0
+        audit_waivers(*waivers_and_findings(n))  # checks every finding waived, every waiver used once
+        return calls[0]
+
+    small, large = work(200), work(2_000)
+    assert large <= 12 * small, (small, large)  # each against each: 100x

@@ -77,11 +77,18 @@ class WaiverRecord:
 def waiver_records(
     findings: Sequence[Finding], waivers: Sequence[Placed[Waiver]], as_of: dt.date
 ) -> tuple[WaiverRecord, ...]:
-    """Every waiver, in file order, with the count of the (waived) findings it matches."""
+    """Every waiver, in file order, with the count of the (waived) findings it matches
+    (expired ones too: through an index of every waiver, not each against each finding)."""
+    index = _Index(waivers)
+    matched: dict[int, int] = {}
+    for f in findings:
+        if f.waived:
+            for i in index.hits(f):
+                matched[i] = matched.get(i, 0) + 1
     out = []
     for w in waivers:
         v = w.value
-        n = sum(1 for f in findings if f.waived and waives(v, f))
+        n = matched.get(id(w), 0)
         if v.expires < as_of:
             state = "expired"
         elif n == 0:
@@ -93,10 +100,6 @@ def waiver_records(
         at = w.at()
         out.append(WaiverRecord(v.rule, v.entity, v.owner, v.reason, v.expires, w.file, at.line, state, n))
     return tuple(sorted(out, key=lambda r: (r.file, r.line)))
-
-
-def waives(w: Waiver, f: Finding) -> bool:
-    return fnmatch.fnmatchcase(f.rule, w.rule) and fnmatch.fnmatchcase(f.entity, w.entity)
 
 
 def apply_waivers(
