@@ -61,6 +61,30 @@ def test_deep_nesting_is_a_located_error(
     assert run.code == 2 and run.err.startswith(expect), run.err[:300]
 
 
+def _block(depth: int) -> str:
+    return "".join(" " * i + "a:\n" for i in range(depth)) + " " * depth + "b: 1\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "expect"),
+    [
+        (_block(3000), "f.yaml:103:101: error schema.limit nested more than 100 levels deep: refused"),
+        ("x: " + "[" * 5000 + "]" * 5000,  # libyaml's own bound
+         "f.yaml:3:1003: error schema.yaml invalid YAML: while increasing flow level exceeded"),
+    ],
+    ids=["block-3000", "flow-5000"],
+)
+def test_deep_yaml_is_a_located_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: CliRunner, text: str, expect: str
+) -> None:
+    # Block nesting ran out of Python's stack: one problem at 1:1, not where it was.
+    monkeypatch.chdir(tmp_path)
+    Path("f.yaml").write_text("kind: Facility\nname: f1\n" + text)
+    run = cli("audit", "f.yaml", *AS_OF)
+    _clean(run.out + run.err)
+    assert run.code == 2 and run.lines[0].startswith(expect), run.out[:300]
+
+
 @pytest.fixture
 def odd_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An inventory with a file whose name is not UTF-8 (a byte 0xff)."""

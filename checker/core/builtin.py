@@ -117,10 +117,11 @@ BUILTIN_CHECKS: tuple[RuleMeta, ...] = (
     _schema(
         SCHEMA_LIMIT,
         "Input stays within what checker reads and lists",
-        "A mapping of over 1,000 keys (no inventory needs more than a server's few dozen fields) "
-        "and thousands of problems in one file come from a generator gone wrong or a hostile pull "
-        "request; reading or listing all of them would take gigabytes. Such a mapping is refused; "
-        "past the first 1,000 problems of a file the rest are counted in one finding, not listed.",
+        "A mapping of over 1,000 keys (no inventory needs more than a server's few dozen fields), "
+        "nesting over 100 levels deep and thousands of problems in one file come from a generator "
+        "gone wrong or a hostile pull request; reading or listing all of them would take gigabytes. "
+        "Such a mapping or nesting is refused where it goes over; past the first 1,000 problems of a "
+        "file the rest are counted in one finding, not listed.",
         "Fix the problems listed and run again; split a generated mapping into a list.",
     ),
     _check(

@@ -63,6 +63,10 @@ _EXPANSION_SLACK = 100_000
 # million unknown keys once took 2.2 GB of validation errors (issue 17).
 MAX_KEYS = 1_000
 TOO_MANY_KEYS = f"a mapping of more than {MAX_KEYS:,} keys: refused (no inventory needs that many)"
+# Levels of nesting: an inventory has six or so. libyaml stops flow collections
+# at 1,000 levels itself; block ones would run out of Python's stack instead.
+MAX_DEPTH = 100
+TOO_DEEP = f"nested more than {MAX_DEPTH} levels deep: refused (no inventory needs that many)"
 
 Path_ = Sequence[str | int]
 
@@ -262,6 +266,7 @@ class _Builder:
         self.anchors: dict[str, Built] = {}
         self.written = 0
         self.expanded = 0
+        self.depth = 0
 
     def next(self) -> Any:
         try:
@@ -297,10 +302,13 @@ class _Builder:
         self.written += 1
         if isinstance(event, yaml.ScalarEvent):
             built: Built = (_scalar(self.loader, event), Src(*_pos(event)), 1)
-        elif isinstance(event, yaml.SequenceStartEvent):
-            built = self.sequence(event)
         else:
-            built = self.mapping(event)
+            if self.depth >= MAX_DEPTH:
+                raise _problem(SCHEMA_LIMIT, event, TOO_DEEP)
+            self.depth += 1
+            sequence = isinstance(event, yaml.SequenceStartEvent)
+            built = self.sequence(event) if sequence else self.mapping(event)
+            self.depth -= 1
         if event.anchor is not None:
             self.anchors[event.anchor] = built
         return built
