@@ -16,10 +16,12 @@ from checker.decide.verdict import override_severity, verdict
 from checker.decide.waivers import apply_waivers, waiver_records
 from checker.derive.capacity import Capacity, compute
 from checker.derive.facts import Context, Fact, build_all
+from checker.derive.knowledge import TABLE_KINDS, builtin, extend
 from checker.evaluate.engine import Messages, evaluate
 from checker.evaluate.rulebook import Rulebook, load_rulebook, matches
 from checker.load.build import load
 from checker.load.reading import ReadOptions
+from checker.source.reader import display_path
 
 
 def run_audit(
@@ -35,7 +37,11 @@ def run_audit(
     metas = book.metadata()
     known = [m.id for m in metas]
     check_selection(cfg, known)
-    inv, schema = load(paths, exclude=cfg.config_file, options=options)
+    inv, schema = load(paths, exclude=cfg.config_file, options=options, tables=list(TABLE_KINDS),
+                       knowledge=book.knowledge)
+    # The user's knowledge documents (docs/knowledge.md) merged into the built-in tables.
+    knowledge = extend(builtin(), inv.tables)
+    schema += knowledge.problems
     active = book.selected(cfg.select, cfg.ignore)
     capacity: Capacity | None = None
     messages = Messages()
@@ -45,12 +51,12 @@ def run_audit(
     if not schema:
         capacity = compute(inv)
         facts = build_all(inv, capacity, Context(
-            as_of, cfg.support_horizon_days,
+            as_of, cfg.support_horizon_days, knowledge.knowledge,
             large_model_params_b=cfg.large_model_params_b, headroom_pct=cfg.headroom_pct,
             support_level=cfg.support_level,
         ))
         found, messages = evaluate(active.rules, facts)
-        findings += found
+        findings += knowledge.overrides + found
     findings = override_severity(findings, cfg.severity)
     selected = [r for r in known if matches(r, cfg.select) and not matches(r, cfg.ignore)]
     # With input errors no rule ran: no waiver can be called unused.
@@ -66,4 +72,5 @@ def run_audit(
     return AuditResult(
         as_of, v.verdict, v.exit_code, v.counts, tuple(ordered), capacity, ran, tuple(facts), messages,
         waivers=waiver_records(ordered, inv.waivers, as_of),
+        paths=tuple(sorted({display_path(p) for p in paths})),
     )

@@ -27,13 +27,15 @@ from checker.core.findings import SEVERITIES
 from checker.core.perf import gc_paused
 from checker.core.rulemeta import RuleMeta
 from checker.core.suggest import did_you_mean
-from checker.core.terminal import SafeStream, StreamError, escape, whole_writes
+from checker.core.terminal import SafeStream, StreamError, escape, escape_lines, whole_writes
 from checker.decide.config import Config, Settings, find_config, load_config, policy_in, settings
 from checker.decide.result import AuditResult
 from checker.derive.facts import REGISTRY, fact_kind
+from checker.derive.knowledge import table_models
 from checker.diff import diff
 from checker.evaluate.rulebook import load_rulebook
 from checker.evaluate.ruletest import run_rule_tests
+from checker.gitref import repo_root
 from checker.importers import IMPORTERS, Importer
 from checker.load import cache
 from checker.load.reading import ReadOptions, default_jobs
@@ -42,13 +44,16 @@ from checker.render import FORMATS, capped_names, diff_formats_help, formats_hel
 from checker.render.context import RenderContext
 from checker.render.output import (
     Output,
+    append_step_summary,
     check_target,
     check_writable,
     destination,
     emit,
+    github_commit_base,
     link_base,
     parse_spec,
     pictures_folder,
+    root_link_base,
     write_output,
     write_outputs,
     write_pictures,
@@ -111,6 +116,7 @@ def _settings(args: argparse.Namespace, paths: Sequence[Path]) -> Settings:
         fail_on=args.fail_on,
         rule_dirs=args.rules,
         max_per_rule=args.max_per_rule,
+        group_findings=False if args.no_group else None,
     )
 
 
@@ -149,7 +155,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     outputs = args.format or [default]
     env = os.environ if _in_github_actions() else None
     result, cfg = _audit(args, outputs, env)
-    emit(result, outputs, color=_color(sys.stdout), max_per_rule=cfg.max_per_rule, env=env)
+    color = _color(sys.stdout)
+    emit(result, outputs, color=color, max_per_rule=cfg.max_per_rule, group=cfg.group_findings, env=env)
     return result.exit_code
 
 
@@ -160,21 +167,25 @@ def cmd_report(args: argparse.Namespace) -> int:
     if out.format == "markdown" and out.file is not None:
         # The pictures are SVG files beside the report (HTML has them inline).
         folder = pictures_folder(out.file)
-        ctx = RenderContext(link_base(out.file), max_per_rule=cfg.max_per_rule)
+        ctx = RenderContext(link_base(out.file), max_per_rule=cfg.max_per_rule, group=cfg.group_findings)
         text, files = markdown_with_pictures(result, ctx, folder.name)
         write_pictures(folder, files)
         write_output(out, text)
     else:
-        emit(result, [out], max_per_rule=cfg.max_per_rule)
+        emit(result, [out], max_per_rule=cfg.max_per_rule, group=cfg.group_findings)
     return result.exit_code
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    """New and resolved findings and capacity changes against the same paths at a git ref."""
+    """New, worsened and resolved findings and capacity changes against the same
+    paths at a git ref. Paths are named from the repository's root, so links
+    are too: from --link-base, else (under GitHub Actions) the pull request's
+    head commit on GitHub, else relative to where each output is read."""
     paths = args.paths or [DEFAULT_PATH]
     outputs = args.format or [Output("text", None)]
+    env = os.environ if _in_github_actions() else None
     cfg = _settings(args, paths)
-    check_writable(outputs, paths, _protected(cfg))
+    check_writable(outputs, paths, _protected(cfg), env)
     book = load_rulebook(cfg.rule_dirs)
     as_of = args.as_of or dt.date.today()
     options = _read_options(args)
@@ -186,9 +197,22 @@ def cmd_diff(args: argparse.Namespace) -> int:
             fail_on=cfg.fail_on,
             fail_on_new=args.fail_on_new,
         )
-    ctxs = [RenderContext(link_base(out.file), max_per_rule=cfg.max_per_rule) for out in outputs]
+    root = repo_root(Path.cwd())
+    shared = args.link_base.rstrip("/") + "/" if args.link_base else ""
+    shared = shared or (github_commit_base(env) if env is not None else "")
+    per_rule, alike = cfg.max_per_rule, cfg.group_findings
+    ctxs = [
+        RenderContext(shared or root_link_base(root, o.file), max_per_rule=per_rule, group=alike)
+        for o in outputs
+    ]
     texts = [FORMATS[out.format].diff(result, ctx) for out, ctx in zip(outputs, ctxs, strict=True)]
+    summary = env.get("GITHUB_STEP_SUMMARY") if env is not None else None
+    comment = None
+    if summary:  # the comment, in the job's summary page (where it still is when no comment can be posted)
+        comment = FORMATS["markdown"].diff(result, RenderContext(shared, max_per_rule=per_rule, group=alike))
     write_outputs(list(zip(outputs, texts, strict=True)))
+    if summary and comment is not None:
+        append_step_summary(summary, escape_lines(comment))
     return result.exit_code
 
 
@@ -321,7 +345,7 @@ def cmd_facts(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    print(json.dumps(inventory_schema(), indent=2, sort_keys=True))
+    print(json.dumps(inventory_schema(table_models()), indent=2, sort_keys=True))
     return 0
 
 
@@ -349,6 +373,12 @@ def _add_audit_options(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help=f"{capped_names()} show N findings per rule, then a count (default 100; 0 shows all);"
         " the other formats and the verdict have every finding",
+    )
+    p.add_argument(
+        "--no-group",
+        action="store_true",
+        help="text, markdown and the pull-request comment show a line per finding, not findings alike"
+        " (same rule and message but for the entity's name) once with their count and names",
     )
     p.add_argument("--as-of", type=_date, metavar="YYYY-MM-DD", help="evaluate dates as of this day")
     p.add_argument("--config", type=Path, metavar="FILE", help="config file (default: checker.yaml)")
@@ -423,11 +453,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="markdown (default) or html: one self-contained file, printable to PDF",
     )
 
-    diff_ = _sub(subs, "diff", cmd_diff, "new and resolved findings and capacity changes against a git ref")
+    diff_ = _sub(
+        subs, "diff", cmd_diff, "new, worsened and resolved findings and capacity changes against a git ref"
+    )
     _add_audit_options(diff_)
     diff_.add_argument("--base", required=True, metavar="REF", help="git branch, tag or commit to compare")
     diff_.add_argument(
-        "--fail-on-new", action="store_true", help="fail only on new findings (adopt with existing debt)"
+        "--fail-on-new",
+        action="store_true",
+        help="fail only on new and worsened findings (adopt with existing debt)",
+    )
+    diff_.add_argument(
+        "--link-base",
+        metavar="URL",
+        help="prefix of the comment's links to files, named from the repository root (e.g. "
+        "https://github.com/OWNER/REPO/blob/SHA/); default under GitHub Actions: the pull request's "
+        "head commit",
     )
     diff_.add_argument(
         "--format",

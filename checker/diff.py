@@ -2,19 +2,26 @@
 
 Both trees are audited with today's rulebook and configuration, so the diff
 shows what the inventory change does, not what a rule change does. Findings
-are matched by rule and entity (lines move); capacity by entity id.
+are matched by rule and entity (lines move); capacity by entity id. The new
+findings are then pointed at the lines the change touched where their cause
+is (checker.decide.touched), and every path is named from the repository's
+root, as `git diff` and GitHub name them, from whatever folder it runs in.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+from pathlib import Path, PurePosixPath
 
-from checker.decide.compare import DiffResult, changed, deltas, fails
+from checker.core.findings import Finding
+from checker.decide.compare import DiffResult, changed, deltas, fails, worsened
 from checker.decide.result import AuditResult
-from checker.gitref import materialize, repo_root, resolve_ref, working_directory
+from checker.decide.touched import EVERY_LINE, Lines, relocate
+from checker.gitref import changed_lines, materialize, repo_root, resolve_ref, working_directory
+from checker.render.output import from_root
 
 
 def diff(
@@ -28,28 +35,80 @@ def diff(
     root = repo_root(Path.cwd())
     commit = resolve_ref(root, ref)
     head = audit(paths)
-    base = _audit_base(root, commit, paths, audit)
-    new, resolved = changed(base, head)
+    cwd_in_repo = PurePosixPath(Path.cwd().resolve().relative_to(root.resolve()).as_posix())
+    prefix = "" if cwd_in_repo == PurePosixPath(".") else f"{cwd_in_repo}/"
+    with tempfile.TemporaryDirectory(prefix="checker-base-") as tmp:
+        base_root = Path(tmp)
+        base = _audit_base(root, commit, paths, audit, base_root, cwd_in_repo)
+        new, resolved, lifted = changed(base, head)
+        new = relocate(new, head.facts, _Touched(root, base_root))
+    new, resolved = _named_from_root(new, prefix), _named_from_root(resolved, prefix)
+    lifted = tuple(
+        replace(w, finding=_named_from_root([w.finding], prefix)[0], was=_named_from_root([w.was], prefix)[0])
+        for w in lifted
+    )
+    result = DiffResult(
+        ref, commit, base, head, new, resolved, deltas(base, head), 0,
+        worsened=(*worsened(new, resolved), *lifted), fail_on=fail_on, fail_on_new=fail_on_new,
+    )  # fmt: skip
     if head.exit_code == 2:
         code = 2
     elif fail_on_new:
-        code = int(fails(new, fail_on))
+        code = int(fails(result.introduced, fail_on))
     else:
         code = head.exit_code
-    return DiffResult(ref, commit, base, head, new, resolved, deltas(base, head), code)
+    return replace(result, exit_code=code)
 
 
 def _audit_base(
-    root: Path, commit: str, paths: Sequence[Path], audit: Callable[[Sequence[Path]], AuditResult]
+    root: Path,
+    commit: str,
+    paths: Sequence[Path],
+    audit: Callable[[Sequence[Path]], AuditResult],
+    base_root: Path,
+    cwd_in_repo: PurePosixPath,
 ) -> AuditResult:
-    cwd_in_repo = Path.cwd().resolve().relative_to(root.resolve())
-    with tempfile.TemporaryDirectory(prefix="checker-base-") as tmp:
-        base_root = Path(tmp)
-        existing = materialize(root, commit, paths, base_root)
-        here = base_root / cwd_in_repo
-        here.mkdir(parents=True, exist_ok=True)
-        # Same relative paths in both trees, so findings show the same file names.
-        # No path held an inventory at the base: `audit([])` reads nothing, the
-        # base is empty (never the default inventories/ or the current folder).
-        with working_directory(here):
-            return audit([Path(os.path.relpath(p, here)) for p in existing])
+    existing = materialize(root, commit, paths, base_root)
+    here = base_root / cwd_in_repo
+    here.mkdir(parents=True, exist_ok=True)
+    # Same relative paths in both trees, so findings show the same file names.
+    # No path held an inventory at the base: `audit([])` reads nothing, the
+    # base is empty (never the default inventories/ or the current folder).
+    with working_directory(here):
+        return audit([Path(os.path.relpath(p, here)) for p in existing])
+
+
+class _Touched:
+    """The lines the change touched in a file of the head (named as findings
+    name it, from the current folder): its git diff with the file as laid out
+    from the base; every line of a file the base lacks; none of a file outside
+    the repository (the built-in catalog). Each file is compared once."""
+
+    def __init__(self, root: Path, base_root: Path) -> None:
+        self._root = root.resolve()
+        self._base_root = base_root
+        self._seen: dict[str, Lines] = {}
+
+    def __call__(self, file: str) -> Lines:
+        found = self._seen.get(file)
+        if found is None:
+            found = self._seen[file] = self._lines(file)
+        return found
+
+    def _lines(self, file: str) -> Lines:
+        head = Path(os.path.abspath(file))
+        try:
+            inside = head.relative_to(self._root)
+        except ValueError:
+            return Lines()
+        if not head.is_file():
+            return Lines()
+        base = self._base_root / inside
+        if not base.is_file():
+            return EVERY_LINE
+        # The file itself, not a link to it: git would compare a link's target name.
+        return Lines(tuple(changed_lines(base, head.resolve())))
+
+
+def _named_from_root(findings: Iterable[Finding], prefix: str) -> tuple[Finding, ...]:
+    return tuple(replace(f, file=from_root(f.file, prefix)) for f in findings)

@@ -9,6 +9,7 @@ current directory read the same in both trees.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -162,6 +163,37 @@ def _create(target: Path, content: bytes, shown: str) -> None:
         raise UserError(f"{shown}: cannot lay out the base tree: {exc.strerror}") from None
     with os.fdopen(fd, "wb") as handle:
         handle.write(content)
+
+
+_HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
+
+
+def changed_lines(old: Path, new: Path) -> list[tuple[int, int]]:
+    """The lines of `new` that differ from `old`, as (first, last) spans: the
+    `+` side of each hunk of `git diff --unified=0` (git's diff, so the lines a
+    pull request's diff shows). A hunk that only removes lines touches none.
+
+    The two files are compared as they are (`--no-index`: tracked or not, in
+    any folder), as text, with no external diff or text conversion that a
+    user's configuration might name."""
+    if old.read_bytes() == new.read_bytes():
+        return []
+    args = ["diff", "--no-index", "--no-color", "--no-ext-diff", "--no-textconv", "--text", "--unified=0"]
+    try:
+        done = subprocess.run(
+            ["git", *args, "--", str(old), str(new)], capture_output=True, check=False
+        )
+    except FileNotFoundError:
+        raise UserError("git is not installed: `checker diff` reads the base through git") from None
+    if done.returncode not in (0, 1):  # 1: the files differ
+        lines = done.stderr.decode("utf-8", "replace").strip().splitlines() or ["git diff failed"]
+        raise UserError(f"{escape(str(new))}: cannot compare with the base: {escape(lines[-1])}")
+    spans = []
+    for match in _HUNK.finditer(done.stdout):
+        first, count = int(match[1]), int(match[2]) if match[2] is not None else 1
+        if count:
+            spans.append((first, first + count - 1))
+    return spans
 
 
 @contextmanager

@@ -16,6 +16,7 @@ import pytest
 from checker import __version__
 from checker.cli import BUG_HINT
 from checker.derive.facts import REGISTRY
+from checker.derive.knowledge import TABLE_KINDS
 from checker.load.build import KINDS
 from tests.conftest import AS_OF, FIXTURES, MINIMAL, CliRunner, Writer, summary
 
@@ -255,7 +256,7 @@ def test_unknown_format(cli: CliRunner, in_fixtures: Path, name: str, hint: str)
     lines = run.err.splitlines()  # the usage text wraps with the terminal width
     assert lines[0].startswith("usage: checker audit ")
     assert lines[-1] == (f"checker audit: error: argument --format: unknown format '{name}'{hint}; "
-                         "known: text, json, markdown, html, sarif, junit, github")
+                         "known: text, json, markdown, html, sarif, junit, gitlab, github")
     assert "Traceback" not in run.err
 
 
@@ -359,7 +360,7 @@ def test_facts_lists_every_kind(cli: CliRunner) -> None:
     run = cli("facts")
     kinds = [line.split(":")[0] for line in run.lines if not line.startswith(" ")]
     kinds_ = ["facility", "rack", "feed", "cooling_unit", "cdu", "ups", "server", "workload", "framework"]
-    assert (run.code, kinds) == (0, [*kinds_, "container"])
+    assert (run.code, kinds) == (0, [*kinds_, "container", "engine", "jax"])
 
 
 @pytest.mark.parametrize(("kind", "hint"), [
@@ -380,8 +381,9 @@ def test_schema(cli: CliRunner) -> None:
     schema = json.loads(run.out)
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert schema["discriminator"]["propertyName"] == "kind"
-    assert set(schema["discriminator"]["mapping"]) == set(KINDS)
-    assert len(schema["oneOf"]) == len(KINDS)
+    # Inventories may hold documents of the knowledge tables' kinds too (docs/knowledge.md).
+    assert set(schema["discriminator"]["mapping"]) == set(KINDS) | set(TABLE_KINDS)
+    assert len(schema["oneOf"]) == len(KINDS) + len(TABLE_KINDS)
     feed = schema["$defs"]["Feed"]
     assert feed["additionalProperties"] is False
     assert {"voltage", "amps", "side", "phase", "max_utilization"} <= set(feed["properties"])
@@ -545,10 +547,10 @@ def test_every_problem_in_a_rule_folder_is_listed(cli: CliRunner, workdir: Write
     assert [line.split(":")[0] for line in run.err.splitlines()] == ["rules/a.yaml", "rules/b.yaml"]
 
 
-KNOWLEDGE_NOT_READ = (
-    ":1:1: knowledge tables are not read from rule folders: the compatibility tables are built in "
-    "(rules/knowledge/); add GPU and server models as GpuModels / ServerModels documents with the inventories"
-)
+# A knowledge document in a rule folder is read with the rules (docs/knowledge.md); a bad one
+# stops every command that reads the folder, at the line and column of its problem.
+BAD_GPUS = ("rules/team/knowledge/gpus.yaml:1:1: missing required field 'gpus'\n"
+            "rules/team/knowledge/gpus.yaml:2:1: unknown field 'models'")
 
 
 @pytest.mark.parametrize("command", [
@@ -559,37 +561,35 @@ KNOWLEDGE_NOT_READ = (
     pytest.param(("audit", str(MINIMAL), "--config", "checker.yaml", *AS_OF), id="config-rules"),
     pytest.param(("diff", "--base", "HEAD", str(MINIMAL), "--rules", "rules", *AS_OF), id="diff"),
 ])
-def test_a_knowledge_folder_in_a_rule_folder_is_refused_not_skipped(
+def test_a_bad_knowledge_document_in_a_rule_folder_stops_every_command(
     cli: CliRunner, workdir: Writer, command: tuple[str, ...]
 ) -> None:
-    # Laid out as the built-in rules/ is: its knowledge/ tables are read by nothing but
-    # checker's own, so a user's would be ignored while `rules test` said "0 failed".
     workdir("rules/r.yaml", rule())
+    # Laid out as the built-in rules/ is; the copy of the built-in CUDA table is read and changes nothing.
     workdir("rules/knowledge/cuda.yaml", (REPO / "rules" / "knowledge" / "cuda.yaml").read_text())
     workdir("rules/team/knowledge/gpus.yaml", "kind: GpuModels\nmodels: []\n")
     workdir("checker.yaml", "rules: [rules]\n")
     run = cli(*command)
-    assert (run.code, run.out) == (2, "")
-    assert run.err.splitlines() == [
-        f"rules/knowledge/cuda.yaml{KNOWLEDGE_NOT_READ}",
-        f"rules/team/knowledge/gpus.yaml{KNOWLEDGE_NOT_READ}",
-    ]
+    assert (run.code, run.out, run.err) == (2, "", BAD_GPUS + "\n")
 
 
-def test_a_knowledge_folder_alone_is_refused(cli: CliRunner, workdir: Writer) -> None:
-    workdir("rules/knowledge/x.yaml", "kind: CudaReleases\n")
-    run = cli("rules", "test", "rules")
-    assert (run.code, run.out, run.err) == (2, "", f"rules/knowledge/x.yaml{KNOWLEDGE_NOT_READ}\n")
+def test_the_built_in_tables_copied_into_a_rule_folder_change_nothing(
+    cli: CliRunner, workdir: Writer
+) -> None:
+    for name in ("cuda", "drivers", "frameworks", "containers", "rocm", "fit"):
+        workdir(f"rules/knowledge/{name}.yaml", (REPO / "rules" / "knowledge" / f"{name}.yaml").read_text())
+    run = cli("audit", str(MINIMAL), "--rules", "rules", *AS_OF)
+    assert (run.code, run.out, run.err) == (0, summary(verdict="pass") + "\n", "")
 
 
 @pytest.mark.parametrize(("text", "stderr"), [
-    pytest.param("# ours\nkind: GpuModels\nmodels: []\n",
-                 "rules/r.yaml:2:1: a GpuModels document is an inventory, not rules: "
+    pytest.param("# ours\nkind: Facility\nname: f1\n",
+                 "rules/r.yaml:2:1: a Facility document is an inventory, not rules: "
                  "put it with the inventories",
-                 id="catalog"),
+                 id="inventory"),
     pytest.param("kind: CudaReleases\nreleases: []\n",
-                 f"rules/r.yaml:1:1: a CudaReleases document is a knowledge table, not rules; "
-                 f"{KNOWLEDGE_NOT_READ.removeprefix(':1:1: ')}",
+                 "rules/r.yaml:1:1: missing required field 'sources'\n"
+                 "rules/r.yaml:1:1: missing required field 'as_of'",
                  id="table"),
 ])
 def test_a_document_of_another_kind_in_a_rule_folder_says_where_it_belongs(
@@ -745,23 +745,42 @@ STACKS_2026 = [
     "longer supports the v100-sxm2-32gb (Volta); support ended with CUDA 13.0",
     "stacks2026/servers.yaml:83:5: error compatibility.nvidia-libraries-on-amd server mi300x-nccl: the "
     "mi300x is an AMD GPU, but the server declares NVIDIA's cuDNN 8.9 and NCCL 2.18",
+    # Engines pin their torch and bring their CUDA; JAX's plugin needs its family's driver
+    # (h100-engines-dec2026, the December 2026 stack with vLLM and JAX: no finding).
+    "stacks2026/servers.yaml:101:13: error compatibility.engine-torch-mismatch server h100-engines-r570: "
+    "vLLM 0.11.0 pins torch 2.8.0, but the server declares torch 2.9.0+cu128: pip replaces it with 2.8.0, "
+    "or the engine's kernels do not load",
+    "stacks2026/servers.yaml:102:21: error compatibility.engine-driver-below-floor server h100-engines-r570: "
+    "TensorRT-LLM 1.2.0 runs CUDA 13.0 (from engine wheel), which needs driver 580 or newer; the server has "
+    "570.133.20 (the tables mark the engine's CUDA unverified)",
+    "stacks2026/servers.yaml:102:21: error compatibility.engine-torch-mismatch server h100-engines-r570: "
+    "TensorRT-LLM 1.2.0 pins torch 2.9.1, but the server declares torch 2.9.0+cu128: pip replaces it "
+    "with 2.9.1, or the engine's kernels do not load",
+    "stacks2026/servers.yaml:103:31: error compatibility.jax-driver-below-floor server h100-engines-r570: "
+    "jax 0.8.0 with the cuda13 plugin needs driver 580 or newer (CUDA 13); the server has 570.133.20",
+    "stacks2026/servers.yaml:113:31: error compatibility.jax-local-cudnn server h100-jax-local: jax 0.8.0 "
+    "with the cuda12-local plugin needs cuDNN 9.8 or newer, below 10.0, but finds cuDNN 9.5 (declared)",
+    "stacks2026/servers.yaml:114:15: warning compatibility.engine-driver-minor-version server "
+    "h100-jax-local: SGLang 0.5.23 runs CUDA 13.2 (from pinned torch's PyPI default) on driver 580.95.05 "
+    "only with limitations (minor-version compatibility); every feature needs 595.45.04 (the tables mark "
+    "that minimum unverified)",
 ]
 STALE = ("stacks2026/facility.yaml:2:1: info compatibility.knowledge-stale facility f1: the compatibility "
-         "tables are current to 2026-12-01, 226 days before the audit date; releases since then are not in "
+         "tables are current to 2026-10-21, 267 days before the audit date; releases since then are not in "
          "them, and facts in them may have changed")
 
 
 def test_stacks_of_2026_are_checked_by_the_wheels_they_install(cli: CliRunner, in_fixtures: Path) -> None:
     run = cli("audit", "stacks2026", "--select", "compatibility.*", *AS_OF)
-    assert (run.code, run.lines, run.err) == (1, [*STACKS_2026, summary(error=6, warning=3)], "")
+    assert (run.code, run.lines, run.err) == (1, [*STACKS_2026, summary(error=11, warning=4)], "")
 
 
 def test_tables_more_than_six_months_old_say_so(cli: CliRunner, in_fixtures: Path) -> None:
     run = cli("audit", "stacks2026", "--select", "compatibility.*", "--as-of", "2027-07-15")
-    expected = [STALE, *STACKS_2026, summary(error=6, warning=3, info=1)]
+    expected = [STALE, *STACKS_2026, summary(error=11, warning=4, info=1)]
     assert (run.code, run.lines, run.err) == (1, expected, "")
-    # Within six months of the tables: no notice.
-    run = cli("audit", "stacks2026", "--select", "compatibility.knowledge-stale", "--as-of", "2027-05-31")
+    # Within six months of the tables (183 days after 2026-10-21): no notice.
+    run = cli("audit", "stacks2026", "--select", "compatibility.knowledge-stale", "--as-of", "2027-04-22")
     assert (run.code, run.lines) == (0, [summary(verdict="pass")])
 
 
@@ -784,13 +803,18 @@ def test_driver_branches_past_end_of_life_at_the_rollout_are_errors(
            "branch), which reached end of life in {}, before 2027-02-01 (the tables mark that lifecycle "
            "unverified)")
     r570 = ("570", "production", "2026-02")
-    run = cli("audit", "stacks2026", "--select", "support.driver-*", *AS_OF)
+    run = cli("audit", "stacks2026", "--select", "support.driver-*", *AS_OF, "--no-group")
     assert (run.code, run.lines, run.err) == (1, [
+        # R575 (a new-feature branch) is in no source the driver tables have: said, not passed.
+        "stacks2026/servers.yaml:27:16: warning support.driver-branch-unknown server a100-plain: driver "
+        "575.57.08 is on R575, a branch the driver tables do not list, so its end of life and forward "
+        "compatibility were not checked",
         eol.format("32:16", "h100-update", "570.86.15", *r570),
         eol.format("53:7", "h100-r570-cuda13", "570.133.20", *r570),
         eol.format("59:7", "rtx-r570-cuda13", "570.133.20", *r570),
         eol.format("65:7", "h100-r535-ngc", "535.129.03", "535", "long-term", "2026-06"),
-        summary(error=4),
+        eol.format("99:7", "h100-engines-r570", "570.133.20", *r570),
+        summary(error=5, warning=1),
     ], "")
 
 

@@ -28,6 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from checker.cli import EXIT_BROKEN_PIPE, main
+from checker.derive.knowledge import TABLE_KINDS
 from checker.load.build import KINDS
 from tests.conftest import AS_OF, MINIMAL
 from tests.helpers import deadline, evaluated, write_file
@@ -811,7 +812,8 @@ USER_MISTAKES = [
     Case(
         "kind-is-a-number",
         2,
-        f"inv/x.yaml:1:7: error schema.document `kind` must be one of {', '.join(KINDS)}, not a number",
+        f"inv/x.yaml:1:7: error schema.document `kind` must be one of {', '.join([*KINDS, *TABLE_KINDS])}, "
+        "not a number",
         {"inv/x.yaml": "kind: 3\n"},
     ),
     Case(
@@ -1262,13 +1264,15 @@ def test_output_is_capped_per_rule(case: Case, tmp_path: Path, monkeypatch: pyte
         assert run.out.count("- error `schema.invalid`") == 100
 
 
-@pytest.mark.parametrize("fmt", ["sarif", "junit"])
+@pytest.mark.parametrize("fmt", ["sarif", "junit", "gitlab"])
 def test_machine_formats_are_never_capped(fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     case = Case(fmt, 2, "schema.invalid", MANY, ("audit", "inv", "--format", fmt, *AS_OF))
     run = run_case(case, tmp_path, monkeypatch)
-    # SARIF: a result each; JUnit: input errors have no entity, so one case per
-    # file holds a failure line per finding.
-    marker = '"ruleId": "schema.invalid"' if fmt == "sarif" else ": error workloads."
+    # SARIF: a result each; GitLab: an issue each; JUnit: the rule's case, a
+    # failure line each.
+    markers = {"sarif": '"ruleId": "schema.invalid"', "gitlab": '"check_name": "schema.invalid"',
+               "junit": ": error workloads."}
+    marker = markers[fmt]
     assert run.out.count(marker) == 250
 
 

@@ -95,7 +95,7 @@ def odd_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize("fmt", ["sarif", "markdown", "junit", "json", "text"])
+@pytest.mark.parametrize("fmt", ["sarif", "markdown", "junit", "gitlab", "json", "text"])
 def test_a_non_utf8_file_name_in_every_format(odd_name: Path, cli: CliRunner, fmt: str) -> None:
     run = cli("audit", "inv", *AS_OF, "--format", f"{fmt}:out")
     _clean(run.out + run.err)
@@ -214,7 +214,7 @@ def test_any_name_too_long_is_the_users_not_a_bug(cli: CliRunner, monkeypatch: p
     # Wherever else checker meets one (a name it makes from the user's), one line and exit 2.
     from checker import cli as cli_module
 
-    def too_long() -> None:
+    def too_long(*args: object) -> None:
         raise OSError(errno.ENAMETOOLONG, "File name too long", "n" * 300)
 
     monkeypatch.setattr(cli_module, "inventory_schema", too_long)

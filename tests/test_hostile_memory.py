@@ -172,9 +172,9 @@ def test_servers_are_validated_a_piece_at_a_time(
 
     class Recording:
         @staticmethod
-        def validate_python(values: list[Any]) -> Any:
+        def validate_python(values: list[Any], **options: Any) -> Any:
             sizes.append(len(values))
-            return real.validate_python(values)
+            return real.validate_python(values, **options)
 
     monkeypatch.setattr(build, "_SERVERS", Recording)
     seen: list[int] = []
@@ -185,9 +185,9 @@ def test_servers_are_validated_a_piece_at_a_time(
 
         class Counted:
             @staticmethod
-            def validate_python(value: Any) -> Any:
+            def validate_python(value: Any, **options: Any) -> Any:
                 seen.append(len(value) if isinstance(value, list) else 1)
-                return made.validate_python(value)
+                return made.validate_python(value, **options)
 
         return Counted
 

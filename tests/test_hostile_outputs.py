@@ -41,7 +41,7 @@ def _leftovers(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.rglob("*.tmp"))
 
 
-@pytest.mark.parametrize("fmt", ["markdown", "json", "sarif", "junit", "text", "github"])
+@pytest.mark.parametrize("fmt", ["markdown", "json", "sarif", "junit", "gitlab", "text", "github"])
 def test_an_output_planted_as_a_link_to_the_git_config_is_refused(
     repo: Path, cli: CliRunner, fmt: str
 ) -> None:

@@ -31,7 +31,7 @@ def _no_command_lines(text: str) -> None:
         assert not line.lstrip().startswith(("::", "##[")), line
 
 
-@pytest.mark.parametrize("fmt", ["text", "markdown", "junit", "sarif", "json"])
+@pytest.mark.parametrize("fmt", ["text", "markdown", "junit", "sarif", "gitlab", "json"])
 def test_no_line_of_any_format_starts_a_workflow_command(planted: Path, cli: CliRunner, fmt: str) -> None:
     run = cli("audit", ".", *AS_OF, "--format", fmt)
     assert run.code == 2

@@ -39,6 +39,7 @@ AS_OF = dt.date(2027, 1, 15)
 KEPT_CACHES = {
     ("checker.load.cache", "salt"),  # the cache key's salt: versions and code of the installed checker
     ("checker.derive.knowledge", "builtin"),  # the built-in knowledge tables, read once per process
+    ("checker.derive.knowledge", "_row_fields"),  # which fields of a table model hold rows: its code's
 }
 # Context variables that stay, each set and reset around one call and saying why
 # where it is defined; options are never among them.

@@ -1,4 +1,4 @@
-"""Checks that are not `when` expressions: input (schema) and waiver findings.
+"""Checks that are not `when` expressions: input (schema), waiver and knowledge findings.
 
 They carry the same metadata as YAML rules (`RuleMeta`), so `rules list`,
 `explain`, the rule reference and SARIF show them too; their behaviour is
@@ -27,11 +27,13 @@ SCHEMA_LIMIT = "schema.limit"
 WAIVER_EXPIRED = "waiver.expired"
 WAIVER_UNUSED = "waiver.unused"
 WAIVER_EXPIRING = "waiver.expiring"
+KNOWLEDGE_OVERRIDE = "knowledge.override"
 
 
-def _check(id_: str, title: str, severity: Severity, rationale: str, remediation: str) -> RuleMeta:
-    category = id_.split(".", 1)[0]
-    return RuleMeta(id_, title, category, severity, remediation, rationale)
+def _check(
+    id_: str, title: str, severity: Severity, rationale: str, remediation: str, category: str = ""
+) -> RuleMeta:
+    return RuleMeta(id_, title, category or id_.split(".", 1)[0], severity, remediation, rationale)
 
 
 def _schema(id_: str, title: str, rationale: str, remediation: str) -> RuleMeta:
@@ -144,5 +146,17 @@ BUILTIN_CHECKS: tuple[RuleMeta, ...] = (
         "warning",
         "A waiver about to expire will fail the build soon.",
         "Plan the fix or renew the waiver.",
+    ),
+    _check(
+        KNOWLEDGE_OVERRIDE,
+        "A row of yours that replaces a built-in knowledge row is reported",
+        "info",
+        "A team may correct a shipped fact (a driver branch's end of life, what an image brings) with a "
+        "row of the same key in its own knowledge documents; every check then uses that row. A shipped "
+        "fact changed without a word would be a pass nobody can trace, so each replaced row is named "
+        "with what the new row changes and both rows' sources (docs/knowledge.md).",
+        "Check the row against its source. Remove it to use the built-in row again; if the built-in "
+        "row is wrong, report it so it is fixed for everyone.",
+        category="compatibility",
     ),
 )

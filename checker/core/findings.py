@@ -59,6 +59,11 @@ class Finding:
         return replace(self, severity=severity)
 
 
+def entity_name(entity: str) -> str:
+    """`sh1/A01` of `rack/sh1/A01`: the name a message calls its entity by."""
+    return entity.partition("/")[2]
+
+
 def located(
     rule: str,
     category: str,

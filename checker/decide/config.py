@@ -61,6 +61,11 @@ class Config(BaseModel):
         description="warn when support ends within this many days of rollout",
     )
     max_per_rule: int = Field(default=100, ge=0, description="findings shown per rule, then a count (0: all)")
+    group_findings: bool = Field(
+        default=True, strict=True,
+        description="text, Markdown and the pull-request comment show findings alike but for their "
+        "entity's name once, with their count and names (false: a line each)",
+    )
     netbox: NetboxImport = Field(default=NetboxImport(), description="`checker import netbox` settings")
     large_model_params_b: float = Field(
         default=1.0, gt=0, le=100_000, strict=True,
@@ -109,6 +114,7 @@ class Settings:
     origins: tuple[Origin, ...] = ()
     # Findings shown per rule (0: all); the summary always counts every finding.
     max_per_rule: int = 100
+    group_findings: bool = True
     support_horizon_days: int = 365
     large_model_params_b: float = 1.0
     headroom_pct: float = 10.0
@@ -158,6 +164,7 @@ def settings(
     fail_on: Severity | None,
     rule_dirs: Sequence[Path],
     max_per_rule: int | None = None,
+    group_findings: bool | None = None,
 ) -> Settings:
     """The command line narrows the config: --select replaces, --ignore adds."""
     base = config_path.parent if config_path else Path()
@@ -177,6 +184,7 @@ def settings(
         config_file=config_path,
         origins=origins,
         max_per_rule=config.max_per_rule if max_per_rule is None else max_per_rule,
+        group_findings=config.group_findings if group_findings is None else group_findings,
         support_horizon_days=config.support_horizon_days,
         large_model_params_b=config.large_model_params_b,
         headroom_pct=config.headroom_pct,

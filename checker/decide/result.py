@@ -40,6 +40,9 @@ class AuditResult:
     messages: Messages = field(default_factory=Messages)
     version: str = __version__
     waivers: tuple[WaiverRecord, ...] = ()  # every waiver, with its state
+    # The paths audited, as findings show files (relative to the current
+    # folder when below it), sorted: what SARIF names its analysis after.
+    paths: tuple[str, ...] = ()
 
     @functools.cached_property
     def findings(self) -> tuple[Finding, ...]:

@@ -331,6 +331,7 @@ LARGE_MODEL_DOC = (
 FACILITY_FIELDS = (
     written("name", "string", "", "facility name"),
     written("location", "string", "", "free-text location"),
+    written("altitude_m", "number", "m", "site elevation above sea level"),
     written("pue_target", "number", "", "maximum allowed PUE"),
     written("design_pue", "number", "", "design PUE, used when pue_model is absent"),
     written("pue_model.fixed_kw", "number", "kW", "fixed overhead: lighting, offices, security"),
@@ -364,6 +365,12 @@ FACILITY_FIELDS = (
     written("cooling.redundancy", "string", "", "N | N+1 | 2N"),
     written("cooling.inlet_c", "number", "degC", "design inlet temperature"),
     written("cooling.ashrae_class", "string", "", "ASHRAE TC 9.9 class A1..A4, H1"),
+    derived(
+        "cooling.altitude_derating_c", "number", "degC",
+        "how far the class's allowable maximum inlet drops at the site's altitude: for A1 and A2, 1 degC per "
+        "300 m above 900 m (ASHRAE TC 9.9; unverified); 0 below 900 m or without altitude_m; absent for "
+        "A3, A4 and H1 above 900 m, whose rates the tables do not hold",
+    ),
     written("cooling.delta_t_c", "number", "degC", "air temperature rise across servers, for airflow"),
     written("cooling.water_class", "string", "", "ASHRAE liquid-cooling class of the facility water: W17-W+"),
     written("cooling.water_supply_c", "number", "degC", "design supply temperature of the facility water"),
@@ -386,6 +393,25 @@ FACILITY_FIELDS = (
 )
 
 
+# ASHRAE TC 9.9: the allowable maximum dry-bulb of classes A1 and A2 derates
+# about 1 degC per 300 m above 900 m (the reference review of December 2026,
+# unverified). The rates of A3, A4 and H1 are not in the tables: above 900 m
+# their derating is left absent, and cooling.altitude-derating-unknown says so.
+DERATE_ABOVE_M = 900.0
+DERATE_M_PER_C = 300.0
+DERATED_CLASSES = ("A1", "A2")
+
+
+def _altitude_derating(fac: m.Facility) -> float | None:
+    altitude = fac.altitude_m or 0.0
+    if altitude <= DERATE_ABOVE_M:
+        return 0.0
+    klass = fac.cooling.ashrae_class if fac.cooling else None
+    if klass is not None and klass not in DERATED_CLASSES:
+        return None
+    return round((altitude - DERATE_ABOVE_M) / DERATE_M_PER_C, 2)
+
+
 def _facilities(run: Derivation) -> list[Fact]:
     inv, cap, ctx = run.inv, run.cap, run.ctx
     names = list(inv.facilities)
@@ -403,6 +429,7 @@ def _facilities(run: Derivation) -> list[Fact]:
     }
     plants = [place.value.cooling for place in inv.facilities.values()]
     written_as: dict[str, list[Any]] = {
+        "cooling.altitude_derating_c": [_altitude_derating(p.value) for p in inv.facilities.values()],
         "cooling.capacity_kw": [_whole(c.total_kw) if c else None for c in plants],
         "cooling.units": [c.unit_count if c else None for c in plants],
         "cooling_units_listed": [isinstance(c.units, list) if c else None for c in plants],
@@ -446,6 +473,8 @@ UPS_FIELDS = (
     written("name", "string", "", "block name"),
     written("reserve", "boolean", "", "a catcher's reserve block"),
     written("mechanical_kw", "number", "kW", "cooling that rides on the block (CDU and water pumps)"),
+    written("mechanical_transfer_to", "string", "", "the block its cooling moves to when it fails"),
+    written("mechanical_redundant", "boolean", "", "other pumps carry the flow without its own"),
     *_columns(UPS_COLUMNS),
 )
 
@@ -794,6 +823,71 @@ def _containers(run: Derivation) -> list[Fact]:
     return _facts("container", software.CONTAINER_FIELDS, entries, columns)
 
 
+# ---------------------------------------------------------------- engine
+
+
+def _engines(run: Derivation) -> list[Fact]:
+    inv, ctx = run.inv, run.ctx
+    entries: list[Entry] = []
+    keys: list[Hashable] = []
+    items: list[tuple[str, m.EngineInstall, m.Software, str | None]] = []
+    servers: list[str] = []
+    for name, entry in inv.servers.items():
+        sw = entry.server.software
+        if sw is None:
+            continue
+        gpu = entry.server.gpu.model if entry.server.gpu else None
+        for engine, install in sw.engines().items():
+            place = Placed(entry.server, entry.place.file, entry.place.src.descend("software", engine))
+            entries.append((entity_id("server", name), place, _NO_VALUES))
+            # What software.engine_values reads of the install and its server.
+            keys.append((engine, install, sw.driver, tuple(sw.frameworks.items()), gpu))
+            items.append((engine, install, sw, gpu))
+            servers.append(name)
+
+    def values(item: tuple[str, m.EngineInstall, m.Software, str | None]) -> dict[str, Any]:
+        engine, install, sw, gpu_name = item
+        gpu = inv.gpu_models.get(gpu_name) if gpu_name is not None else None
+        return software.engine_values(engine, install, sw, gpu.value if gpu else None, ctx.knowledge)
+
+    columns = {**_spread(keys, items, values), "server": servers}
+    return _facts("engine", software.ENGINE_FIELDS, entries, columns)
+
+
+# ---------------------------------------------------------------- jax
+
+
+def _jax(run: Derivation) -> list[Fact]:
+    inv, ctx = run.inv, run.ctx
+    entries: list[Entry] = []
+    keys: list[Hashable] = []
+    items: list[tuple[m.JaxInstall, m.Software, str | None, int | None]] = []
+    servers: list[str] = []
+    for name, entry in inv.servers.items():
+        sw = entry.server.software
+        if sw is None or sw.jax is None:
+            continue
+        server = entry.server
+        gpu = server.gpu.model if server.gpu else None
+        devices = server.gpu.count * server.nodes if server.gpu else None
+        place = Placed(server, entry.place.file, entry.place.src.descend("software", "jax"))
+        entries.append((entity_id("server", name), place, _NO_VALUES))
+        # What software.jax_values reads of the install and its server.
+        keys.append((sw.jax, sw.driver, sw.cuda, sw.cudnn, sw.nccl, tuple(sw.containers), gpu, devices))
+        items.append((sw.jax, sw, gpu, devices))
+        servers.append(name)
+
+    def values(item: tuple[m.JaxInstall, m.Software, str | None, int | None]) -> dict[str, Any]:
+        install, sw, gpu_name, devices = item
+        gpu = inv.gpu_models.get(gpu_name) if gpu_name is not None else None
+        model = gpu.value if gpu else None
+        logical = devices * model.logical_gpus if devices is not None and model is not None else devices
+        return software.jax_values(install, sw, model, logical, ctx.knowledge)
+
+    columns = {**_spread(keys, items, values), "server": servers}
+    return _facts("jax", software.JAX_FIELDS, entries, columns)
+
+
 # ---------------------------------------------------------------- workload
 
 WORKLOAD_FIELDS = (
@@ -897,6 +991,22 @@ REGISTRY: dict[str, FactKind] = {
             software.CONTAINER_FIELDS,
             _containers,
             m.Container,
+        ),
+        FactKind(
+            "engine",
+            "one inference engine installed on a server (software.vllm, software.sglang, "
+            "software.tensorrt_llm), with the server's torch, GPU and driver (entity: the server)",
+            software.ENGINE_FIELDS,
+            _engines,
+            m.Software,
+        ),
+        FactKind(
+            "jax",
+            "JAX and its CUDA plugin on a server (software.jax), with the server's driver, CUDA, cuDNN, NCCL "
+            "and GPU (entity: the server)",
+            software.JAX_FIELDS,
+            _jax,
+            m.JaxInstall,
         ),
     )
 }

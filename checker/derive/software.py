@@ -25,6 +25,7 @@ from checker.derive.knowledge import (
     Knowledge,
     parse_version,
     release_line,
+    same_release,
     version_number,
 )
 from checker.load import models as m
@@ -234,6 +235,10 @@ def software_values(software: m.Software | None, kb: Knowledge) -> Values:
 # What lifecycle_values gives: the driver branch's type and end of life.
 LIFECYCLE_FIELDS = (
     derived(
+        "software.driver_branch_listed", "boolean", "",
+        "the driver tables list the branch of software.driver (built in or yours)",
+    ),
+    derived(
         "software.driver_branch_type", "string", "", "long-term | production | new-feature (driver tables)",
     ),
     derived(
@@ -256,9 +261,10 @@ def lifecycle_values(driver: str | None, checked: dt.date, kb: Knowledge) -> Val
     version = parse_version(driver)
     branch = kb.drivers.get(version.release[0]) if version else None
     if branch is None:
-        return {}
+        return {} if version is None else {"software.driver_branch_listed": False}
     eol = branch.eol_date
     return {
+        "software.driver_branch_listed": True,
         "software.driver_branch_type": branch.type,
         "software.driver_eol": eol.isoformat() if eol else None,
         "software.driver_eol_month": branch.eol,
@@ -555,6 +561,14 @@ CONTAINER_FIELDS = (
     derived("latest", "boolean", "", "the image is not pinned: tag latest or none, and no digest"),
     derived("known", "boolean", "", "a row of the container table matches the image"),
     derived("image_unverified", "boolean", "", "the table marks what the image brings unverified"),
+    derived(
+        "image_row_from", "string", "",
+        "where the row that matched is written (file:line), when it is one of yours (docs/knowledge.md)",
+    ),
+    derived(
+        "image_row_overrides", "string", "",
+        "where a built-in row that matches the image too is written: your row is used instead",
+    ),
     derived("framework", "string", "", "the framework the image brings"),
     derived("framework_version", "string", "", "its version, where the tag or the table gives it"),
     derived("cuda", "string", "", "CUDA the image brings (declared, the image's tag or row, or the "
@@ -615,6 +629,11 @@ def _image_versions(container: m.Container, kb: Knowledge) -> Values:
     if found is not None:
         row, brought = found
         values.update({"known": True, "image_unverified": not row.verified, "framework": row.framework})
+        if row.origin is not None and not row.origin.builtin:
+            values["image_row_from"] = row.origin.where()
+            overridden = kb.containers.overridden(row, repository, tag) if tag else None
+            if overridden is not None and overridden.origin is not None:
+                values["image_row_overrides"] = overridden.origin.where()
         values.update(_versioned("image_min_driver", row.min_driver))
         fw = kb.frameworks.get(row.framework) if row.framework else None
         release = fw.release(brought["version"]) if fw and "version" in brought else None
@@ -676,3 +695,255 @@ def _forward_compatible(values: Values, gpu: m.GpuModel, branch: DriverBranch | 
     if wanted is not None:
         return driver is not None and driver >= wanted
     return branch is not None and branch.forward_compatible is True
+
+
+# ---------------------------------------------------------------- inference engines
+def _gpu_fields(gpu: m.GpuModel | None) -> Values:
+    if gpu is None:
+        return {}
+    return {
+        "gpu.model": gpu.name,
+        "gpu.vendor": gpu.vendor,
+        "gpu.architecture": gpu.architecture,
+        "gpu.forward_compatible": gpu.forward_compatible,
+        **_versioned("gpu.cuda_dropped", gpu.cuda_dropped),
+    }
+
+
+_GPU_DOCS = (
+    derived("gpu.model", "string", "", "the server's GPU model"),
+    derived("gpu.vendor", "string", "", "NVIDIA | AMD"),
+    derived("gpu.architecture", "string", "", "GPU architecture"),
+    derived("gpu.forward_compatible", "boolean", "", "CUDA forward compatibility works on the GPU"),
+    derived("gpu.cuda_dropped", "string", "", "first CUDA without support for the GPU"),
+    derived("gpu.cuda_dropped_num", "number", "version", "that CUDA as a version number"),
+)
+
+_DRIVER_DOCS = (
+    derived("cuda_full_driver", "string", "", "full-feature minimum driver of that CUDA"),
+    derived("cuda_full_driver_num", "number", "version", "that driver as a version number"),
+    derived("cuda_driver_floor", "string", "", "minor-version-compatibility minimum driver of that CUDA"),
+    derived("cuda_driver_floor_num", "number", "version", "that driver as a version number"),
+    derived("cuda_driver_unverified", "boolean", "", "the tables mark that CUDA's driver minimum unverified"),
+    derived("driver", "string", "", "the server's NVIDIA driver"),
+    derived("driver_num", "number", "version", "that driver as a version number"),
+)
+
+# What engine_values gives: the fields of an `engine` fact.
+ENGINE_FIELDS = (
+    derived("server", "string", "", "server the engine is installed on"),
+    derived("name", "string", "", "the engine: vllm | sglang | tensorrt_llm (its software field)"),
+    derived("description", "string", "", "the engine's name as its project writes it (vLLM)"),
+    derived("version", "string", "", "version as written, with its build tag (0.11.0+cu126)"),
+    derived("source", "string", "", "where the install comes from: pypi | conda-forge | container | vendor"),
+    derived("known", "boolean", "", "the engine tables know the engine"),
+    derived("release_known", "boolean", "", "the engine tables know this exact release"),
+    derived("release_unverified", "string", "", "the values of the release the tables mark unverified"),
+    derived("release_note", "string", "", "the table's note on the release"),
+    derived("torch", "string", "", "the torch release the engine pins (its requirements)"),
+    derived("torch_declared", "string", "", "the torch the server declares (software.frameworks)"),
+    derived(
+        "torch_matches", "boolean", "",
+        "the declared torch is the pinned release (absent: either is unknown, or the install is not PyPI's)",
+    ),
+    derived("tensorrt", "string", "", "the TensorRT the release depends on (TensorRT-LLM)"),
+    derived(
+        "cuda", "string", "",
+        "CUDA the engine runs: its build tag, its wheel's CUDA, the declared torch's build or the pinned "
+        "torch's PyPI default build",
+    ),
+    derived("cuda_num", "number", "version", "that CUDA as a version number"),
+    derived(
+        "cuda_from", "string", "",
+        "where that CUDA comes from: variant | engine wheel | declared torch | pinned torch's PyPI default",
+    ),
+    derived("cuda_known", "boolean", "", "the engine's CUDA is known and in the CUDA table"),
+    *_DRIVER_DOCS,
+    derived("driver_branch", "number", "", "the driver's branch (570)"),
+    derived(
+        "forward_compatible", "boolean", "",
+        "the engine's CUDA runs on the driver through forward compatibility: only an engine run from a "
+        "container image, on a data-center GPU and a branch listed as forward-compatible (a wheel: false)",
+    ),
+    *_GPU_DOCS,
+)
+
+
+def _declared_torch(software: m.Software, kb: Knowledge) -> m.FrameworkInstall | None:
+    torch = kb.frameworks.get("pytorch")
+    return next((i for n, i in software.frameworks.items() if kb.frameworks.get(n) is torch), None)
+
+
+def _engine_cuda(
+    engine_variants: bool, install: m.EngineInstall, cuda: str | None, torch_pin: str | None,
+    declared: m.FrameworkInstall | None, kb: Knowledge,
+) -> tuple[str | None, str | None]:
+    """The CUDA an engine install runs, and where it comes from: a build tag
+    (0.11.0+cu126), its PyPI wheel's own CUDA, the declared torch's build when it
+    is the pinned one, or the pinned torch's PyPI default build."""
+    parsed = parse_version(install.version)
+    if engine_variants and parsed is not None and parsed.local:
+        return _variant_cuda(kb, parsed.local), "variant"
+    if cuda is not None:
+        return cuda, "engine wheel"
+    declared_tag = parse_version(declared.version) if declared else None
+    if declared is not None and declared_tag is not None and declared_tag.local and (
+        torch_pin is None or same_release(torch_pin, declared.version)
+    ):
+        return _variant_cuda(kb, declared_tag.local), "declared torch"
+    torch = kb.frameworks.get("pytorch")
+    row = torch.release(torch_pin) if torch and torch_pin else None
+    if row is not None and row.pypi_default is not None:
+        return row.pypi_default, "pinned torch's PyPI default"
+    return None, None
+
+
+def engine_values(
+    name: str, install: m.EngineInstall, software: m.Software, gpu: m.GpuModel | None, kb: Knowledge
+) -> Values:
+    """One installed inference engine: its release's torch pin against the
+    server's torch, and the CUDA it runs against the driver and the GPU."""
+    engine = kb.engines.get(name)
+    driver = parse_version(software.driver)
+    values: Values = {
+        "name": name,
+        "version": install.version,
+        "source": install.source,
+        "known": engine is not None,
+        **_versioned("driver", software.driver),
+        "driver_branch": driver.release[0] if driver else None,
+        **_gpu_fields(gpu),
+    }
+    if engine is None:
+        return values
+    row = engine.release(install.version)
+    values.update({"description": engine.description, "release_known": row is not None})
+    if row is None:
+        return values
+    declared = _declared_torch(software, kb)
+    pypi = install.source == "pypi"
+    values.update({
+        "release_unverified": ", ".join(row.unverified) or None,
+        "release_note": row.notes,
+        "torch": row.torch,
+        "torch_declared": declared.version if declared else None,
+        "tensorrt": row.tensorrt,
+    })
+    if pypi and row.torch is not None and declared is not None:
+        values["torch_matches"] = same_release(row.torch, declared.version)
+    cuda, cuda_from = _engine_cuda(
+        engine.variants, install, row.cuda, row.torch, declared if pypi else None, kb
+    )
+    cuda_row = kb.cuda.row(cuda)
+    values.update({**_versioned("cuda", cuda), "cuda_from": cuda_from, **_cuda_values("", cuda_row)})
+    values["cuda_known"] = cuda_row is not None and values["cuda_num"] is not None
+    if gpu is not None and driver is not None:
+        # A wheel runs on the host driver as it is; an engine image brings
+        # cuda-compat, as any CUDA image does (the tables give no release notes
+        # for it, so only a branch listed as forward-compatible counts).
+        container = install.source == "container"
+        values["forward_compatible"] = container and _forward_compatible(
+            values, gpu, kb.drivers.get(driver.release[0])
+        )
+    return values
+
+
+# ---------------------------------------------------------------- JAX
+# What jax_values gives: the fields of a `jax` fact.
+JAX_FIELDS = (
+    derived("server", "string", "", "server JAX is installed on"),
+    derived("version", "string", "", "the jax version as written"),
+    derived("plugin", "string", "", "the CUDA plugin: cuda12 | cuda13 | cuda12-local | cuda13-local"),
+    derived("plugin_cuda", "string", "", "the plugin's CUDA major: cuda12 | cuda13"),
+    derived("local", "boolean", "", "a -local plugin: it runs on the host's (or image's) CUDA, cuDNN, NCCL"),
+    derived("release_known", "boolean", "", "the JAX tables know the release"),
+    derived("plugin_known", "boolean", "", "the JAX tables have the plugin for the release"),
+    derived("cuda", "string", "", "the oldest CUDA the plugin runs (its major's driver floor applies)"),
+    derived("cuda_num", "number", "version", "that CUDA as a version number"),
+    derived("cuda_major", "number", "", "the plugin's CUDA major (12, 13)"),
+    *_DRIVER_DOCS,
+    derived("cudnn", "string", "", "the oldest cuDNN the plugin runs"),
+    derived("cudnn_num", "number", "version", "that cuDNN as a version number"),
+    derived("cudnn_major", "number", "", "the major of the oldest cuDNN the plugin runs (9)"),
+    derived("cudnn_below", "string", "", "the cuDNN major the plugin no longer runs (10.0)"),
+    derived("cudnn_below_major", "number", "", "that major (10)"),
+    derived("cudnn_below_num", "number", "version", "that cuDNN as a version number"),
+    derived("nccl", "string", "", "the oldest NCCL the plugin runs (multi-GPU work)"),
+    derived("nccl_num", "number", "version", "that NCCL as a version number"),
+    derived("plugin_unverified", "boolean", "", "the tables mark the plugin's requirements unverified"),
+    derived("host_cuda", "string", "", "a -local plugin: the CUDA it finds (software.cuda, or the image's)"),
+    derived("host_cuda_num", "number", "version", "that CUDA as a version number"),
+    derived("host_cuda_major", "number", "", "that CUDA's major"),
+    derived("host_cudnn", "string", "", "a -local plugin: the cuDNN it finds (software.cudnn, or image's)"),
+    derived(
+        "host_cudnn_num", "number", "version",
+        "that cuDNN as a version number (absent when only its major is known, cudnn9)",
+    ),
+    derived("host_cudnn_major", "number", "", "that cuDNN's major"),
+    derived("host_nccl", "string", "", "a -local plugin: the NCCL it finds (software.nccl, or the image's)"),
+    derived("host_nccl_num", "number", "version", "that NCCL as a version number"),
+    derived("libraries_from", "string", "", "where host_cuda / host_cudnn / host_nccl come from"),
+    *_GPU_DOCS,
+    derived("gpu.system_devices", "number", "", "GPUs of the system as software sees them"),
+)
+
+
+def _libraries(software: m.Software, kb: Knowledge) -> tuple[dict[str, str], str | None]:
+    """The CUDA, cuDNN and NCCL a -local plugin finds: the server's declared
+    ones, else those of the only container image the server runs."""
+    declared = {k: getattr(software, k) for k in ("cuda", "cudnn", "nccl") if getattr(software, k)}
+    if declared or len(software.containers) != 1:
+        return declared, "declared" if declared else None
+    image = _image_versions(software.containers[0], kb)
+    brought = {k: image[k] for k in ("cuda", "cudnn", "nccl") if image.get(k)}
+    return brought, f"container image {software.containers[0].image}" if brought else None
+
+
+def jax_values(install: m.JaxInstall, software: m.Software, gpu: m.GpuModel | None, devices: int | None,
+               kb: Knowledge) -> Values:
+    """JAX and its CUDA plugin: the driver the plugin's CUDA family needs and,
+    for a -local plugin, the CUDA, cuDNN and NCCL it finds."""
+    plugin = install.plugin
+    major = plugin.removesuffix("-local") if plugin else None
+    values: Values = {
+        "version": install.version,
+        "plugin": plugin,
+        "plugin_cuda": major,
+        "local": plugin.endswith("-local") if plugin else None,
+        "release_known": kb.jax.release(install.version) is not None,
+        **_versioned("driver", software.driver),
+        **_gpu_fields(gpu),
+        "gpu.system_devices": devices,
+    }
+    row = kb.jax.plugin(major, install.version) if major else None
+    if major is not None:
+        values["plugin_known"] = row is not None
+    if row is None:
+        return values
+    cuda = parse_version(row.cuda)
+    values.update({
+        **_versioned("cuda", row.cuda),
+        "cuda_major": cuda.release[0] if cuda else None,
+        **_cuda_values("", kb.cuda.row(row.cuda)),
+        **_versioned("cudnn", row.cudnn),
+        "cudnn_major": Version(row.cudnn).release[0],
+        **_versioned("cudnn_below", row.cudnn_below),
+        "cudnn_below_major": Version(row.cudnn_below).release[0],
+        **_versioned("nccl", row.nccl),
+        "plugin_unverified": not row.verified,
+    })
+    if values["local"]:
+        found, where = _libraries(software, kb)
+        host_cuda, host_cudnn = parse_version(found.get("cuda")), parse_version(found.get("cudnn"))
+        values.update({
+            "libraries_from": where,
+            **_versioned("host_cuda", found.get("cuda")),
+            "host_cuda_major": host_cuda.release[0] if host_cuda else None,
+            "host_cudnn": found.get("cudnn"),
+            # cudnn9 (an image tag) says the major alone: it cannot be ordered against 9.8.
+            "host_cudnn_num": version_number(found.get("cudnn")) if host_cudnn and len(host_cudnn.release) > 1
+            else None,
+            "host_cudnn_major": host_cudnn.release[0] if host_cudnn else None,
+            **_versioned("host_nccl", found.get("nccl")),
+        })
+    return values

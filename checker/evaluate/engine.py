@@ -20,7 +20,7 @@ import json
 import math
 import operator
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +29,7 @@ import numpy as np
 from durable import engine as durable
 
 from checker.core.builtin import SCHEMA_INVALID
-from checker.core.findings import Finding, Location, located
+from checker.core.findings import Finding, Location, entity_name, located
 from checker.derive.facts import Fact, Row
 from checker.evaluate.expr import MAX_ALTERNATIVES, CompiledWhen, alternatives, fact_key
 from checker.evaluate.rulebook import CompiledRule
@@ -326,6 +326,43 @@ class Messages:
             f.rule, f.severity, f.category, f.entity, message, f.remediation,
             f.file, f.line, f.column, f.waived, f.fact,
         )
+
+
+    def shape(self, f: Finding) -> Hashable:
+        """What `f`'s message says but for the name of its entity, without
+        rendering it: the values its template reads, the entity's own name
+        replaced by a marker (`render.groups` shows alike findings once).
+        Findings that carry their message are shaped from its text."""
+        name = entity_name(f.entity)
+        if f.message or f.fact < 0:
+            text = _SELF.join(_name_pattern(name).split(f.message)) if name else f.message
+            return (f.rule, f.severity, f.waived, text)
+        values = self.facts[f.fact].values
+        own = {name, f.entity, name.rpartition("/")[2]}  # rack `A01` of facility `sh1` is `rack/sh1/A01`
+        read = tuple(map(values.get, self.rules[f.rule].message_fields))
+        if _PLAIN.issuperset(map(type, read)):  # the common case, at a fifth of the cost of _frozen
+            return (f.rule, f.severity, f.waived, tuple([_SELF if v in own else v for v in read]))
+        return (f.rule, f.severity, f.waived, tuple(_frozen(v, own) for v in read))
+
+
+# Stands for the entity's own name in a shape.
+_SELF = "\x00"
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
+def _name_pattern(name: str) -> re.Pattern[str]:
+    # The name as a whole word: server `s1` is not the `s1` in `s12`.
+    return re.compile(rf"(?<![\w./-]){re.escape(name)}(?![\w-])")
+
+
+def _frozen(value: Any, own: set[str]) -> Hashable:
+    if isinstance(value, str) and value in own:
+        return _SELF
+    if isinstance(value, list | tuple):
+        return tuple(_frozen(v, own) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((str(k), _frozen(v, own)) for k, v in value.items()))
+    return value if isinstance(value, Hashable) else repr(value)
 
 
 def evaluate(rules: Sequence[CompiledRule], facts: Sequence[Fact]) -> tuple[list[Finding], Messages]:

@@ -25,11 +25,11 @@ from checker.core.resources import rules_dir
 from checker.core.rulemeta import RuleMeta
 from checker.core.suggest import did_you_mean
 from checker.derive.facts import REGISTRY, FactKind
-from checker.derive.knowledge import TABLE_KINDS
+from checker.derive.knowledge import TABLE_KINDS, validate_document
 from checker.evaluate.expr import CompiledWhen, ExprError, compile_when
 from checker.evaluate.message import MessageEnvironment, MessageError, MessageTemplate, render_message
-from checker.load.build import KINDS, discover
-from checker.source.parse import Src, scalar_position
+from checker.load.build import KINDS, discover, without_anchors
+from checker.source.parse import Document, Src, scalar_position
 from checker.source.reader import display_path, read_file, validate_lines
 
 # At most 200 characters, as names: an id is printed with every finding of the rule.
@@ -267,71 +267,93 @@ def _compile(rule: Rule, index: int, file: str, src: Src, errors: _Errors) -> Co
     return CompiledRule(rule, file, src.descend("rules", index), when, template, shown)
 
 
-def _misplaced(value: Any) -> str | None:
-    """Why a document of an inventory or knowledge-table kind is not rules, in one
-    line that says where it belongs (rather than "unknown field 'kind'")."""
+def _knowledge_kind(value: Any) -> str | None:
+    """The kind of a knowledge document (a table's or the catalog's), which a
+    rule folder may hold beside its rules (docs/knowledge.md); else None."""
     kind = value.get("kind") if isinstance(value, dict) and "rules" not in value else None
-    if kind in KINDS:
-        return f"a {kind} document is an inventory, not rules: put it with the inventories"
-    if kind in TABLE_KINDS:
-        return f"a {kind} document is a knowledge table, not rules; {KNOWLEDGE_NOT_READ}"
+    if kind in TABLE_KINDS or (kind in KINDS and KINDS[kind].catalog):
+        return str(kind)
     return None
 
 
-def _load_file(path: Path) -> tuple[list[CompiledRule], list[str]]:
+def _misplaced(value: Any) -> str | None:
+    """Why a document of an inventory kind is not rules, in one line that says
+    where it belongs (rather than "unknown field 'kind'")."""
+    kind = value.get("kind") if isinstance(value, dict) and "rules" not in value else None
+    if kind in KINDS:
+        return f"a {kind} document is an inventory, not rules: put it with the inventories"
+    return None
+
+
+def _knowledge_problems(kind: str, doc: Document, shown: str) -> list[str]:
+    """A knowledge document validated by its kind's model, as far as it can be
+    alone: the audit merges it with the built-in tables and checks the rest."""
+    value = without_anchors(doc.value)
+    if kind in TABLE_KINDS:
+        found = validate_document(kind, value, doc.src)[1]
+        return [at(shown, *where, message) for _, where, message in found]
+    return validate_lines(KINDS[kind].model, Document(value, doc.src), shown)[1]
+
+
+@dataclass(frozen=True)
+class _Read:
+    """What one rule file holds: rules, knowledge documents, and what is wrong."""
+
+    rules: list[CompiledRule]
+    knowledge: list[tuple[str, Document]]
+    lines: list[str]
+
+
+def _load_file(path: Path) -> _Read:
     try:
         file = read_file(path)
     except UserError as exc:
-        return [], list(exc.lines)
+        return _Read([], [], list(exc.lines))
     shown, text = file.shown, file.text.splitlines()
-    out: list[CompiledRule] = []
-    lines: list[str] = []
+    out = _Read([], [], [])
     for doc in file.documents:
         errors = _Errors(shown, doc.src, text)
+        kind = _knowledge_kind(doc.value)
+        if kind is not None:
+            out.knowledge.append((shown, doc))
+            out.lines.extend(_knowledge_problems(kind, doc, shown))
+            continue
         misplaced = _misplaced(doc.value)
         if misplaced is not None:
             errors.add(["kind"], misplaced, key=True)
-            lines += errors.lines
+            out.lines.extend(errors.lines)
             continue
         parsed, invalid = validate_lines(RuleFile, doc, shown)
         if parsed is None:
-            lines += invalid
+            out.lines.extend(invalid)
             continue
         for i, rule in enumerate(parsed.rules):
             compiled = _compile(rule, i, shown, doc.src, errors)
             if compiled is not None:
-                out.append(compiled)
-        lines += errors.lines
-    return out, lines
+                out.rules.append(compiled)
+        out.lines.extend(errors.lines)
+    return out
 
 
-KNOWLEDGE_NOT_READ = (
-    "knowledge tables are not read from rule folders: the compatibility tables are built in "
-    "(rules/knowledge/); add GPU and server models as GpuModels / ServerModels documents "
-    "with the inventories"
-)
-
-
-def rule_files(folder: Path) -> tuple[list[Path], list[str]]:
+def rule_files(folder: Path) -> list[Path]:
     """Rule files of a folder, found as inventories are (a folder or file that cannot
-    be read is an error), and one error line for each YAML file below a `knowledge/`
-    folder in it. The built-in rulebook's knowledge base is data, read on its own
-    (checker/derive/knowledge.py, the catalog with the inventories); in a user's rule
-    folder those files would be read by nothing, so they are refused, never skipped."""
+    be read is an error). The built-in rulebook's knowledge/ folder is data, read on
+    its own (checker/derive/knowledge.py, the catalog with the inventories); in a
+    user's folder every YAML file is read, and a document of a knowledge kind in it
+    is knowledge (docs/knowledge.md), wherever it stands."""
     builtin = folder.resolve() == rules_dir().resolve()
-    files: list[Path] = []
-    refused: list[str] = []
-    for path in discover([folder]):
-        if "knowledge" not in path.relative_to(folder).parts[:-1]:
-            files.append(path)
-        elif not builtin:
-            refused.append(at(display_path(path), 1, 1, KNOWLEDGE_NOT_READ))
-    return files, refused
+    return [
+        path for path in discover([folder])
+        if not (builtin and "knowledge" in path.relative_to(folder).parts[:-1])
+    ]
 
 
 @dataclass(frozen=True)
 class Rulebook:
     rules: tuple[CompiledRule, ...]
+    # The knowledge documents of the rule folders, (file as shown, document), in
+    # the order read: the audit reads them with the inventories' (checker.load.build).
+    knowledge: tuple[tuple[str, Document], ...] = ()
 
     def get(self, rule_id: str) -> CompiledRule | None:
         return next((r for r in self.rules if r.id == rule_id), None)
@@ -344,7 +366,8 @@ class Rulebook:
         return tuple(sorted((*(r.meta for r in self.rules), *BUILTIN_CHECKS), key=lambda m: m.id))
 
     def selected(self, select: Sequence[str], ignore: Sequence[str]) -> Rulebook:
-        return Rulebook(tuple(r for r in self.rules if matches(r.id, select) and not matches(r.id, ignore)))
+        chosen = tuple(r for r in self.rules if matches(r.id, select) and not matches(r.id, ignore))
+        return Rulebook(chosen, self.knowledge)
 
 
 def matches(rule_id: str, globs: Sequence[str]) -> bool:
@@ -361,6 +384,7 @@ def load_rulebook(extra: Sequence[Path] = (), *, builtin: bool = True) -> Rulebo
     """The built-in rules plus every folder in `extra`; any problem -> UserError."""
     folders = ([rules_dir()] if builtin else []) + [Path(p) for p in extra]
     rules: list[CompiledRule] = []
+    knowledge: list[tuple[str, Document]] = []
     lines: list[str] = []
     seen_folders: set[Path] = set()
     for folder in folders:
@@ -371,12 +395,11 @@ def load_rulebook(extra: Sequence[Path] = (), *, builtin: bool = True) -> Rulebo
         if folder.resolve() in seen_folders:
             continue
         seen_folders.add(folder.resolve())
-        files, refused = rule_files(folder)
-        lines += refused
-        for path in files:
-            got, errs = _load_file(path)
-            rules += got
-            lines += errs
+        for path in rule_files(folder):
+            read = _load_file(path)
+            rules += read.rules
+            knowledge += read.knowledge
+            lines += read.lines
     seen: dict[str, CompiledRule] = {}
     for rule in rules:
         if rule.id in _BUILTIN_IDS or rule.id.split(".")[0] in _RESERVED:
@@ -396,4 +419,4 @@ def load_rulebook(extra: Sequence[Path] = (), *, builtin: bool = True) -> Rulebo
         seen.setdefault(rule.id, rule)
     if lines:
         raise UserError(lines)
-    return Rulebook(tuple(sorted(seen.values(), key=lambda r: r.id)))
+    return Rulebook(tuple(sorted(seen.values(), key=lambda r: r.id)), tuple(knowledge))

@@ -163,6 +163,9 @@ class Inventory:
     server_models: dict[str, Placed[m.ServerModel]] = field(default_factory=dict)
     # Raw catalog fields, merged under a server's own fields when it names a model.
     server_model_fields: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # A user's documents of the knowledge tables' kinds, in the order read, as
+    # written: checker.derive.knowledge validates them and merges them in.
+    tables: list[Placed[dict[str, Any]]] = field(default_factory=list)
 
     def entities(self) -> Mapping[str, Location]:
         """Every entity id (docs/architecture.md "Entity ids") and where it is written;
@@ -464,17 +467,21 @@ def _validate(problems: _Problems, model: type[B], doc: _Doc) -> B | None:
 
 
 # ---------------------------------------------------------------- reading
-def _documents(problems: _Problems, files: Sequence[Path], options: ReadOptions) -> list[_Doc]:
-    docs: list[_Doc] = []
+def _documents(
+    problems: _Problems, files: Sequence[Path], options: ReadOptions, known: Sequence[str]
+) -> list[list[_Doc]]:
+    """Each file's documents of a known kind; what is wrong with the others is a problem."""
+    docs: list[list[_Doc]] = []
     # In the order of `files`, however they were read: the findings do not depend on it.
     for path, outcome in zip(files, read_all(files, options), strict=True):
         shown = display_path(path)
+        docs.append([])
         if isinstance(outcome, YamlProblem):
             problems.add(outcome.rule, Location(shown, outcome.line, outcome.column), outcome.message)
         elif isinstance(outcome, OSError):
             problems.add(SCHEMA_FILE, Location(shown, 1, 1), f"cannot read: {outcome.strerror}")
         else:
-            docs.extend(d for d in (_typed(problems, shown, doc) for doc in outcome) if d)
+            docs[-1].extend(d for d in (_typed(problems, shown, doc, known) for doc in outcome) if d)
     return docs
 
 
@@ -490,26 +497,30 @@ _YAML_TYPES = {
 }
 
 
-def _typed(problems: _Problems, file: str, doc: Document) -> _Doc | None:
+def without_anchors(value: dict[str, Any]) -> dict[str, Any]:
+    """A document without its top-level `x-` keys, which hold anchors only (as in Docker Compose)."""
+    return {k: v for k, v in value.items() if not k.startswith("x-")}
+
+
+def _typed(problems: _Problems, file: str, doc: Document, known: Sequence[str]) -> _Doc | None:
     if not isinstance(doc.value, dict):
         got = _YAML_TYPES.get(type(doc.value).__name__, "a scalar")
         message = f"a document must be a mapping with a `kind`, not {got}"
         problems.add(SCHEMA_DOCUMENT, _at(file, doc.src), message)
         return None
-    # Top-level `x-` keys hold anchors only (as in Docker Compose).
-    value = {k: v for k, v in doc.value.items() if not k.startswith("x-")}
+    value = without_anchors(doc.value)
     kind = value.get("kind")
     if kind is None:
-        message = f"missing `kind` (one of {', '.join(KINDS)})"
+        message = f"missing `kind` (one of {', '.join(known)})"
         problems.add(SCHEMA_DOCUMENT, _at(file, doc.src), message)
         return None
     if not isinstance(kind, str):  # `kind: [Facility]` is a list, not a kind
         got = _YAML_TYPES.get(type(kind).__name__, "a mapping")
         problems.add(SCHEMA_DOCUMENT, _at(file, doc.src, ["kind"]),
-                     f"`kind` must be one of {', '.join(KINDS)}, not {got}")
+                     f"`kind` must be one of {', '.join(known)}, not {got}")
         return None
-    if kind not in KINDS:
-        hint = did_you_mean(kind, KINDS)
+    if kind not in known:
+        hint = did_you_mean(kind, known)
         problems.add(SCHEMA_DOCUMENT, _at(file, doc.src, ["kind"]), f"unknown kind '{clip(kind)}'{hint}")
         return None
     return _Doc(file, value, doc.src)
@@ -550,6 +561,9 @@ class _Builder:
 
     def add(self, doc: _Doc) -> None:
         kind = doc.value["kind"]
+        if kind not in KINDS:  # a knowledge table's: validated where the tables are merged
+            self.inv.tables.append(Placed(doc.value, doc.file, doc.src))
+            return
         validated = _validate(self.p, KINDS[kind].model, doc)
         if validated is not None:
             KINDS[kind].add(self, doc, validated)
@@ -579,6 +593,8 @@ class _Builder:
             block_place = Placed(block, doc.file, doc.src.descend("power", "ups", "blocks", i))
             if self.unique(self.inv.ups_blocks, (fac.name, block.name), "UPS block", block_place):
                 self.inv.ups_blocks[(fac.name, block.name)] = block_place
+            if ups is not None:
+                self._check_mechanical(fac, ups, block, block_place)
         for i, rack in enumerate(fac.racks):
             rack_place = Placed(rack, doc.file, doc.src.descend("racks", i))
             self._add_rack(fac.name, rack, rack_place)
@@ -589,6 +605,33 @@ class _Builder:
             if self.unique(self.inv.cdus, (fac.name, cdu.name), "CDU", cdu_place):
                 self.inv.cdus[(fac.name, cdu.name)] = cdu_place
                 self._check_cdu(fac, cdu, cdu_place, served)
+
+    def _check_mechanical(
+        self, fac: m.Facility, ups: m.Ups, block: m.UpsBlock, place: Placed[m.UpsBlock]
+    ) -> None:
+        """What keeps a block's cooling running when it fails is said only where a
+        block failure is designed for by moving load (2N, distributed): N+1
+        modules share one bus, a catcher's reserve takes the whole block, and N
+        designs no failure. A transfer goes to another block of the same UPS."""
+        target = block.mechanical_transfer_to
+        if target is None and not block.mechanical_redundant:
+            return
+        field = "mechanical_transfer_to" if target is not None else "mechanical_redundant"
+        if ups.redundancy not in ("2N", "distributed"):
+            self.p.add(
+                SCHEMA_INVALID,
+                place.at([field], key=True),
+                f"UPS block {block.name}: {field} is for 2N and distributed UPS designs,"
+                f" not {ups.redundancy}",
+            )
+            return
+        blocks = [b.name for b in ups.blocks]
+        if target is not None and target not in blocks:
+            self.p.add(
+                SCHEMA_REFERENCE,
+                place.at([field], key=False),
+                f"facility {fac.name} has no UPS block '{target}'{did_you_mean(target, blocks)}",
+            )
 
     def _check_feed_blocks(
         self, fac: m.Facility, ups: m.Ups | None, rack: m.Rack, place: Placed[m.Rack]
@@ -974,6 +1017,8 @@ class Kind:
     # own methods is a reference cycle, and with the cycle collector paused (as
     # the command line runs) it would keep every model alive to the end of the run.
     add: Callable[[_Builder, _Doc, Any], None]
+    # A catalog kind: knowledge, which a rule folder may hold too (docs/knowledge.md).
+    catalog: bool = False
 
 
 SELF = "."
@@ -982,9 +1027,9 @@ KINDS: dict[str, Kind] = {
     "Servers": Kind(m.ServersDoc, None, 4, _Builder._defer_servers),
     "Workloads": Kind(m.WorkloadsDoc, "workloads", 3, _Builder._add_workloads),
     "Waivers": Kind(m.WaiversDoc, None, 4, _Builder._add_waivers),
-    "GpuModels": Kind(m.GpuModelsDoc, "gpus", 0, _Builder._add_gpumodels),
-    "ServerModels": Kind(m.ServerModelsDoc, "servers", 1, _Builder._add_servermodels),
-    "LanguageModels": Kind(m.LanguageModelsDoc, "models", 0, _Builder._add_languagemodels),
+    "GpuModels": Kind(m.GpuModelsDoc, "gpus", 0, _Builder._add_gpumodels, catalog=True),
+    "ServerModels": Kind(m.ServerModelsDoc, "servers", 1, _Builder._add_servermodels, catalog=True),
+    "LanguageModels": Kind(m.LanguageModelsDoc, "models", 0, _Builder._add_languagemodels, catalog=True),
 }
 
 
@@ -1099,6 +1144,16 @@ class _MergedSrc(LazySrc):
         return (_MergedSrc, (self._shape, self._base, self._over))
 
 
+def written(src: Src) -> Src:
+    """The source map of what an entity wrote itself: a server's own mapping,
+    without the `defaults:` and catalog model fields merged under it (whose
+    positions the merged map points at, elsewhere in the file or at its
+    `model:` line)."""
+    while isinstance(src, _MergedSrc):
+        src = src._over
+    return src
+
+
 # The knowledge folder also holds the compatibility tables, which are not
 # inventory documents: checker.derive.knowledge reads those.
 CATALOG_FILES = ("gpus.yaml", "servers.yaml", "models.yaml")
@@ -1108,35 +1163,58 @@ def builtin_catalog_files() -> list[Path]:
     return [knowledge_dir() / name for name in CATALOG_FILES]
 
 
+Knowledge = Sequence[tuple[str, Document]]  # (file as shown, document): knowledge from rule folders
+
+
 def load(
-    paths: Sequence[Path], exclude: Path | None = None, options: ReadOptions | None = None
+    paths: Sequence[Path],
+    exclude: Path | None = None,
+    options: ReadOptions | None = None,
+    *,
+    tables: Sequence[str] = (),
+    knowledge: Knowledge = (),
 ) -> tuple[Inventory, list[Finding]]:
     """Read every YAML file below `paths` (but `exclude`) plus the built-in catalog.
-    `options`: cache and processes (default: no cache, this process only)."""
+    `options`: cache and processes (default: no cache, this process only).
+    `tables`: the kinds of the knowledge tables (checker.derive.knowledge's
+    TABLE_KINDS), whose documents are kept in `Inventory.tables`; `knowledge`:
+    the knowledge documents of the rule folders, read after the built-in
+    catalog and before the inventories."""
     with gc_paused():
-        return _load(paths, exclude, options or ReadOptions())
+        return _load(paths, exclude, options or ReadOptions(), tables, knowledge)
+
+
+def _order(doc: _Doc) -> int:
+    kind = KINDS.get(doc.value["kind"])
+    return kind.order if kind else 0
 
 
 def _add_all(builder: _Builder, docs: list[_Doc]) -> None:
     """Every document to the builder, taken off `docs` as it goes: from then on
     the builder holds a server document only until its servers are validated."""
-    docs.sort(key=lambda d: KINDS[d.value["kind"]].order)
+    docs.sort(key=_order)
     docs.reverse()  # popped from the end: in file order within a kind
     while docs:
         builder.add(docs.pop())
 
 
 def _load(
-    paths: Sequence[Path], exclude: Path | None, options: ReadOptions
+    paths: Sequence[Path], exclude: Path | None, options: ReadOptions, tables: Sequence[str],
+    knowledge: Knowledge,
 ) -> tuple[Inventory, list[Finding]]:
     problems = _Problems()
     progress.stage("reading")
     found, unread = find_files(paths, exclude)
     for path, message in unread:
         problems.add(SCHEMA_FILE, Location(display_path(path), 1, 1), message)
-    files = builtin_catalog_files() + found
+    known = [*KINDS, *tables]
     builder = _Builder(problems)
-    docs = _documents(problems, files, options)
+    catalog = builtin_catalog_files()
+    per_file = _documents(problems, catalog + found, options, known)  # in one read (the pool's)
+    ruled = [d for d in (_typed(problems, file, doc, known) for file, doc in knowledge) if d]
+    # The built-in catalog, the rule folders' knowledge, then the inventories.
+    docs = [d for file in (*per_file[:len(catalog)], ruled, *per_file[len(catalog):]) for d in file]
+    del per_file, ruled  # _add_all frees each document once it is built: nothing else may hold them
     progress.stage("validating")
     _add_all(builder, docs)
     inventory = builder.finish()

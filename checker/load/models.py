@@ -108,6 +108,22 @@ def _version_form(value: str) -> str:
 
 Version = Annotated[str, BeforeValidator(_version), AfterValidator(_version_form)]
 
+# A package release as PyPI numbers it: an engine publishes post releases
+# (vLLM 0.8.5.post1, SGLang 0.5.3.post1).
+_RELEASE = re.compile(r"\d+(\.\d+)*(\.post\d+)?([+-][\w.]+)?")
+
+
+def _release_form(value: str) -> str:
+    if not _RELEASE.fullmatch(value):
+        raise ValueError(
+            "a release is numbers separated by dots, with an optional .postN and +variant "
+            "(e.g. 0.8.5.post1, 0.11.0+cu126)"
+        )
+    return value
+
+
+ReleaseVersion = Annotated[str, BeforeValidator(_version), AfterValidator(_release_form)]
+
 
 class Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -244,6 +260,20 @@ class UpsBlock(Model):
     # Cooling that must ride the UPS (CDU and chilled-water pumps: liquid-cooled
     # racks have seconds of thermal ride-through), kW on this block.
     mechanical_kw: NonNeg = 0
+    # What keeps that cooling running when this block fails (2N, distributed):
+    # the block a static transfer switch or the pumps' second cord moves it to,
+    # or other pumps, on other blocks, that carry the whole flow without these.
+    # Neither: it stops with the block (power.ups-block-cooling-stops).
+    mechanical_transfer_to: Name | None = None
+    mechanical_redundant: Flag = False
+
+    @model_validator(mode="after")
+    def _one_way_to_keep_cooling(self) -> UpsBlock:
+        if self.mechanical_transfer_to is not None and self.mechanical_redundant:
+            raise ValueError("give mechanical_transfer_to or mechanical_redundant, not both")
+        if self.mechanical_transfer_to == self.name:
+            raise ValueError(f"block {self.name}'s cooling cannot transfer to the block that failed")
+        return self
 
 
 class Ups(Model):
@@ -420,6 +450,8 @@ class Facility(Model):
     kind: Literal["Facility"]
     name: Name
     location: str | None = None
+    # Site elevation above sea level: the ASHRAE allowable inlet maxima drop with it.
+    altitude_m: Annotated[float, Strict(), Field(ge=-500, le=6000)] | None = None
     pue_target: Annotated[float, Strict(), Field(ge=1)] | None = None
     design_pue: Annotated[float, Strict(), Field(ge=1)] | None = None
     pue_model: PueModel | None = None
@@ -579,6 +611,62 @@ Install = Annotated[
 ]
 
 
+class EngineInstall(Model):
+    """An inference engine written as `{version: "0.11.0", source: container}`,
+    or as its version alone (`"0.11.0+cu126"`: from PyPI, or its GitHub release)."""
+
+    version: ReleaseVersion
+    source: FrameworkSource = "pypi"
+
+
+def _engine(value: Any) -> Any:
+    return value if isinstance(value, dict | EngineInstall) else {"version": value}
+
+
+EngineEntry = Annotated[
+    EngineInstall,
+    BeforeValidator(_engine),
+    WithJsonSchema({"anyOf": [{"type": "string"}, {
+        "type": "object",
+        "properties": {
+            "version": {"type": "string"},
+            "source": {"enum": list(get_args(FrameworkSource)), "default": "pypi"},
+        },
+        "required": ["version"],
+        "additionalProperties": False,
+    }]}),
+]
+
+
+# JAX's CUDA plugin, as pip's extra names it: `jax[cuda13]` brings NVIDIA's
+# CUDA, cuDNN and NCCL wheels, `jax[cuda13-local]` runs on the host's.
+JaxPluginExtra = Literal["cuda12", "cuda13", "cuda12-local", "cuda13-local"]
+
+
+class JaxInstall(Model):
+    """JAX written as `{version: "0.8.0", plugin: cuda13}`, or as its version
+    alone (no CUDA plugin: `pip install jax` is the CPU build)."""
+
+    version: ReleaseVersion
+    plugin: JaxPluginExtra | None = None
+
+
+def _jax(value: Any) -> Any:
+    return value if isinstance(value, dict | JaxInstall) else {"version": value}
+
+
+JaxEntry = Annotated[
+    JaxInstall,
+    BeforeValidator(_jax),
+    WithJsonSchema({"anyOf": [{"type": "string"}, {
+        "type": "object",
+        "properties": {"version": {"type": "string"}, "plugin": {"enum": list(get_args(JaxPluginExtra))}},
+        "required": ["version"],
+        "additionalProperties": False,
+    }]}),
+]
+
+
 # An image reference as Docker reads it: [registry/]path[:tag][@digest].
 _COMPONENT = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*")
 _REGISTRY = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9.-]*[a-zA-Z0-9])?(?::\d+)?")
@@ -671,6 +759,21 @@ class Software(Model):
     containers: Annotated[list[ContainerEntry], Items] = Field(
         default_factory=list, json_schema_extra={"default": []}
     )
+    # Inference engines (a version, or {version, source}) and JAX, installed
+    # beside the frameworks: each release pins its torch and brings its CUDA.
+    vllm: EngineEntry | None = None
+    sglang: EngineEntry | None = None
+    tensorrt_llm: EngineEntry | None = None
+    jax: JaxEntry | None = None
+
+    def engines(self) -> dict[str, EngineInstall]:
+        """The inference engines installed, by the engine tables' names."""
+        return {name: getattr(self, name) for name in ENGINES if getattr(self, name) is not None}
+
+
+# The inference engines a software section names: each is a field of Software
+# and an engine of rules/knowledge/engines.yaml.
+ENGINES: tuple[str, ...] = ("vllm", "sglang", "tensorrt_llm")
 
 
 class Support(Model):

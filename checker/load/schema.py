@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Union
 
-from pydantic import Field, TypeAdapter
+from pydantic import BaseModel, Field, TypeAdapter
 
 from checker.load import models as m
 from checker.load.build import KINDS
 
 
-def inventory_schema() -> dict[str, Any]:
-    models = tuple(kind.model for kind in KINDS.values())
+def inventory_schema(tables: Sequence[type[BaseModel]] = ()) -> dict[str, Any]:
+    """`tables`: the knowledge tables' models (checker.derive.knowledge.table_models()),
+    whose documents inventories may hold too (docs/knowledge.md)."""
+    models = (*(kind.model for kind in KINDS.values()), *tables)
     # One document of any kind, told apart by `kind` (a union built from the table).
     union: Any = Union[models]  # noqa: UP007
     schema = TypeAdapter(Annotated[union, Field(discriminator="kind")]).json_schema()

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 from checker.core.suggest import lookup
 from checker.decide.result import AuditResult
-from checker.render import diff_formats, github, html, json_format, junit, markdown, sarif, text
+from checker.render import diff_formats, github, gitlab, html, json_format, junit, markdown, sarif, text
 from checker.render.context import RenderContext
-from checker.render.diff_formats import DiffFormatter, new_only
+from checker.render.diff_formats import DiffFormatter, narrowed
 
 Formatter = Callable[[AuditResult, RenderContext], str]
 
@@ -33,7 +33,15 @@ class Format:
     # people read, which then say how many they left out) or every finding.
     capped: bool
     # What `checker diff` writes in it.
-    in_diff: str = "the head audit's new findings only"
+    in_diff: str = "the head audit narrowed to the change's new and worsened findings"
+    # The findings column of the docs' table, for a format that is not capped
+    # but does not show every finding either (a service's own limit).
+    shows: str = "every one"
+    # A service reads it and resolves its paths from the repository root (GitHub's
+    # annotations and code scanning, GitLab's Code Quality): under GitHub Actions
+    # `checker audit` names files from there, from any working directory
+    # (`checker diff` always does).
+    from_root: bool = False
 
 
 FORMATS: dict[str, Format] = {
@@ -46,7 +54,8 @@ FORMATS: dict[str, Format] = {
             "`file:line:col: severity rule message` lines, the findings counted by rule, "
             "and the verdict (the default)",
             capped=True,
-            in_diff="new and resolved findings, capacity changes",
+            in_diff="the verdict and its reason, new, worsened, resolved and waived findings (most severe "
+            "first), capacity changes",
         ),
         Format(
             "json",
@@ -54,7 +63,8 @@ FORMATS: dict[str, Format] = {
             diff_formats.json_format,
             "the machine contract ([docs/architecture.md](docs/architecture.md#json-output-contract))",
             capped=False,
-            in_diff="new and resolved findings, capacity changes",
+            in_diff="every new and resolved finding, the worsened ones with what they were, the verdict's "
+            "reason, capacity changes with each figure before and after",
         ),
         Format(
             "markdown",
@@ -65,38 +75,60 @@ FORMATS: dict[str, Format] = {
             "and a support timeline as SVG files beside it), workloads, software matrix, support, waivers "
             "([example](docs/example-readiness.md))",
             capped=True,
-            in_diff="a pull-request comment: new and resolved findings, capacity changes",
+            in_diff="a pull-request comment: the verdict and its reason first, new, worsened, resolved "
+            "and waived findings, capacity changes (power, cooling, U, weight, servers, GPUs), what to do "
+            "per rule",
         ),
         Format(
             "html",
             html.render,
-            new_only(html.render),
+            narrowed(html.render),
             "the readiness report as one self-contained HTML file: inline CSS and SVG, no script, "
             "no request, printable with a page per section ([example](docs/example-readiness.html))",
             capped=True,
-            in_diff="the head audit's report with its new findings only",
+            in_diff="the head audit's report with the change's new and worsened findings only",
         ),
         Format(
             "sarif",
             sarif.render,
-            new_only(sarif.render),
-            "SARIF 2.1.0 for code scanning: every rule that ran with its help, findings as results, "
-            "waived ones suppressed",
+            narrowed(sarif.render),
+            "SARIF 2.1.0 for GitHub code scanning: every rule that ran with its help, a result per open "
+            "finding with a fingerprint of its rule and entity (two findings on one line are two alerts), "
+            "named after the audited paths (`automationDetails`); waived findings are left out, and counted",
             capped=False,
+            from_root=True,
+            shows=f"every open one up to GitHub's {sarif.MAX_RESULTS:,}, the most severe first; "
+            "a run notification counts the rest",
         ),
         Format(
             "junit",
             junit.render,
-            new_only(junit.render),
-            "a test suite per rule, a case per entity checked, a failure per finding, waived ones skipped",
+            narrowed(junit.render),
+            "a test case per rule that ran, a suite per category: passed, a failure listing its open "
+            "findings, or skipped when all are waived (valid against the Jenkins xunit schema)",
             capped=False,
+            shows=f"every one, the listings sharing {junit.LISTING_BYTES / 1e6:.0f} MB; a listing cut short "
+            "counts the rest",
+        ),
+        Format(
+            "gitlab",
+            gitlab.render,
+            narrowed(gitlab.render),
+            "a GitLab Code Quality report: an issue per open finding with a fingerprint of its rule and "
+            "entity, for the merge request widget; waived findings are left out",
+            capped=False,
+            from_root=True,
+            shows="every open one",
         ),
         Format(
             "github",
             github.render,
-            new_only(github.render),
-            "`::error file=..,line=..::` annotations on the pull request's lines (warning, notice below)",
+            diff_formats.github,
+            "`::error file=..,line=..::` annotations on the pull request's lines (warning, notice below), "
+            "most severe first",
             capped=True,
+            in_diff="the change's new and worsened findings, most severe first, on the lines it touched",
+            from_root=True,
         ),
     )
 }
@@ -140,7 +172,7 @@ def formats_table(docs: str = "docs/") -> str:
         "| format | what it writes | findings | in `checker diff` |",
         "|---|---|---|---|",
         *(
-            f"| `{f.name}` | {f.what} | {CAPPED if f.capped else 'every one'} | {f.in_diff} |"
+            f"| `{f.name}` | {f.what} | {CAPPED if f.capped else f.shows} | {f.in_diff} |"
             for f in FORMATS.values()
         ),
     ]

@@ -16,6 +16,9 @@ class RenderContext:
     # Findings shown per rule by the formats people read (text, markdown,
     # github), then a count of the rest; 0: all. The machine formats show all.
     max_per_rule: int = 100
+    # Alike findings (render/groups.py) shown once with their count and names
+    # by text, Markdown and the pull-request comment; False: a line each.
+    group: bool = True
 
     def link(self, file: str, line: int) -> str:
         # A name with undecodable bytes (surrogates) links to those bytes, %-encoded.

@@ -97,7 +97,7 @@ def _rows(rows: list[dict[str, Any]], pad: str) -> str:
     return "[" + pad + "{" + inner + body + pad + "}" + pad[:-2] + "]"
 
 
-def dumps(doc: dict[str, Any]) -> str:
+def dumps(doc: dict[str, Any] | list[Any]) -> str:
     """Indented, non-ASCII kept, and no raw control character even where JSON allows one."""
     return escape_json(_indented(doc, 0)) + "\n"
 

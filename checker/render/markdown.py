@@ -17,7 +17,7 @@ from checker.core.rulemeta import RuleMeta
 from checker.decide.result import AuditResult
 from checker.derive.facts import Fact
 from checker.render.context import PLAIN, RenderContext
-from checker.render.shown import shown
+from checker.render.groups import NAMES_SHOWN, name_of, shown_groups
 from checker.render.summary import key_figures, racks_with_feeds, risks
 from checker.render.templating import environment
 
@@ -197,7 +197,9 @@ def context(result: AuditResult, ctx: RenderContext) -> dict[str, Any]:
         "verdict": _verdict(result, groups),
         "groups": groups,
         "counts": _counts(result.detected),
-        "shown": shown(result, ctx.max_per_rule),
+        "shown": shown_groups(result, ctx.max_per_rule, alike=ctx.group),
+        "names_shown": 0 if ctx.max_per_rule == 0 else NAMES_SHOWN,
+        "name_of": name_of,
         "severities": SEVERITIES,
         "facts": facts,
         "software": _software(facts.get("server", []), _frameworks(facts.get("framework", [])), status),

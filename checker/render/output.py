@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import re
 import stat
@@ -23,7 +24,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from checker.core import signals
@@ -32,7 +33,7 @@ from checker.core.resources import rules_dir, templates_dir
 from checker.core.terminal import escape_annotations, escape_lines
 from checker.decide.result import AuditResult
 from checker.load.build import YAML_SUFFIXES
-from checker.render import get_formatter
+from checker.render import get, get_formatter, step_summary
 from checker.render.context import RenderContext
 
 FIFO_WAIT_S = 5.0  # how long a FIFO output waits for its reader
@@ -270,15 +271,72 @@ def link_base(file: Path | None) -> str:
     return "" if rel == "." else Path(rel).as_posix() + "/"
 
 
+def root_link_base(root: Path, file: Path | None) -> str:
+    """Links to files named from the repository root (`checker diff`), from the
+    folder an output is read in: its file's folder, or the current one."""
+    folder = file.resolve().parent if file is not None else Path.cwd()
+    rel = os.path.relpath(root.resolve(), folder)
+    return "" if rel == "." else Path(rel).as_posix() + "/"
+
+
+def _pull_request_head(env: Mapping[str, str]) -> str | None:
+    """The head commit of the pull request an Actions run is for, from its event
+    file: GITHUB_SHA there is the merge commit GitHub made, not a commit of the
+    branch. None when the run is not for a pull request."""
+    path = env.get("GITHUB_EVENT_PATH")
+    if not path:
+        return None
+    try:
+        with open(path, encoding="utf-8") as handle:
+            event = json.load(handle)
+        sha = event["pull_request"]["head"]["sha"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return sha if isinstance(sha, str) and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", sha) else None
+
+
+def github_commit_base(env: Mapping[str, str]) -> str:
+    """Links to a file named from the repository root, on GitHub, at the pull
+    request's head commit (else the run's commit); "" outside a GitHub run."""
+    server, repo = env.get("GITHUB_SERVER_URL"), env.get("GITHUB_REPOSITORY")
+    sha = _pull_request_head(env) or env.get("GITHUB_SHA")
+    if not (server and repo and sha):
+        return ""
+    return f"{server}/{repo}/blob/{sha}/"
+
+
+def workspace_prefix(env: Mapping[str, str]) -> str:
+    """The current folder from the checkout's root (GITHUB_WORKSPACE): "" there
+    or outside it, `dc/` in a sub-directory."""
+    workspace = env.get("GITHUB_WORKSPACE")
+    rel = os.path.relpath(Path.cwd(), workspace) if workspace else "."
+    return "" if rel == "." or rel.startswith("..") else Path(rel).as_posix() + "/"
+
+
+def from_root(file: str, prefix: str) -> str:
+    """A path relative to the current folder, named from the repository root
+    (`prefix`: the current folder from the root, `dc/`); an absolute path, or
+    one outside the repository, as it is."""
+    if not prefix or not file or os.path.isabs(file):
+        return file
+    name = os.path.normpath(os.path.join(prefix, file))
+    return file if name.startswith("..") else Path(name).as_posix()
+
+
+def rooted(result: AuditResult, prefix: str) -> AuditResult:
+    """The audit with its findings named from the repository root."""
+    if not prefix:
+        return result
+    moved = tuple(replace(f, file=from_root(f.file, prefix)) for f in result.detected)
+    return replace(result, detected=moved)
+
+
 def github_blob_base(env: Mapping[str, str]) -> str:
     """In a step summary relative links go nowhere: link the commit's files on GitHub."""
     server, repo, sha = env.get("GITHUB_SERVER_URL"), env.get("GITHUB_REPOSITORY"), env.get("GITHUB_SHA")
     if not (server and repo and sha):
         return ""
-    workspace = env.get("GITHUB_WORKSPACE")
-    rel = os.path.relpath(Path.cwd(), workspace) if workspace else "."
-    prefix = "" if rel == "." or rel.startswith("..") else Path(rel).as_posix() + "/"
-    return f"{server}/{repo}/blob/{sha}/{prefix}"
+    return f"{server}/{repo}/blob/{sha}/{workspace_prefix(env)}"
 
 
 def emit(
@@ -287,16 +345,22 @@ def emit(
     *,
     color: bool = False,
     max_per_rule: int = 100,
+    group: bool = True,
     env: Mapping[str, str] | None = None,
 ) -> None:
     """Every output, and under GitHub Actions (`env`) the job summary. All are
     rendered before any is written: a message that fails to render (exit 2)
     leaves no output half-written."""
     rendered = []
+    # Under GitHub Actions, the formats a service reads name files from the
+    # repository root (where GitHub resolves them), from any working directory.
+    prefix = workspace_prefix(env) if env is not None else ""
     for out in outputs:
-        ctx = RenderContext(link_base(out.file), color and out.file is None, max_per_rule)
-        rendered.append((out, get_formatter(out.format)(result, ctx), ctx.color))
-    summary = _step_summary(result, env, max_per_rule) if env is not None else None
+        ctx = RenderContext(link_base(out.file), color and out.file is None, max_per_rule, group)
+        fmt = get(out.format)
+        seen = rooted(result, prefix) if fmt.from_root else result
+        rendered.append((out, fmt.render(seen, ctx), ctx.color))
+    summary = _step_summary(result, env, max_per_rule, group) if env is not None else None
     write_outputs([(out, text) for out, text, _ in rendered], colored={id(o) for o, _, c in rendered if c})
     if summary is not None:
         append_step_summary(*summary)
@@ -332,17 +396,20 @@ def write_output(out: Output, text: str, colored: bool = False) -> None:
     write_outputs([(out, text)], {id(out)} if colored else None)
 
 
-def _step_summary(result: AuditResult, env: Mapping[str, str], max_per_rule: int) -> tuple[str, str] | None:
+def _step_summary(
+    result: AuditResult, env: Mapping[str, str], max_per_rule: int, group: bool
+) -> tuple[str, str] | None:
     """Under GitHub Actions the readiness report lands in the job's summary page."""
     path = env.get("GITHUB_STEP_SUMMARY")
     if not path:
         return None
-    ctx = RenderContext(link_base=github_blob_base(env), max_per_rule=max_per_rule)
+    ctx = RenderContext(link_base=github_blob_base(env), max_per_rule=max_per_rule, group=group)
     return path, escape_lines(get_formatter("markdown")(result, ctx))
 
 
 def append_step_summary(path: str, text: str) -> None:
-    """Appended, never through a symbolic link, never into anything but a regular file."""
+    """Appended, never through a symbolic link, never into anything but a regular file,
+    and cut to what GitHub takes with what the step wrote there before (step_summary.py)."""
     signals.check()
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK
     try:
@@ -351,8 +418,16 @@ def append_step_summary(path: str, text: str) -> None:
         why = "is a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
         raise UserError(f"{path}: cannot append the step summary: {why}") from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise UserError(f"{path}: cannot append the step summary: not a regular file")
+        text = step_summary.fit(text, step_summary.LIMIT - info.st_size)
+        if not text:
+            sys.stderr.write(
+                f"checker: the step summary already holds {info.st_size:,} bytes, the readiness report is "
+                f"not appended: {step_summary.ADVICE}\n"
+            )
+            return
         os.set_blocking(fd, True)
         with os.fdopen(fd, "wb", closefd=False) as handle:
             handle.write(text.encode("utf-8", "backslashreplace"))

@@ -14,7 +14,7 @@ from checker.core.findings import SEVERITY_RANK, Finding
 from checker.core.terminal import escape
 from checker.decide.result import AuditResult
 from checker.render.context import PLAIN, RenderContext
-from checker.render.shown import shown
+from checker.render.groups import NAMES_SHOWN, FindingGroup, name_of, shown_groups
 
 # SGR colours (ECMA-48): red, yellow, cyan; bold for the verdict.
 _COLOURS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m", "fail": "\x1b[1;31m",
@@ -50,6 +50,25 @@ def finding_line(f: Finding, ctx: RenderContext = PLAIN) -> str:
     return text + (" [waived]" if f.waived else "")
 
 
+def group_line(g: FindingGroup, ctx: RenderContext = PLAIN) -> str:
+    """The first finding's line, then the alike others by name, each with its
+    own line where that is not the first's (an editor can still go there):
+    `... (and 12 more alike: sh1-b01-inf2, sh1-b02-inf1 (line 64), ... and 2 more)`."""
+    line = finding_line(g.first, ctx)
+    if not g.others:
+        return line
+    others, unlisted = g.listed(0 if ctx.max_per_rule == 0 else NAMES_SHOWN)
+    listed = ", ".join(escape(name_of(o)) + _place(o, g.first) for o in others)
+    more = f" and {unlisted} more" if unlisted else ""
+    return f"{line} (and {len(g.others)} more alike: {listed}{more})"
+
+
+def _place(f: Finding, first: Finding) -> str:
+    if f.file != first.file:
+        return f" ({escape(f.file)}:{f.line})"
+    return f" (line {f.line})" if f.line != first.line else ""
+
+
 def left_out_lines(left_out: dict[str, int]) -> list[str]:
     return [
         f"checker: {n} more {escape(rule)} {'finding' if n == 1 else 'findings'} not shown"
@@ -73,8 +92,8 @@ def by_rule_lines(result: AuditResult, ctx: RenderContext = PLAIN) -> list[str]:
 
 
 def render(result: AuditResult, ctx: RenderContext = PLAIN) -> str:
-    view = shown(result, ctx.max_per_rule)
-    lines = [finding_line(f, ctx) for f in view.findings]
+    view = shown_groups(result, ctx.max_per_rule, alike=ctx.group)
+    lines = [group_line(g, ctx) for g in view.groups]
     lines += left_out_lines(view.left_out)
     if result.detected:
         lines += ["", "findings by rule:", *by_rule_lines(result, ctx)]

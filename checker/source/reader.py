@@ -242,10 +242,10 @@ def _long_lists(model: type[BaseModel], value: dict[str, Any]) -> dict[str, Any]
 M = TypeVar("M", bound=BaseModel)
 
 
-def validate_pieces(model: type[M], value: Any, report: Report) -> M | None:
-    """`model.model_validate(value)`, its long lists (over PIECE items) a piece at
-    a time first; None if anything failed, each failure sent to `report` with
-    where it is: `()` for the document, `(field, index)` for an item."""
+def validate_pieces(model: type[M], value: Any, report: Report, context: Any = None) -> M | None:
+    """`model.model_validate(value, context=context)`, its long lists (over PIECE
+    items) a piece at a time first; None if anything failed, each failure sent
+    to `report` with where it is: `()` for the document, `(field, index)` for an item."""
     long = _long_lists(model, value) if isinstance(value, dict) else {}
     whole = True
     if long:  # each long list's items first, then the document holding them validated
@@ -257,17 +257,17 @@ def validate_pieces(model: type[M], value: Any, report: Report) -> M | None:
             for start in range(0, len(items), PIECE):
                 piece = items[start : start + PIECE]
                 try:
-                    value[name].extend(many.validate_python(piece))
+                    value[name].extend(many.validate_python(piece, context=context))
                     continue
                 except ValidationError:
                     whole = False
                 for index, element in enumerate(piece, start):
                     try:
-                        value[name].append(one.validate_python(element))
+                        value[name].append(one.validate_python(element, context=context))
                     except ValidationError as exc:
                         report(exc, (name, index))
     try:
-        validated = model.model_validate(value)
+        validated = model.model_validate(value, context=context)
     except ValidationError as exc:
         report(exc, ())
         return None

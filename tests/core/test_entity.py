@@ -44,8 +44,8 @@ def test_every_entity_id_has_its_kinds_shape() -> None:
 
 
 def test_every_fact_kind_has_an_entity_kind() -> None:
-    # A framework or container fact is about its server: its findings name the server.
-    assert set(REGISTRY) - {"framework", "container"} == set(ENTITIES)
+    # A framework, container, engine or JAX fact is about its server: its findings name the server.
+    assert set(REGISTRY) - {"framework", "container", "engine", "jax"} == set(ENTITIES)
 
 
 def test_the_contract_lists_every_entity_kind() -> None:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import json
 import pickle
 from pathlib import Path
 
@@ -9,9 +10,10 @@ import numpy as np
 import pytest
 
 from benchmarks.fleet import write
+from checker.audit import run_audit
 from checker.core.entity import entity_id
 from checker.core.errors import UserError
-from checker.decide.config import Config
+from checker.decide.config import Config, settings
 from checker.derive import facts as facts_module
 from checker.derive.capacity import (
     FACILITY_COLUMNS,
@@ -23,6 +25,7 @@ from checker.derive.capacity import (
 )
 from checker.derive.facts import REGISTRY, Context, Fact, Header, Row, build_all, fact_kind
 from checker.load.build import load
+from tests.conftest import AS_OF, CliRunner, Writer, summary
 from tests.rollout import audit, rules_by_entity
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "inventories"
@@ -299,3 +302,46 @@ def test_nan_stays_nan_and_equal_floats_share_one_object() -> None:
     first, again = float("2.5"), float("2.5")
     normal = facts_module._normal([nan, first, again, 1.0], "number")
     assert normal[0] is nan and normal[1] is normal[2] and normal[3] == 1 and type(normal[3]) is int
+
+
+@pytest.mark.parametrize(
+    ("altitude", "klass", "inlet", "derating", "fired"),
+    [
+        # ASHRAE A1/A2: 1 degC per 300 m above 900 m. 1,800 m: (1,800 - 900) / 300 = 3 degC,
+        # so A2's 35 degC maximum is 32 degC there and a 34 degC design fails.
+        (1800, "A2", 34, 3.0, {"cooling.inlet-allowable"}),
+        (1800, "A2", 32, 3.0, set()),
+        # 2,100 m: 4 degC; A1's 32 degC is 28 degC.
+        (2100, "A1", 29, 4.0, {"cooling.inlet-allowable"}),
+        (1050, "A1", 31.5, 0.5, set()),
+        # At or below 900 m nothing changes: 34 degC is inside A2's 35.
+        (900, "A2", 34, 0.0, set()),
+        (None, "A2", 34, 0.0, set()),
+        # A3 above 900 m: its rate is not in the tables, and the check says so.
+        (2000, "A3", 38, None, {"cooling.altitude-derating-unknown"}),
+        (600, "A3", 38, 0.0, set()),
+    ],
+)
+def test_the_allowable_inlet_maximum_drops_with_altitude(
+    cli: CliRunner, workdir: Writer, altitude: float | None, klass: str, inlet: float,
+    derating: float | None, fired: set[str],
+) -> None:
+    where = f"altitude_m: {altitude}\n" if altitude is not None else ""
+    plant = f"cooling: {{capacity_kw: 100, inlet_c: {inlet}, ashrae_class: {klass}}}\n"
+    workdir("facility.yaml", f"kind: Facility\nname: f1\n{where}{plant}racks: []\n")
+    cfg = settings(Config(), None, select=[], ignore=[], fail_on=None, rule_dirs=[])
+    result = run_audit([Path(".")], cfg, dt.date(2027, 1, 15))
+    facility = next(f for f in result.facts if f.kind == "facility")
+    assert facility.values.get("cooling.altitude_derating_c") == derating
+    run = cli("audit", ".", *AS_OF, "--select", "cooling.inlet-allowable", "--select", "cooling.altitude-*",
+              "--format", "json")
+    assert {f["rule"] for f in json.loads(run.out)["findings"]} == fired
+
+
+def test_cli_an_a2_design_at_altitude_fails_on_its_derated_maximum(cli: CliRunner, in_fixtures: Path) -> None:
+    run = cli("audit", "altitude", *AS_OF, "--select", "cooling.inlet-allowable")
+    assert (run.code, run.lines, run.err) == (1, [
+        "altitude/facility.yaml:6:29: error cooling.inlet-allowable facility f1 is designed for 34 °C inlet"
+        " air, outside the allowable range of ASHRAE class A2 (its maximum 3.0 °C lower at 1800 m)",
+        summary(error=1),
+    ], "")

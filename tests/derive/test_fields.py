@@ -14,6 +14,7 @@ import pytest
 from checker.derive import software
 from checker.derive.capacity import compute
 from checker.derive.facts import REGISTRY, Context, UndeclaredField, build_all
+from checker.derive.knowledge import TABLE_KINDS, builtin, extend
 from checker.load.build import load
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,10 +26,11 @@ CORPUS = [
 
 
 def _facts(folder: Path) -> list[Any]:
-    inv, problems = load([folder])
-    if problems:  # fixtures of input errors: no facts
+    inv, problems = load([folder], tables=list(TABLE_KINDS))
+    knowledge = extend(builtin(), inv.tables)  # a fixture's own knowledge rows (fixtures/knowledge)
+    if problems or knowledge.problems:  # fixtures of input errors: no facts
         return []
-    return build_all(inv, compute(inv), Context(dt.date(2027, 1, 15)))
+    return build_all(inv, compute(inv), Context(dt.date(2027, 1, 15), knowledge=knowledge.knowledge))
 
 
 def test_every_declared_field_is_computed_somewhere() -> None:

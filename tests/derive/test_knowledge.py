@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 import shutil
+import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -12,7 +16,18 @@ from packaging.version import Version
 
 from checker.core.errors import UserError
 from checker.core.resources import knowledge_dir
-from checker.derive.knowledge import builtin, load_knowledge, parse_version, release_line, version_number
+from checker.derive import knowledge
+from checker.derive.knowledge import (
+    _FILES,
+    builtin,
+    extend,
+    load_knowledge,
+    parse_version,
+    release_line,
+    version_number,
+)
+from checker.load.build import Placed
+from checker.source.reader import display_path, parse_text
 
 KB = builtin()
 
@@ -101,7 +116,9 @@ def test_wheel_tags_name_ga_releases() -> None:
 
 
 def test_the_tables_are_dated() -> None:
-    assert KB.as_of.isoformat() == "2026-12-01"
+    # The oldest of the tables' dates: JAX's, whose newest release is 0.12.0.1 (2026-10-21).
+    assert KB.as_of.isoformat() == "2026-10-21"
+    assert (KB.engines.as_of.isoformat(), KB.cuda.as_of.isoformat()) == ("2026-11-02", "2026-12-01")
 
 
 @pytest.mark.parametrize(("release", "cuda", "platform", "min_cc", "excludes"), [
@@ -196,3 +213,132 @@ def test_missing_table_is_a_user_error(tmp_path: Path) -> None:
     (folder / "rocm.yaml").unlink()
     with pytest.raises(UserError, match="cannot read the knowledge table"):
         load_knowledge(folder)
+
+
+# ---------------------------------------------------------------- a user's tables (docs/knowledge.md)
+def _user(text: str, file: str = "ours.yaml") -> Placed[dict[str, Any]]:
+    doc = parse_text(textwrap.dedent(text))[0]
+    return Placed(doc.value, file, doc.src)
+
+
+def _copy_of(name: str) -> Placed[dict[str, Any]]:
+    file = _FILES[name][0]
+    return _user((knowledge_dir() / file).read_text(encoding="utf-8"), f"copy/{file}")
+
+
+def test_without_documents_the_built_in_tables_are_used_as_they_are() -> None:
+    extended = extend(KB, [])
+    assert extended.knowledge is KB and extended.problems == [] and extended.overrides == []
+
+
+@pytest.mark.parametrize("name", list(_FILES))
+def test_a_copy_of_a_built_in_table_changes_nothing(name: str) -> None:
+    # Every table kind, those added later too: a row of the same key and facts is no override.
+    extended = extend(KB, [_copy_of(name)])
+    assert (extended.problems, extended.overrides) == ([], [])
+    merged, built_in = getattr(extended.knowledge, name), getattr(KB, name)
+    assert len(list(merged.rows())) == len(list(built_in.rows()))
+    assert all(row.origin is not None and not row.origin.builtin for row in merged.rows())
+
+
+def test_every_row_model_has_a_key() -> None:
+    for _, model in _FILES.values():
+        for row, shape in knowledge._row_models(model):
+            assert shape != "list" or row.key_fields(), row
+
+
+def test_built_in_rows_know_where_they_are_written() -> None:
+    row = KB.drivers.get(570)
+    assert row is not None and row.origin is not None and row.origin.builtin
+    assert row.origin.where() == f"{display_path(knowledge_dir() / 'drivers.yaml')}:51"
+
+
+def test_a_release_added_to_a_built_in_framework_keeps_its_releases() -> None:
+    extended = extend(KB, [_user("""\
+        kind: Frameworks
+        as_of: 2027-01-01
+        sources: {x: "illustrative"}
+        frameworks:
+          - name: pytorch
+            variants: true
+            releases:
+              - {release: "2.15", cuda: ["13.0"], source: [x]}
+        """)])
+    assert extended.problems == [] and extended.overrides == []
+    before, after = KB.frameworks.get("torch"), extended.knowledge.frameworks.get("torch")
+    assert before is not None and after is not None
+    assert len(after.releases) == len(before.releases) + 1
+    assert after.release("2.15.0") is not None and after.release("2.9.1") == before.release("2.9.1")
+    # The architecture and wheel rows are the built-in ones, untouched.
+    assert (after.architectures, after.wheels) == (before.architectures, before.wheels)
+
+
+def test_a_changed_planning_figure_is_one_override_the_rest_restated() -> None:
+    fit = (knowledge_dir() / "fit.yaml").read_text(encoding="utf-8")
+    assert fit.count("mfu: 0.35") == 1
+    extended = extend(KB, [_user(fit.replace("mfu: 0.35", "mfu: 0.5"), "fit.yaml")])
+    assert extended.problems == []
+    assert [f.message.split(": ", 1)[1].split(" (")[0] for f in extended.overrides] == ["mfu 0.35 -> 0.5"]
+    assert extended.knowledge.fit.estimate.mfu == 0.5
+    restated = extended.knowledge.fit.model_dump(exclude={"estimate"})
+    assert restated == KB.fit.model_dump(exclude={"estimate"})
+
+
+def test_a_users_image_row_is_matched_before_the_built_in_ones() -> None:
+    extended = extend(KB, [_user("""\
+        kind: ContainerImages
+        as_of: 2027-01-01
+        sources: {x: "illustrative"}
+        images:
+          - {repositories: [nvidia/cuda], tag: '12\\.4\\.1-.*', cuda: "12.4.1", min_driver: "550",
+             source: [x]}
+        """)])
+    images = extended.knowledge.containers
+    found = images.resolve("nvidia/cuda", "12.4.1-cudnn-runtime-ubuntu22.04")
+    assert found is not None and found[1]["cuda"] == "12.4.1" and found[0].min_driver == "550"
+    shadowed = images.overridden(found[0], "nvidia/cuda", "12.4.1-cudnn-runtime-ubuntu22.04")
+    assert shadowed is KB.containers.images[0]
+    # Another image of the repository is still the built-in row's, which no user's row shadows.
+    other = images.resolve("nvidia/cuda", "13.0.2-runtime-ubuntu24.04")
+    assert other is not None and other[0] is KB.containers.images[0]
+    assert images.overridden(other[0], "nvidia/cuda", "13.0.2-runtime-ubuntu24.04") is None
+
+
+def test_a_users_as_of_counts_towards_the_tables_date() -> None:
+    older = _user("""\
+        kind: RocmReleases
+        as_of: 2025-06-01
+        sources: {x: "illustrative"}
+        releases:
+          - {rocm: "9.0", source: [x]}
+        """)
+    assert extend(KB, [older]).knowledge.as_of == dt.date(2025, 6, 1) < KB.as_of
+
+
+# ---------------------------------------------------------------- docs/knowledge.md
+DOC = Path(__file__).resolve().parents[2] / "docs" / "knowledge.md"
+
+
+def test_the_docs_hold_the_reference_of_every_table() -> None:
+    expected = knowledge.tables_reference()
+    assert expected in DOC.read_text(encoding="utf-8"), (
+        f"docs/knowledge.md: put this in place of its reference:\n{expected}")
+
+
+def test_the_docs_examples_are_tables_a_user_may_add() -> None:
+    blocks = re.findall(r"```yaml\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+    docs = [_user(block) for block in blocks]
+    assert sorted({d.value["kind"] for d in docs}) == ["ContainerImages", "DriverBranches", "Frameworks"]
+    extended = extend(KB, docs)
+    assert extended.problems == []
+    # Only the correction to R570 replaces a built-in row.
+    assert [f.message.split(" replaces")[0] for f in extended.overrides] == ["DriverBranches branch 570"]
+
+
+def test_merging_leaves_the_built_in_tables_as_they_are() -> None:
+    # The built-in tables are read once per process and shared by every audit in it.
+    before = KB.model_dump()
+    docs = [_user(block) for block in re.findall(r"```yaml\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)]
+    assert extend(KB, docs).overrides
+    assert KB.model_dump() == before and builtin() is KB
+    assert all(row.origin is not None and row.origin.builtin for table in KB.tables() for row in table.rows())

@@ -15,6 +15,7 @@ import pytest
 
 from checker.core.perf import gc_paused
 from checker.core.resources import knowledge_dir
+from checker.derive.knowledge import TABLE_KINDS
 from checker.load import build as loader
 from checker.load.build import KINDS, load
 from checker.source import parse as source
@@ -159,7 +160,7 @@ SCHEMA_CASES: list[tuple[str, tuple[str, ...], str | bytes, list[str]]] = [
         racks: []
         """,
         ["bad.yaml:1:1: error schema.document missing `kind` "
-         f"(one of {', '.join(KINDS)})"],
+         f"(one of {', '.join([*KINDS, *TABLE_KINDS])})"],
     ),
     (  # 1:7 is the kind's value
         "unknown-kind", (),

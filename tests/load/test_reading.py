@@ -137,10 +137,13 @@ def test_a_file_is_read_once_and_its_entry_is_of_the_bytes_hashed(
     real = Path.read_bytes
 
     def counting(self: Path) -> bytes:
-        reads.append(self.name)
+        # The inventory files only: the cache's salt reads the built-in knowledge
+        # files once per process, in whichever test comes first.
+        if self.parent == tmp_path / "inv":
+            reads.append(self.name)
         return real(self)
 
     monkeypatch.setattr(Path, "read_bytes", counting)
     cold = read_all(paths, ReadOptions(cache_dir=tmp_path / "cache"))
-    assert sorted(r for r in reads if r.endswith(".yaml")) == ["f0.yaml", "f1.yaml", "f2.yaml"]
+    assert sorted(reads) == ["f0.yaml", "f1.yaml", "f2.yaml"]
     assert read_all(paths, ReadOptions(cache_dir=tmp_path / "cache")) == cold

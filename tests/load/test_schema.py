@@ -8,6 +8,7 @@ import jsonschema
 import pytest
 import yaml
 
+from checker.derive.knowledge import _FILES, table_models
 from checker.load.build import CATALOG_FILES, KINDS
 from checker.load.schema import inventory_schema
 
@@ -46,6 +47,9 @@ def _documents(path: Path) -> list[Any]:
 EXAMPLES = sorted([
     *(ROOT / "inventories").rglob("*.yaml"),
     *(ROOT / "rules" / "knowledge" / name for name in CATALOG_FILES),
+    # The knowledge tables: a team's own documents of their kinds sit among the inventories.
+    *(ROOT / "rules" / "knowledge" / file for file, _ in _FILES.values()),
+    ROOT / "tests" / "fixtures" / "knowledge" / "knowledge.yaml",
     *(ROOT / "templates" / "init" / "inventories").glob("*.yaml"),
     # The cooling plant unit by unit, CDUs and liquid fractions, floor ratings.
     *(ROOT / "tests" / "fixtures" / name / "facility.yaml" for name in ("plant", "liquid", "floor")),
@@ -55,7 +59,7 @@ EXAMPLES = sorted([
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_schema_accepts_every_example_inventory(path: Path) -> None:
-    validator = jsonschema.Draft202012Validator(inventory_schema())
+    validator = jsonschema.Draft202012Validator(inventory_schema(table_models()))
     for doc in _documents(path):
         errors = [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(doc)]
         assert not errors, errors
@@ -73,10 +77,12 @@ def test_schema_accepts_every_example_inventory(path: Path) -> None:
         ({"kind": "Workloads", "workloads": [
             {"name": "w", "task": "inference", "params_b": 1, "precision": "bf16", "framwork": "pytorch"},
         ]}, ["workloads", 0]),
+        ({"kind": "DriverBranches", "as_of": "2027-01-01", "sources": {"x": "x"},
+          "branches": [{"branch": 640, "end_of_life": "2028-03", "source": ["x"]}]}, ["branches", 0]),
     ],
 )
 def test_schema_rejects_a_misspelt_field(doc: dict[str, Any], where: list[Any]) -> None:
-    errors = list(jsonschema.Draft202012Validator(inventory_schema()).iter_errors(doc))
+    errors = list(jsonschema.Draft202012Validator(inventory_schema(table_models())).iter_errors(doc))
     assert errors
     assert any("Additional properties are not allowed" in e.message for e in _leaves(errors))
 

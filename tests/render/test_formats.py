@@ -43,5 +43,5 @@ def test_the_docs_show_the_format_table(doc: str) -> None:
 
 
 def test_an_unknown_format_names_the_known_ones() -> None:
-    with pytest.raises(UserError, match="known: text, json, markdown, html, sarif, junit, github"):
+    with pytest.raises(UserError, match="known: text, json, markdown, html, sarif, junit, gitlab, github"):
         get("xml")

@@ -11,7 +11,14 @@ from pathlib import Path
 import pytest
 
 from checker.core.errors import UserError
-from checker.render.output import github_blob_base, link_base, write_atomic
+from checker.render.output import (
+    from_root,
+    github_blob_base,
+    github_commit_base,
+    link_base,
+    root_link_base,
+    write_atomic,
+)
 from tests.conftest import AS_OF, CliRunner, summary
 
 
@@ -96,6 +103,53 @@ def test_step_summary_links_point_at_the_commit(tmp_path: Path, monkeypatch: pyt
            "GITHUB_SHA": "abc123", "GITHUB_WORKSPACE": str(tmp_path)}
     assert github_blob_base(env) == "https://github.com/acme/dc/blob/abc123/"
     assert github_blob_base({}) == ""
+
+
+HEAD = "0123456789abcdef0123456789abcdef01234567"
+MERGE = "f" * 40
+
+
+@pytest.mark.parametrize(
+    ("event", "base"),
+    [
+        # A pull request's run: its head commit, not the merge commit GitHub made (GITHUB_SHA).
+        ({"pull_request": {"head": {"sha": HEAD}}}, f"https://github.com/acme/dc/blob/{HEAD}/"),
+        ({"ref": "refs/heads/main"}, f"https://github.com/acme/dc/blob/{MERGE}/"),  # a push
+        ({"pull_request": {"head": {"sha": "../../evil"}}}, f"https://github.com/acme/dc/blob/{MERGE}/"),
+        ("not json", f"https://github.com/acme/dc/blob/{MERGE}/"),
+    ],
+)
+def test_diff_links_point_at_the_pull_requests_head(tmp_path: Path, event: object, base: str) -> None:
+    path = tmp_path / "event.json"
+    path.write_text(event if isinstance(event, str) else json.dumps(event))
+    env = {"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "acme/dc", "GITHUB_SHA": MERGE,
+           "GITHUB_EVENT_PATH": str(path)}  # fmt: skip
+    assert github_commit_base(env) == base
+    assert github_commit_base({}) == ""
+
+
+@pytest.mark.parametrize(
+    ("file", "prefix", "named"),
+    [
+        ("inv/a.yaml", "", "inv/a.yaml"),
+        ("inv/a.yaml", "dc/", "dc/inv/a.yaml"),
+        ("../shared/a.yaml", "dc/", "shared/a.yaml"),
+        ("../../elsewhere.yaml", "dc/", "../../elsewhere.yaml"),  # outside the repository: as it is
+        ("/opt/checker/rules/knowledge/gpus.yaml", "dc/", "/opt/checker/rules/knowledge/gpus.yaml"),
+    ],
+)
+def test_from_root(file: str, prefix: str, named: str) -> None:
+    assert from_root(file, prefix) == named
+
+
+def test_diff_links_from_a_file_reach_the_repository_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "dc" / "docs").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "dc")
+    assert root_link_base(tmp_path, None) == "../"
+    assert root_link_base(tmp_path, Path("docs/comment.md")) == "../../"
+    assert root_link_base(tmp_path, tmp_path / "comment.md") == ""
 
 
 def test_under_github_actions_text_becomes_annotations_and_the_report_the_summary(

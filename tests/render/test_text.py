@@ -59,7 +59,7 @@ def test_summary_by_rule_puts_the_most_severe_first_and_counts_findings_not_show
     many = [Finding("support.level-24x7", "warning", "support", f"server/s{i}", "m", "r", "s.yaml", i, 1)
             for i in range(1, 31)]
     result = _result([*many, FINDINGS[1]])
-    text = get_formatter("text")(result, RenderContext(max_per_rule=24))
+    text = get_formatter("text")(result, RenderContext(max_per_rule=24, group=False))
     assert text.count("warning support.level-24x7 m") == 24
     assert "checker: 6 more support.level-24x7 findings not shown (--max-per-rule 0 shows all)" in text
     assert by_rule_lines(result) == [

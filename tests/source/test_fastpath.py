@@ -397,6 +397,15 @@ def streams(draw: st.DrawFn) -> str:
     return "\n---\n".join(docs) + draw(st.sampled_from(["", "\n", "\n---\n", "\n...\n"]))
 
 
+def _after_an_empty_document(text: str) -> bool:
+    """Whether a document follows an empty one (`- a\n---\n# only a comment\n---\n- b`):
+    where it starts is the event parser's by design (fastpath._Tree.document_start)."""
+    events = list(yaml.parse(text))
+    starts = [i for i, e in enumerate(events) if isinstance(e, yaml.DocumentStartEvent)]
+    empty = [isinstance(events[i + 1], yaml.ScalarEvent) and events[i + 1].value == "" for i in starts]
+    return any(empty[i] and i + 1 < len(empty) for i in range(len(empty)))
+
+
 def _pair_in_flow_sequence(text: str) -> bool:
     """Whether the text holds a one-pair mapping in a flow sequence (`[yes, 0: ]`),
     which a generated scalar ending in `:` writes by accident: its positions are
@@ -422,7 +431,7 @@ def test_generated_yaml_is_read_exactly_or_refused(text: str) -> None:
         return
     docs = assert_equivalent(text)
     # The tree gave every position asked for.
-    assert docs is None or from_tree(docs) or _pair_in_flow_sequence(text)
+    assert docs is None or from_tree(docs) or _pair_in_flow_sequence(text) or _after_an_empty_document(text)
 
 
 @pytest.mark.slow

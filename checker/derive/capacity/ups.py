@@ -58,6 +58,12 @@ UPS_COLUMNS = (
     ),
     Column("failover_utilization_pct", "%", "failover_load_kw / capacity_kw x 100"),
     Column("failover_case", "", "the failure behind failover_load_kw: block NAME", "string"),
+    Column(
+        "mechanical_stops_kw",
+        "kW",
+        "2N, distributed: the cooling on it (mechanical_kw) that stops when it fails, neither moved to"
+        " another block (mechanical_transfer_to) nor backed by other pumps (mechanical_redundant); else 0",
+    ),
 )
 
 RACK_COLUMNS = (
@@ -88,6 +94,8 @@ class Blocks:
     mechanical: F64
     redundancy: npt.NDArray[Any]
     name: npt.NDArray[Any]
+    transfer: IDX  # the block its mechanical load moves to when it fails (-1: none)
+    backed: npt.NDArray[np.bool_]  # other pumps carry the flow without its own (mechanical_redundant)
 
 
 def block_arrays(inv: Inventory) -> Blocks:
@@ -98,6 +106,11 @@ def block_arrays(inv: Inventory) -> Blocks:
         for name, p in inv.facilities.items()
         if p.value.power is not None and p.value.power.ups is not None
     }
+    index = {key: i for i, key in enumerate(inv.ups_blocks)}
+    transfer = [
+        index.get((fac, b.mechanical_transfer_to), -1) if b.mechanical_transfer_to else -1
+        for (fac, _), b in zip(inv.ups_blocks, blocks, strict=True)
+    ]
     return Blocks(
         np.asarray([fac_index[fac] for fac, _ in inv.ups_blocks], dtype=np.intp),
         np.asarray([b.capacity_kw for b in blocks], dtype=np.float64),
@@ -105,6 +118,8 @@ def block_arrays(inv: Inventory) -> Blocks:
         np.asarray([b.mechanical_kw for b in blocks], dtype=np.float64),
         np.asarray([redundancy[fac] for fac, _ in inv.ups_blocks], dtype=object),
         np.asarray([name for _, name in inv.ups_blocks], dtype=object),
+        np.asarray(transfer, dtype=np.intp),
+        np.asarray([b.mechanical_redundant for b in blocks], dtype=bool),
     )
 
 
@@ -166,6 +181,8 @@ def ups_table(
     it = np.where(bus, shared, mapped_it).astype(np.float64)
     load = it + b.mechanical
     failover, case, racks = _failovers(inv, f, p, s, b, on, feed_load_kw, load, n_racks)
+    moving = np.isin(b.redundancy, ("2N", "distributed"))
+    stops = np.where(moving & (b.transfer < 0) & ~b.backed, b.mechanical, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         columns: dict[str, npt.NDArray[Any]] = {
             "capacity_kw": b.kw,
@@ -176,6 +193,7 @@ def ups_table(
             "failover_load_kw": failover,
             "failover_utilization_pct": 100.0 * failover / b.kw,
             "failover_case": case,
+            "mechanical_stops_kw": stops,
         }
     return Table(list(inv.ups_blocks), UPS_COLUMNS, columns), racks, facility_capacity(inv, b)
 
@@ -210,12 +228,35 @@ def _failovers(
         "ups_failover_short_servers": np.full(n_racks, NAN),
         "ups_failover_case": np.full(n_racks, None, dtype=object),
     }
-    # 2N and distributed: each block's failure, rack by rack, through the feeds.
+    # 2N and distributed: each block's failure, rack by rack, through the feeds,
+    # and the cooling a failed block's transfer switch moves to another block.
     if not n_blocks:
         return failover, case, racks
+    moved = np.zeros(n_blocks * n_blocks)
+    sent = np.flatnonzero(b.transfer >= 0)
+    np.add.at(moved, sent * n_blocks + b.transfer[sent], b.mechanical[sent])
     moving = (on >= 0) & np.isin(b.redundancy[np.maximum(on, 0)], ("2N", "distributed"))
-    if not moving.any():
-        return failover, case, racks
+    if moving.any():
+        racks |= _moved_it(p, f, s, b, on, n_racks, moved)
+    after = load[None, :] + moved.reshape(n_blocks, n_blocks)  # [failed X, block Y]
+    same = b.facility[:, None] == b.facility[None, :]
+    designed = np.isin(b.redundancy, ("2N", "distributed"))
+    valid = same & designed[:, None] & ~np.eye(n_blocks, dtype=bool)
+    after = np.where(valid, after, -np.inf)
+    worst = np.argmax(after, axis=0)
+    has = valid.any(axis=0)
+    failover[has] = after[worst[has], np.flatnonzero(has)]
+    case[has] = [f"block {name}" for name in b.name[worst[has]].tolist()]
+    return failover, case, racks
+
+
+def _moved_it(
+    p: Pairs, f: FeedArrays, s: ServerArrays, b: Blocks, on: IDX, n_racks: int, moved: F64
+) -> dict[str, npt.NDArray[Any]]:
+    """Adds to `moved` ([failed X x block Y], flat) the IT load each block failure
+    moves onto each other block through the racks' feeds; the racks' short servers."""
+    n_blocks = len(b.kw)
+    moving = (on >= 0) & np.isin(b.redundancy[np.maximum(on, 0)], ("2N", "distributed"))
     n_feeds = len(f.kw)
     lost_feed = np.flatnonzero(moving)
     pair_key = on[lost_feed].astype(np.int64) * max(n_racks, 1) + f.rack[lost_feed]
@@ -233,20 +274,9 @@ def _failovers(
     normal = np.nan_to_num(p.psus * p.each_kw)
     now, before = on[rows.feed], on[p.feed[rows.pair]]
     x = failed[rows.scen].astype(np.int64)
-    moved = np.zeros(n_blocks * n_blocks)
     np.add.at(moved, x[now >= 0] * n_blocks + now[now >= 0], rows.carried[now >= 0])
     np.subtract.at(moved, x[before >= 0] * n_blocks + before[before >= 0], normal[rows.pair][before >= 0])
-    after = load[None, :] + moved.reshape(n_blocks, n_blocks)  # [failed X, block Y]
-    same = b.facility[:, None] == b.facility[None, :]
-    designed = np.isin(b.redundancy, ("2N", "distributed"))
-    valid = same & designed[:, None] & ~np.eye(n_blocks, dtype=bool)
-    after = np.where(valid, after, -np.inf)
-    worst = np.argmax(after, axis=0)
-    has = valid.any(axis=0)
-    failover[has] = after[worst[has], np.flatnonzero(has)]
-    case[has] = [f"block {name}" for name in b.name[worst[has]].tolist()]
-    racks |= _short_servers(s, sc, rows, n_racks)
-    return failover, case, racks
+    return _short_servers(s, sc, rows, n_racks)
 
 
 def _blocks_per_rack(f: FeedArrays, on: IDX, n_racks: int, n_blocks: int) -> F64:

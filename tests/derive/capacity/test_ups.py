@@ -157,8 +157,41 @@ def test_cooling_on_the_ups_counts_against_it(audit: Auditor) -> None:
     # 910 kW of IT + 120 kW of pumps = 1,030 kW on the 1,000 kW of a 2N system.
     assert (fac["peak_it_kw"], fac["ups_mechanical_kw"], fac["ups_load_kw"]) == (910, 120, 1030)
     assert "power.facility-it-capacity" in run.fired("facility/f")
-    # When U2 fails U1 carries all 910 kW of IT and its own 60 kW of pumps (U2's stop with it).
+    # When U2 fails U1 carries all 910 kW of IT and its own 60 kW of pumps; U2's stop with it,
+    # and nothing says what keeps the coolant flowing: each block's pumps stop with it.
     assert run.capacity.ups_blocks.row(("f", "U1"))["failover_load_kw"] == 970
+    for name in ("U1", "U2"):
+        assert run.capacity.ups_blocks.row(("f", name))["mechanical_stops_kw"] == 60
+        assert "power.ups-block-cooling-stops" in run.fired(f"ups/f/{name}")
+    assert run.finding("power.ups-block-cooling-stops", "ups/f/U2").message == (
+        "when UPS block f/U2 fails, the 60 kW of cooling on it stops with it (2N UPS): no block takes it"
+        " over and no other pumps are said to carry the flow without it"
+    )
+
+
+@pytest.mark.parametrize(
+    ("keeps", "failover_kw", "stops_kw", "fired"),
+    [
+        # An STS moves U2's 60 kW of pumps to U1: 910 + 60 + 60 = 1,030 kW on 1,000 kW, 103 %.
+        ("mechanical_transfer_to: U1", 1030, 0, {"power.ups-block-failover-overload"}),
+        # Pumps on U1 carry the flow alone: U2's stop, U1 carries 910 + 60 = 970 kW.
+        ("mechanical_redundant: true", 970, 0, set()),
+        # Neither: U2's pumps stop, and so does their coolant.
+        ("", 970, 60, {"power.ups-block-cooling-stops"}),
+    ],
+)
+def test_what_keeps_a_failed_blocks_cooling_running(
+    audit: Auditor, keeps: str, failover_kw: float, stops_kw: float, fired: set[str]
+) -> None:
+    u2 = "{name: U2, capacity_kw: 1000, mechanical_kw: 60" + (f", {keeps}" if keeps else "") + "}"
+    ups = "{redundancy: 2N, blocks: [{name: U1, capacity_kw: 1000, mechanical_kw: 60, mechanical_redundant: true}, "  # noqa: E501
+    run = audit(facility(ups + u2 + "]}", [("U1", "U2")] * 7), servers([130] * 7))
+    u1, u2_row = run.capacity.ups_blocks.row(("f", "U1")), run.capacity.ups_blocks.row(("f", "U2"))
+    assert (u1["failover_load_kw"], u2_row["mechanical_stops_kw"], u1["mechanical_stops_kw"]) == (
+        failover_kw, stops_kw, 0
+    )
+    checked = {"power.ups-block-failover-overload", "power.ups-block-cooling-stops"}
+    assert (run.fired("ups/f/U1") | run.fired("ups/f/U2")) & checked == fired
 
 
 N1_BUS = "{redundancy: N+1, blocks: " + blocks(500, 500) + "}"
@@ -182,6 +215,18 @@ TWICE = "{blocks: [{name: U1, capacity_kw: 500}, {name: U1, capacity_kw: 500}]}"
         (TWO_N_OF_3, [("U1", "U2")], "", ("facility.yaml", 4, 8),
          "2N is two systems: give 2 blocks, not 3 (or: distributed)"),
         (TWICE, [], "", ("facility.yaml", 4, 55), "duplicate UPS block name 'U1'"),
+        ("{redundancy: 2N, blocks: [{name: U1, capacity_kw: 9, mechanical_transfer_to: U3}, "
+         "{name: U2, capacity_kw: 9}]}", [], "", ("facility.yaml", 4, 85),
+         "facility f has no UPS block 'U3'"),
+        ("{redundancy: N+1, blocks: [{name: U1, capacity_kw: 9, mechanical_redundant: true}, "
+         "{name: U2, capacity_kw: 9}]}", [], "", ("facility.yaml", 4, 62),
+         "UPS block U1: mechanical_redundant is for 2N and distributed UPS designs, not N+1"),
+        ("{redundancy: 2N, blocks: [{name: U1, capacity_kw: 9, mechanical_transfer_to: U2, "
+         "mechanical_redundant: true}, {name: U2, capacity_kw: 9}]}", [], "", ("facility.yaml", 4, 34),
+         "give mechanical_transfer_to or mechanical_redundant, not both"),
+        ("{redundancy: 2N, blocks: [{name: U1, capacity_kw: 9, mechanical_transfer_to: U1}, "
+         "{name: U2, capacity_kw: 9}]}", [], "", ("facility.yaml", 4, 34),
+         "block U1's cooling cannot transfer to the block that failed"),
     ],
 )
 def test_ups_inputs_that_cannot_be_checked_are_located_errors(
