@@ -28,7 +28,18 @@ from checker.core.perf import gc_paused
 from checker.core.rulemeta import RuleMeta
 from checker.core.suggest import did_you_mean
 from checker.core.terminal import SafeStream, StreamError, escape, escape_lines, whole_writes
-from checker.decide.config import Config, Settings, find_config, load_config, policy_in, settings
+from checker.decide.config import (
+    CONFIG_NAMES,
+    PYPROJECT,
+    Config,
+    Settings,
+    check_selection,
+    find_config,
+    in_force,
+    load_config,
+    policy_in,
+    settings,
+)
 from checker.decide.result import AuditResult
 from checker.derive.facts import REGISTRY, fact_kind
 from checker.derive.knowledge import table_models
@@ -61,6 +72,7 @@ from checker.render.output import (
 from checker.render.pictures import markdown_with_pictures
 from checker.render.templating import environment
 from checker.scaffold import init
+from checker.source.reader import display_path
 
 DEFAULT_PATH = Path("inventories")
 # Characters of a line on standard error: its values are clipped where the
@@ -105,10 +117,15 @@ def _in_github_actions() -> bool:
 
 
 def _settings(args: argparse.Namespace, paths: Sequence[Path]) -> Settings:
+    return _configured(args, paths)[1]
+
+
+def _configured(args: argparse.Namespace, paths: Sequence[Path]) -> tuple[Config, Settings]:
+    """The config file's settings, and those with the command line applied."""
     config_file = args.config or find_config(paths)
     # Absolute, so `checker diff` reads the same config from inside the base tree.
     config, config_path = load_config(config_file.resolve() if config_file else None)
-    return settings(
+    return config, settings(
         config,
         config_path,
         select=args.select,
@@ -140,13 +157,17 @@ def _protected(cfg: Settings) -> list[Path]:
 
 
 def _audit(
-    args: argparse.Namespace, outputs: Sequence[Output], env: os._Environ[str] | None = None
+    args: argparse.Namespace,
+    outputs: Sequence[Output],
+    env: os._Environ[str] | None = None,
+    quiet: bool = False,
 ) -> tuple[AuditResult, Settings]:
     paths = args.paths or [DEFAULT_PATH]
     cfg = _settings(args, paths)
     check_writable(outputs, paths, _protected(cfg), env)
     options = _read_options(args)
-    with progress.shown(sys.stderr):  # a progress line while it runs (on a terminal)
+    # A progress line while it runs (on a terminal), unless only the summary is wanted.
+    with progress.shown(sys.stderr) if not quiet else contextlib.nullcontext():
         return run_audit(paths, cfg, args.as_of or dt.date.today(), options=options), cfg
 
 
@@ -154,9 +175,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
     default = Output("github" if _in_github_actions() else "text", None)
     outputs = args.format or [default]
     env = os.environ if _in_github_actions() else None
-    result, cfg = _audit(args, outputs, env)
-    color = _color(sys.stdout)
-    emit(result, outputs, color=color, max_per_rule=cfg.max_per_rule, group=cfg.group_findings, env=env)
+    result, cfg = _audit(args, outputs, env, quiet=args.quiet)
+    color = _color(sys.stdout, args.color)
+    emit(result, outputs, color=color, max_per_rule=cfg.max_per_rule, group=cfg.group_findings, env=env,
+         summary_only=args.quiet)
     return result.exit_code
 
 
@@ -216,6 +238,37 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return result.exit_code
 
 
+def cmd_config(args: argparse.Namespace) -> int:
+    """The settings an audit of these paths runs with, as checker.yaml lines, each
+    with where it came from: the config file's line, an option, or the default."""
+    paths = args.paths or [DEFAULT_PATH]
+    config, cfg = _configured(args, paths)
+    # As the audit would: a glob that matches no rule, or a rule folder that fails, is an error.
+    check_selection(cfg, [m.id for m in load_rulebook(cfg.rule_dirs).metadata()])
+    # Unset: None, [] or False (a flag not given); 0 is a value (--max-per-rule 0).
+    given = [name for name, option in CONFIG_OPTIONS.items()
+             if getattr(args, option) is not None and getattr(args, option) is not False
+             and getattr(args, option) != []]
+    if cfg.config_file is None:
+        names = ", ".join(CONFIG_NAMES)
+        lines = [f"# config file: none found ({names} or [tool.checker] in {PYPROJECT}, from the"
+                 " inventories' folder up to the repository root): defaults"]
+    else:
+        how = "--config" if args.config else "the nearest one"
+        lines = [f"# config file: {display_path(cfg.config_file)} ({how})"]
+    rows = [(f"{name}: {json.dumps(value, sort_keys=True)}", where)
+            for name, value, where in in_force(config, cfg, given)]
+    width = max(len(text) for text, _ in rows)
+    lines += [f"{text:<{width}}  # {where}" for text, where in rows]
+    _print_lines(lines)
+    return 0
+
+
+# The settings the command line sets: the setting, and its option's argparse name.
+CONFIG_OPTIONS = {"select": "select", "ignore": "ignore", "fail_on": "fail_on", "rules": "rules",
+                  "max_per_rule": "max_per_rule", "group_findings": "no_group"}
+
+
 def cmd_cache_info(args: argparse.Namespace) -> int:
     found = cache.info(args.cache_dir or cache.default_dir())
     lines = [
@@ -249,9 +302,22 @@ def _import_command(importer: Importer) -> Callable[[argparse.Namespace], int]:
     return run
 
 
-def _color(stream: TextIO) -> bool:
-    """Colour only for a person at a terminal, never with NO_COLOR (no-color.org)."""
-    return stream.isatty() and "NO_COLOR" not in os.environ
+COLOR_CHOICES = ("auto", "always", "never")
+
+
+def _color(stream: TextIO, choice: str = "auto") -> bool:
+    """--color always or never decides. auto: a non-empty NO_COLOR turns colour off
+    (https://no-color.org: an empty one is as if unset), else a non-empty
+    FORCE_COLOR turns it on (https://force-color.org), else colour is for a
+    person at a terminal, not a `dumb` one. NO_COLOR before FORCE_COLOR, as
+    CPython 3.13's own colour choice (Lib/_colorize.py) does."""
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return stream.isatty() and os.environ.get("TERM") != "dumb"
 
 
 # ---------------------------------------------------------------- rules, explain, facts
@@ -440,7 +506,20 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         type=_format_spec,
         metavar="FMT[:FILE]",
-        help=f"output format, optionally to a file (repeatable). {formats_help()}",
+        help=f"output format, optionally to a file (repeatable; one to standard output). {formats_help()}",
+    )
+    audit.add_argument(
+        "--color",
+        choices=COLOR_CHOICES,
+        default="auto",
+        help="colour the text format's severities: auto (default) at a terminal, unless NO_COLOR"
+        " is set; FORCE_COLOR forces it",
+    )
+    audit.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="the text format prints its summary line only (the counts and the verdict); no progress line",
     )
     report = _sub(subs, "report", cmd_report, "write the rollout readiness report (Markdown or HTML)")
     _add_audit_options(report)
@@ -477,6 +556,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FMT[:FILE]",
         help=f"output format, optionally to a file (repeatable). {diff_formats_help()}",
     )
+
+    config_ = _sub(subs, "config", cmd_config, "the settings in force for an audit, and where each came from")
+    _add_audit_options(config_)
 
     init_ = _sub(subs, "init", cmd_init, "scaffold an inventory repository whose audit passes")
     init_.add_argument("dir", nargs="?", type=Path, default=Path(), metavar="DIR", help="default: here")

@@ -2,7 +2,10 @@
 
 The files are templates/init/ as they are (layout in templates, not Python
 strings), plus the JSON Schema that the inventories' yaml-language-server
-lines point at. Nothing is overwritten: if any file exists, nothing is written;
+lines point at. The pre-commit hook and the workflow are pinned to the commit
+this checker was installed from, when that is known (installed from git, or
+from a git clone with an origin, as pre-commit installs hooks); else they keep
+the placeholders their comments explain. Nothing is overwritten: if any file exists, nothing is written;
 if writing fails or is interrupted half-way, what was written is removed again.
 """
 
@@ -14,16 +17,31 @@ import os
 from pathlib import Path
 
 from checker.core.errors import UserError
+from checker.core.install import Source, source
 from checker.core.resources import templates_dir
 from checker.load.schema import inventory_schema
 
 SCHEMA_FILE = "inventory.schema.json"
+# The placeholders of templates/init/ a known origin replaces.
+REPOSITORY = "https://github.com/YOUR-ORG/checker"
+COMMIT = "0" * 40
+ACTION = f"YOUR-ORG/checker@{COMMIT}"
+
+
+def pinned(text: str, origin: Source) -> str:
+    """`text` with the placeholders naming checker's repository and commit filled in from `origin`."""
+    if origin.repository is None or origin.commit is None:
+        return text
+    if origin.github is not None:
+        text = text.replace(ACTION, f"{origin.github}@{origin.commit}")
+    return text.replace(REPOSITORY, origin.repository).replace(f"rev: {COMMIT}", f"rev: {origin.commit}")
 
 
 def _sources() -> dict[str, str]:
     root = templates_dir() / "init"
     files = sorted(p for p in root.rglob("*") if p.is_file())
-    out = {p.relative_to(root).as_posix(): p.read_text(encoding="utf-8") for p in files}
+    origin = source()
+    out = {p.relative_to(root).as_posix(): pinned(p.read_text(encoding="utf-8"), origin) for p in files}
     out[SCHEMA_FILE] = json.dumps(inventory_schema(), indent=2, sort_keys=True) + "\n"
     return out
 

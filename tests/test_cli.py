@@ -43,6 +43,41 @@ def test_rack_over_capacity_fails_with_exit_1(cli: CliRunner, in_fixtures: Path)
     assert run.out == f"{RACK}\n{NBD}\n{BY_RULE}{summary(error=1, warning=1)}\n"
 
 
+@pytest.mark.parametrize("quiet", ["--quiet", "-q"])
+def test_quiet_prints_the_summary_line_only(cli: CliRunner, in_fixtures: Path, quiet: str) -> None:
+    run = cli("audit", "overload", *AS_OF, quiet)
+    assert (run.code, run.out, run.err) == (1, summary(error=1, warning=1) + "\n", "")
+
+
+def test_quiet_leaves_the_other_formats_whole(cli: CliRunner, in_fixtures: Path, tmp_path: Path) -> None:
+    run = cli("audit", "overload", *AS_OF, "--quiet", "--format", f"json:{tmp_path / 'a.json'}")
+    assert (run.code, run.out) == (1, "")
+    assert len(json.loads((tmp_path / "a.json").read_text())["findings"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("formats", "first", "second"),
+    [
+        (("text", "json"), "text", "json"),
+        (("json", "sarif:-", "junit:out.xml"), "json", "sarif"),
+        (("github", "markdown:/dev/stdout"), "github", "markdown"),
+    ],
+)
+@pytest.mark.parametrize("command", ["audit", "diff"])
+def test_two_formats_to_standard_output_are_refused(
+    cli: CliRunner, in_fixtures: Path, formats: tuple[str, ...], first: str, second: str, command: str
+) -> None:
+    """They would interleave: a JSON object among text lines parses as neither."""
+    base = ("--base", "HEAD") if command == "diff" else ()
+    run = cli(command, "overload", *AS_OF, *base, *(a for f in formats for a in ("--format", f)))
+    assert (run.code, run.out) == (2, "")
+    assert run.err == (
+        f"checker: --format {first} and --format {second} would both write to standard output;"
+        f" give all but one a file (--format {second}:FILE)\n"
+    )
+    assert not (in_fixtures / "out.xml").exists()
+
+
 def test_glob_waiver_covers_a_row(cli: CliRunner, in_fixtures: Path) -> None:
     run = cli("audit", "overload", "waivers/glob.yaml", *AS_OF)
     expected = [f"{RACK} [waived]", NBD, summary(warning=1, waived=1, verdict="pass")]
@@ -176,6 +211,76 @@ def test_bad_config_beside_the_inventories(cli: CliRunner, workdir: Writer, conf
     assert (run.code, run.out, run.err) == (2, "", stderr + "\n")
 
 
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A git repository whose inventories are two folders down, and whose config
+    is [tool.checker] in its pyproject.toml; the run starts in the inventories."""
+    (tmp_path / ".git").mkdir()
+    shutil.copytree(FIXTURES / "overload", tmp_path / "inventories" / "sh1")
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "dc-inventory"\n\n[tool.checker]\nignore = ["support.*"]\nfail_on = "warning"\n'
+        '\n[tool.checker.severity]\n"power.*" = "warning"\n'
+    )
+    monkeypatch.chdir(tmp_path / "inventories")
+    return tmp_path
+
+
+def test_config_is_found_upward_from_a_sub_directory(
+    cli: CliRunner, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo / "inventories" / "sh1")  # two folders below the config
+    run = cli("audit", ".", *AS_OF)
+    assert (run.code, run.err) == (1, "")
+    assert run.lines == [
+        "facility.yaml:12:5: warning power.rack-capacity rack f1/R01 draws 7 kW,"
+        " over its 5.9 kW 2N feed capacity",
+        summary(warning=1),
+    ]
+
+
+def test_checker_config_shows_each_setting_and_where_it_came_from(cli: CliRunner, repo: Path) -> None:
+    run = cli("config", "sh1", "--ignore", "cooling.*", "--max-per-rule", "0", "--no-group")
+    pyproject = (repo / "pyproject.toml").as_posix()
+    assert (run.code, run.err) == (0, "")
+    assert run.out.splitlines() == [
+        f"# config file: {pyproject} (the nearest one)",
+        'select: ["*"]                       # default',
+        f'ignore: ["support.*", "cooling.*"]  # {pyproject}:5:1 + --ignore',
+        f'severity: {{"power.*": "warning"}}    # {pyproject}:8:15',
+        f'fail_on: "warning"                  # {pyproject}:6:1',
+        "rules: []                           # default",
+        "support_horizon_days: 365           # default",
+        "max_per_rule: 0                     # --max-per-rule",  # 0 is a value, not "unset"
+        "group_findings: false               # --no-group",
+        'netbox: {"custom_fields": {}}       # default',
+        "large_model_params_b: 1.0           # default",
+        "headroom_pct: 10.0                  # default",
+        'support_level: "24x7"               # default',
+    ]
+
+
+def test_checker_config_without_a_config_file_says_so(cli: CliRunner, workdir: Writer) -> None:
+    workdir(".git/HEAD", "ref: refs/heads/main\n")
+    run = cli("config", ".", "--fail-on", "info")
+    assert (run.code, run.err) == (0, "")
+    assert run.out.splitlines()[:5] == [
+        "# config file: none found (checker.yaml, .checker.yaml, checker.yml, .checker.yml or [tool.checker]"
+        " in pyproject.toml, from the inventories' folder up to the repository root): defaults",
+        'select: ["*"]                  # default',
+        "ignore: []                     # default",
+        "severity: {}                   # default",
+        'fail_on: "info"                # --fail-on',
+    ]
+
+
+def test_checker_config_refuses_a_glob_that_matches_no_rule(cli: CliRunner, repo: Path) -> None:
+    (repo / "pyproject.toml").write_text('[tool.checker]\nignore = ["suport.*"]\n')
+    run = cli("config", "sh1")
+    assert (run.code, run.out) == (2, "")
+    assert run.err == (f"{(repo / 'pyproject.toml').as_posix()}:2:10: ignore 'suport.*' matches no rule"
+                       " (did you mean 'support.missing'?)\n")
+
+
 def test_missing_explicit_config(cli: CliRunner, in_fixtures: Path) -> None:
     run = cli("audit", "minimal", *AS_OF, "--config", "nope.yaml")
     assert (run.code, run.out, run.err) == (2, "", "nope.yaml: config file not found\n")
@@ -267,7 +372,8 @@ def test_unknown_format(cli: CliRunner, in_fixtures: Path, name: str, hint: str)
     (("audit", "--fail-on", "fatal"), "checker audit: error: argument --fail-on: invalid choice: 'fatal' "
                                       "(choose from 'error', 'warning', 'info')"),
     (("frobnicate",), "checker: error: argument COMMAND: invalid choice: 'frobnicate' (choose from 'audit', "
-                      "'report', 'diff', 'init', 'rules', 'explain', 'facts', 'schema', 'import', 'cache')"),
+                      "'report', 'diff', 'config', 'init', 'rules', 'explain', 'facts', 'schema', 'import',"
+                      " 'cache')"),
     ((), "checker: error: the following arguments are required: COMMAND"),
 ], ids=["bad-date", "bad-fail-on", "bad-command", "no-command"])
 def test_usage_errors_exit_2(
@@ -380,10 +486,12 @@ def test_schema(cli: CliRunner) -> None:
     assert run.code == 0
     schema = json.loads(run.out)
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
-    assert schema["discriminator"]["propertyName"] == "kind"
-    # Inventories may hold documents of the knowledge tables' kinds too (docs/knowledge.md).
-    assert set(schema["discriminator"]["mapping"]) == set(KINDS) | set(TABLE_KINDS)
-    assert len(schema["oneOf"]) == len(KINDS) + len(TABLE_KINDS)
+    # One if/then per kind on `kind` (not a oneOf, whose errors cover every kind); inventories
+    # may hold documents of the knowledge tables' kinds too (docs/knowledge.md).
+    kinds = sorted({*KINDS, *TABLE_KINDS})
+    assert sorted(schema["properties"]["kind"]["enum"]) == kinds
+    assert sorted(c["if"]["properties"]["kind"]["const"] for c in schema["allOf"]) == kinds
+    assert "oneOf" not in schema
     feed = schema["$defs"]["Feed"]
     assert feed["additionalProperties"] is False
     assert {"voltage", "amps", "side", "phase", "max_utilization"} <= set(feed["properties"])

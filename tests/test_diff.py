@@ -464,8 +464,10 @@ def test_a_warning_that_became_an_error_is_worsened_not_resolved(repo: Path, cli
     _git(repo, "commit", "-qam", "a full rack: 91.3 %")
     with (repo / "inv" / "servers.yaml").open("a") as f:
         f.write("  - {name: g3, rack: H01, position: 20, power_w: {max: 2000}, u_height: 1}\n")
-    run = cli("diff", "--base", "HEAD", "inv", *AS_OF, "--format", "text", "--format", "json")
-    text, doc = run.out.split("\n{", 1)
+    # One format to standard output (two would interleave there), the other to a file.
+    out = repo.parent / "diff.json"
+    run = cli("diff", "--base", "HEAD", "inv", *AS_OF, "--format", "text", "--format", f"json:{out}")
+    text = run.out
     lines = text.splitlines()
     assert lines[1:6] == [
         "new findings: 0",
@@ -475,7 +477,7 @@ def test_a_warning_that_became_an_error_is_worsened_not_resolved(repo: Path, cli
         "resolved findings: 0",
         "waived findings: 0",
     ], text
-    report = json.loads("{" + doc)
+    report = json.loads(out.read_text())
     # The contract's lists keep their meaning: the error is new, the warning resolved.
     assert [f["rule"] for f in report["new"]] == ["power.rack-capacity"]
     assert [f["rule"] for f in report["resolved"]] == ["power.rack-headroom"]

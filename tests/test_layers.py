@@ -16,8 +16,11 @@ PACKAGE = Path(__file__).resolve().parents[1] / "checker"
 
 # Bottom to top. A module's layer is that of its first package below `checker`
 # (a top-level module is a command). `checker/__init__.py` holds only the
-# version and belongs to the vocabulary.
-LAYERS: tuple[str, ...] = ("core", "source", "load", "derive", "evaluate", "decide", "render", "commands")
+# version and belongs to the vocabulary. Below it, `_vendor`: third-party code
+# checker compiles and ships (durable-rules), which imports nothing of checker's.
+LAYERS: tuple[str, ...] = (
+    "_vendor", "core", "source", "load", "derive", "evaluate", "decide", "render", "commands",
+)
 # Packages of commands: an importer (checker/importers/, one module per source) is a
 # command, and may use any stage below it.
 COMMAND_PACKAGES: tuple[str, ...] = ("importers",)
@@ -31,7 +34,7 @@ def _module(path: Path) -> str:
 def _layer(module: str) -> int:
     parts = module.split(".")
     if parts == ["checker"]:
-        return 0
+        return LAYERS.index("core")
     first = parts[1]
     return LAYERS.index(first) if first in LAYERS else LAYERS.index("commands")
 

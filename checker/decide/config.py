@@ -12,7 +12,7 @@ import fnmatch
 import os
 import re
 import stat
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -22,10 +22,16 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from checker.core.errors import UserError, at, clip
 from checker.core.findings import Severity
 from checker.core.suggest import did_you_mean
-from checker.source.parse import Src
+from checker.source.parse import Document, Src
+from checker.source.pyproject import tool_table
 from checker.source.reader import display_path, not_a_file, read_file, validate
 
 CONFIG_NAME = "checker.yaml"
+# The files a folder's config may be, as teams know them from other tools
+# (ruff.toml / .ruff.toml / pyproject.toml [tool.ruff]): a folder with two of
+# them is an error, since one would be ignored without a word.
+CONFIG_NAMES = ("checker.yaml", ".checker.yaml", "checker.yml", ".checker.yml")
+PYPROJECT = "pyproject.toml"
 
 
 # Server fields a NetBox custom field may fill (`checker import netbox`, docs/netbox.md).
@@ -121,16 +127,50 @@ class Settings:
     support_level: str = "24x7"
 
 
+def repository_root(folder: Path) -> Path | None:
+    """The folder holding `.git` (a folder, or a file in a worktree or submodule)
+    at or above `folder`, if any."""
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def _config_in(folder: Path) -> Path | None:
+    """The config file of one folder: one of CONFIG_NAMES, or a pyproject.toml
+    with a [tool.checker] table."""
+    found = [folder / name for name in CONFIG_NAMES if (folder / name).is_file()]
+    pyproject = folder / PYPROJECT
+    if pyproject.is_file() and tool_table(pyproject, display_path(pyproject)) is not None:
+        found.append(pyproject)
+    if len(found) > 1:
+        names = " and ".join(p.name + (" [tool.checker]" if p.name == PYPROJECT else "") for p in found)
+        raise UserError(f"{display_path(folder)}: {names} are both checker configs; keep one")
+    return found[0] if found else None
+
+
+def searched(start: Path) -> list[Path]:
+    """The folders whose config applies to `start`, nearest first: `start` and
+    each folder above it, up to the repository root (the folder with `.git`),
+    or to the file system's root outside a repository."""
+    folder = start.resolve()
+    root = repository_root(folder)
+    chain = [folder, *folder.parents]
+    return chain[: chain.index(root) + 1] if root is not None else chain
+
+
 def find_config(paths: Sequence[Path]) -> Path | None:
-    """`checker.yaml` beside the inventories (their parent folder), inside them,
-    or in the current directory, where CI runs: the first that exists."""
-    for path in paths:
-        base = path if path.is_dir() else path.parent
-        for candidate in (base.resolve().parent / CONFIG_NAME, base / CONFIG_NAME):
-            if candidate.is_file():
-                return candidate
-    cwd = Path(CONFIG_NAME)
-    return cwd if cwd.is_file() else None
+    """The nearest config to the inventories: in the first path's folder (a
+    file's own folder) or above it, up to the repository root; if none, the
+    nearest at or above the current directory. Nearest wins, as with git,
+    ruff and editorconfig."""
+    starts = [p if p.is_dir() else p.parent for p in paths]
+    for start in [*starts, Path()]:
+        for folder in searched(start):
+            found = _config_in(folder)
+            if found is not None:
+                return found
+    return None
 
 
 def load_config(path: Path | None) -> tuple[Config, Path | None]:
@@ -144,15 +184,28 @@ def load_config(path: Path | None) -> tuple[Config, Path | None]:
     if not stat.S_ISREG(mode):  # a FIFO would block the run forever
         what = "a folder" if stat.S_ISDIR(mode) else not_a_file(mode).split(",")[0].removeprefix("is ")
         raise UserError(f"{shown}: is {what}, not a config file")
+    doc = _config_document(path, shown)
+    if doc is None:
+        return Config(), path
+    config = validate(Config, doc, shown)
+    config._where = (shown, doc.src)
+    return config, path
+
+
+def _config_document(path: Path, shown: str) -> Document | None:
+    """The one document of a config file: YAML, or [tool.checker] of a pyproject.toml."""
+    if path.name == PYPROJECT:
+        table = tool_table(path, shown)
+        if table is None:
+            raise UserError(f"{shown}: has no [tool.checker] table")
+        return table
     docs = read_file(path).documents
     if not docs:
-        return Config(), path
+        return None
     if len(docs) > 1:
         second = docs[1].src
         raise UserError(at(shown, second.line, second.column, "a config file holds one YAML document"))
-    config = validate(Config, docs[0], shown)
-    config._where = (shown, docs[0].src)
-    return config, path
+    return docs[0]
 
 
 def settings(
@@ -213,6 +266,43 @@ def _origin(config: Config, name: str) -> str:
     if name not in config.model_fields_set:
         return "default"
     return config.position(name, key=True) or "config"
+
+
+# Settings the command line sets too: the option, and whether it replaces the
+# config's value or adds to it.
+COMMAND_LINE: dict[str, tuple[str, str]] = {
+    "select": ("--select", "replaces"),
+    "ignore": ("--ignore", "adds"),
+    "fail_on": ("--fail-on", "replaces"),
+    "rules": ("--rules", "adds"),
+    "max_per_rule": ("--max-per-rule", "replaces"),
+    "group_findings": ("--no-group", "replaces"),
+}
+
+
+def in_force(config: Config, cfg: Settings, given: Collection[str]) -> list[tuple[str, object, str]]:
+    """Every setting of checker.yaml as the run uses it, and where it came from:
+    (name, value, origin), in the order of `Config`'s fields. `given`: the
+    settings the command line set (`fail_on` for --fail-on)."""
+    values: dict[str, object] = {
+        "select": list(cfg.select),
+        "ignore": list(cfg.ignore),
+        "fail_on": cfg.fail_on,
+        "rules": [display_path(p) for p in cfg.rule_dirs],
+        "max_per_rule": cfg.max_per_rule,
+        "group_findings": cfg.group_findings,
+    }
+    rows = []
+    for name in Config.model_fields:
+        value = values.get(name, getattr(config, name))
+        if isinstance(value, BaseModel):
+            value = value.model_dump()
+        where = [] if name not in config.model_fields_set else [config.position(name, key=True) or "config"]
+        if name in given:
+            option, how = COMMAND_LINE[name]
+            where = [*where, option] if how == "adds" else [option]
+        rows.append((name, value, " + ".join(where) or "default"))
+    return rows
 
 
 def check_selection(cfg: Settings, known: Sequence[str]) -> None:

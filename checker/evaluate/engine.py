@@ -24,10 +24,11 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import durable_rules_engine
 import numpy as np
-from durable import engine as durable
 
+# durable-rules 2.0.28, compiled with checker (checker/_vendor/durable/README.md).
+from checker._vendor import durable_rules_engine
+from checker._vendor.durable import engine as durable
 from checker.core.builtin import SCHEMA_INVALID
 from checker.core.findings import Finding, Location, entity_name, located
 from checker.derive.facts import Fact, Row

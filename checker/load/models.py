@@ -600,6 +600,7 @@ Install = Annotated[
     FrameworkInstall,
     BeforeValidator(_install),
     WithJsonSchema({"anyOf": [{"type": "string"}, {
+        "title": "FrameworkInstall",  # the model whose fields these are (checker/load/fielddocs.py)
         "type": "object",
         "properties": {
             "version": {"type": "string"},
@@ -627,6 +628,7 @@ EngineEntry = Annotated[
     EngineInstall,
     BeforeValidator(_engine),
     WithJsonSchema({"anyOf": [{"type": "string"}, {
+        "title": "EngineInstall",  # the model whose fields these are (checker/load/fielddocs.py)
         "type": "object",
         "properties": {
             "version": {"type": "string"},
@@ -659,6 +661,7 @@ JaxEntry = Annotated[
     JaxInstall,
     BeforeValidator(_jax),
     WithJsonSchema({"anyOf": [{"type": "string"}, {
+        "title": "JaxInstall",  # the model whose fields these are (checker/load/fielddocs.py)
         "type": "object",
         "properties": {"version": {"type": "string"}, "plugin": {"enum": list(get_args(JaxPluginExtra))}},
         "required": ["version"],
@@ -733,6 +736,7 @@ ContainerEntry = Annotated[
     Container,
     BeforeValidator(_container),
     WithJsonSchema({"anyOf": [{"type": "string"}, {
+        "title": "Container",  # the model whose fields these are (checker/load/fielddocs.py)
         "type": "object",
         "properties": {
             "image": {"type": "string"}, **{k: {"type": "string"} for k in ("cuda", "cudnn", "nccl")},

@@ -19,6 +19,8 @@ class RenderContext:
     # Alike findings (render/groups.py) shown once with their count and names
     # by text, Markdown and the pull-request comment; False: a line each.
     group: bool = True
+    # `checker audit --quiet`: the text format writes its summary line only.
+    summary_only: bool = False
 
     def link(self, file: str, line: int) -> str:
         # A name with undecodable bytes (surrogates) links to those bytes, %-encoded.

@@ -129,7 +129,15 @@ def check_writable(
 ) -> None:
     """Every output file can be written, none of them is (or would become) an input
     file, and no two name the same file; under GitHub Actions (`env`) the same
-    holds for the step summary."""
+    holds for the step summary. At most one goes to standard output: two
+    would interleave there (a JSON object in the middle of text lines)."""
+    to_stdout = [out for out in outputs if out.file is None]
+    if len(to_stdout) > 1:
+        first, second = to_stdout[:2]
+        raise UserError(
+            f"checker: --format {first.format} and --format {second.format} would both write to standard"
+            f" output; give all but one a file (--format {second.format}:FILE)"
+        )
     seen: dict[tuple[object, ...], Output] = {}
     for out in outputs:
         if out.file is None:
@@ -347,6 +355,7 @@ def emit(
     max_per_rule: int = 100,
     group: bool = True,
     env: Mapping[str, str] | None = None,
+    summary_only: bool = False,
 ) -> None:
     """Every output, and under GitHub Actions (`env`) the job summary. All are
     rendered before any is written: a message that fails to render (exit 2)
@@ -356,7 +365,8 @@ def emit(
     # repository root (where GitHub resolves them), from any working directory.
     prefix = workspace_prefix(env) if env is not None else ""
     for out in outputs:
-        ctx = RenderContext(link_base(out.file), color and out.file is None, max_per_rule, group)
+        coloured = color and out.file is None
+        ctx = RenderContext(link_base(out.file), coloured, max_per_rule, group, summary_only)
         fmt = get(out.format)
         seen = rooted(result, prefix) if fmt.from_root else result
         rendered.append((out, fmt.render(seen, ctx), ctx.color))

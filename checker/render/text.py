@@ -92,6 +92,8 @@ def by_rule_lines(result: AuditResult, ctx: RenderContext = PLAIN) -> list[str]:
 
 
 def render(result: AuditResult, ctx: RenderContext = PLAIN) -> str:
+    if ctx.summary_only:  # --quiet
+        return summary_line(result, ctx) + "\n"
     view = shown_groups(result, ctx.max_per_rule, alike=ctx.group)
     lines = [group_line(g, ctx) for g in view.groups]
     lines += left_out_lines(view.left_out)

@@ -100,3 +100,117 @@ def test_config_globs_are_located(tmp_path: Path) -> None:
     assert exc.value.lines[0].endswith(
         "checker.yaml:3:5: select 'suport.*' matches no rule (did you mean 'support.missing'?)"
     )
+
+
+# ---------------------------------------------------------------- discovery
+def _repo(tmp_path: Path) -> Path:
+    """A repository root (a `.git` folder) with inventories two folders down."""
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    (tmp_path / "repo" / "inventories" / "sh1").mkdir(parents=True)
+    return tmp_path / "repo"
+
+
+CONFIGS = {
+    "checker.yaml": "fail_on: warning\n",
+    ".checker.yaml": "fail_on: warning\n",
+    "checker.yml": "fail_on: warning\n",
+    ".checker.yml": "fail_on: warning\n",
+    "pyproject.toml": '[project]\nname = "inv"\n\n[tool.checker]\nfail_on = "warning"\n',
+}
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_each_config_name_is_found_upward_from_the_inventories(tmp_path: Path, name: str) -> None:
+    repo = _repo(tmp_path)
+    (repo / name).write_text(CONFIGS[name])
+    found = find_config([repo / "inventories" / "sh1"])
+    assert found == (repo / name).resolve()
+    assert load_config(found)[0].fail_on == "warning"
+
+
+def test_the_nearest_config_wins(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    (repo / "checker.yaml").write_text("fail_on: info\n")
+    (repo / "inventories" / ".checker.yaml").write_text("fail_on: warning\n")
+    assert find_config([repo / "inventories" / "sh1"]) == (repo / "inventories" / ".checker.yaml").resolve()
+    assert find_config([repo / "inventories" / "sh1" / "servers.yaml"]) == find_config([repo / "inventories"])
+
+
+def test_the_search_stops_at_the_repository_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo(tmp_path)
+    (tmp_path / "checker.yaml").write_text("fail_on: info\n")  # outside the repository: not its config
+    monkeypatch.chdir(repo)
+    assert find_config([repo / "inventories"]) is None
+    (repo / ".git").rmdir()
+    (repo / ".git").write_text("gitdir: elsewhere\n")  # a worktree's or submodule's .git is a file
+    assert find_config([repo / "inventories"]) is None
+
+
+def test_a_pyproject_without_a_checker_table_is_passed_over(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    (repo / "inventories" / "pyproject.toml").write_text('[tool.ruff]\nline-length = 100\n')
+    (repo / "checker.yaml").write_text("fail_on: info\n")
+    assert find_config([repo / "inventories"]) == (repo / "checker.yaml").resolve()
+
+
+@pytest.mark.parametrize(
+    ("names", "message"),
+    [
+        (("checker.yaml", ".checker.yaml"),
+         "checker.yaml and .checker.yaml are both checker configs; keep one"),
+        (("checker.yml", "pyproject.toml"),
+         "checker.yml and pyproject.toml [tool.checker] are both checker configs; keep one"),
+    ],
+)
+def test_two_configs_in_one_folder_are_an_error_not_a_choice(
+    tmp_path: Path, names: tuple[str, ...], message: str
+) -> None:
+    repo = _repo(tmp_path)
+    for name in names:
+        (repo / name).write_text(CONFIGS[name])
+    with pytest.raises(UserError) as exc:
+        find_config([repo / "inventories"])
+    assert list(exc.value.lines) == [f"{repo.as_posix()}: {message}"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[tool.checker]\nfail_on = "warnings"\n',
+         "2:11: fail_on: Input should be 'error', 'warning' or 'info' (got 'warnings')"),
+        ('[tool.checker]\nselect = ["*"]\n  fial_on = "error"\n',
+         "3:3: unknown field 'fial_on' (did you mean 'fail_on'?)"),
+        ('[tool.checker]\nheadroom_pct = 100\n',
+         "2:16: headroom_pct: Input should be less than 100 (got 100)"),
+        ('[tool.checker.severity]\n"power.*" = "fatal"\n',
+         "2:13: severity.power.*: Input should be 'error', 'warning' or 'info' (got 'fatal')"),
+        ('[tool.checker.netbox]\ncustom_fields = {a = "gpu.modle"}\n',
+         "2:17: netbox.custom_fields.a: Input should be"),
+        ('[tool]\nchecker.max_per_rule = -1\n',
+         "2:24: max_per_rule: Input should be greater than or equal to 0 (got -1)"),
+        ("[tool]\nchecker = 3\n", "1:1: tool.checker must be a table of settings"),
+        ('[tool.checker]\nfail_on = \n', "2:11: invalid TOML: Invalid value"),
+    ],
+    ids=["value", "unknown-key", "number", "subtable", "inline-table", "dotted-key", "not-a-table", "toml"],
+)
+def test_a_pyproject_config_error_names_file_line_column(tmp_path: Path, text: str, message: str) -> None:
+    (tmp_path / "pyproject.toml").write_text(text)
+    with pytest.raises(UserError) as exc:
+        load_config(tmp_path / "pyproject.toml")
+    (line,) = exc.value.lines
+    assert line.startswith(f"{(tmp_path / 'pyproject.toml').as_posix()}:{message}"), line
+
+
+def test_a_pyproject_config_reads_like_checker_yaml(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.checker]\nselect = ["power.*", "support.*"]\nignore = ["support.level-24x7"]\n'
+        'rules = ["policies"]\n\n[tool.checker.severity]\n"power.rack-*" = "warning"\n'
+    )
+    config, where = load_config(tmp_path / "pyproject.toml")
+    s = settings(config, where, select=[], ignore=[], fail_on=None, rule_dirs=[])
+    assert (s.select, s.ignore, s.severity) == (
+        ("power.*", "support.*"), ("support.level-24x7",), (("power.rack-*", "warning"),))
+    assert s.rule_dirs == (tmp_path / "policies",)
+    shown = (tmp_path / "pyproject.toml").as_posix()
+    assert config.position("select", 1) == f"{shown}:2:10"
+    assert config.position("severity", "power.rack-*", key=True) == f"{shown}:7:1"

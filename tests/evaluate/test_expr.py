@@ -621,7 +621,7 @@ def _run_isolated(script: str, timeout: float = 20) -> subprocess.CompletedProce
 
 _ISOLATED_PRELUDE = """
     import os
-    from durable import engine
+    from checker._vendor.durable import engine
 
     class Host(engine.Host):
         def _run(self):

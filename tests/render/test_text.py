@@ -75,17 +75,34 @@ def test_colour_marks_severities_only_when_asked() -> None:
     assert "\x1b" not in get_formatter("text")(_result(FINDINGS), PLAIN)
 
 
-def test_colour_only_at_a_terminal_and_never_with_no_color(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    class Tty(io.StringIO):
-        def isatty(self) -> bool:
-            return True
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
 
-    monkeypatch.delenv("NO_COLOR", raising=False)
-    assert _color(Tty()) and not _color(io.StringIO())
-    monkeypatch.setenv("NO_COLOR", "1")
-    assert not _color(Tty())
+
+@pytest.mark.parametrize(
+    ("choice", "tty", "env", "coloured"),
+    [
+        ("auto", True, {}, True),
+        ("auto", False, {}, False),
+        ("auto", True, {"NO_COLOR": "1"}, False),
+        ("auto", True, {"NO_COLOR": ""}, True),  # empty: as if unset (no-color.org)
+        ("auto", False, {"FORCE_COLOR": "1"}, True),
+        ("auto", False, {"FORCE_COLOR": ""}, False),
+        ("auto", True, {"NO_COLOR": "1", "FORCE_COLOR": "1"}, False),  # NO_COLOR first
+        ("auto", True, {"TERM": "dumb"}, False),
+        ("always", False, {"NO_COLOR": "1"}, True),  # the command line over the environment
+        ("never", True, {"FORCE_COLOR": "1"}, False),
+    ],
+)
+def test_colour_is_chosen_by_the_option_then_no_color_force_color_and_the_terminal(
+    monkeypatch: pytest.MonkeyPatch, choice: str, tty: bool, env: dict[str, str], coloured: bool
+) -> None:
+    for name in ("NO_COLOR", "FORCE_COLOR", "TERM"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert _color(_Tty() if tty else io.StringIO(), choice) is coloured
 
 
 def test_unknown_format_is_a_user_error_with_suggestion() -> None:
@@ -99,17 +116,20 @@ def test_text_golden(golden_run: Callable[[str], Run]) -> None:
     assert_golden("audit.txt", run.out)
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="a pseudo-terminal")
-def test_colours_reach_a_real_terminal_unescaped() -> None:
-    # The formatter escapes every field itself; the stream's own escaping must
-    # not spell its SGR sequences out as `\x1b[31m` on the terminal.
+AUDIT = [sys.executable, "-m", "checker", "audit", str(ROOT / "inventories"), "--as-of", "2027-01-15"]
+
+
+def _at_terminal(*args: str, **env: str) -> bytes:
+    """What `checker audit ARGS` writes to a real pseudo-terminal, with NO_COLOR,
+    FORCE_COLOR and TERM as given (unset otherwise)."""
     import pty
     import subprocess
 
     primary, secondary = pty.openpty()
-    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
-    command = [sys.executable, "-m", "checker", "audit", str(ROOT / "inventories"), "--as-of", "2027-01-15"]
-    with subprocess.Popen(command, stdout=secondary, stderr=subprocess.DEVNULL, env=env) as proc:
+    base = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "TERM")}
+    with subprocess.Popen(
+        [*AUDIT, *args], stdout=secondary, stderr=subprocess.DEVNULL, env=base | env
+    ) as proc:
         os.close(secondary)
         chunks = []
         while True:
@@ -122,6 +142,52 @@ def test_colours_reach_a_real_terminal_unescaped() -> None:
             chunks.append(chunk)
         proc.wait()
     os.close(primary)
-    out = b"".join(chunks)
-    assert b"\x1b[33mwarning\x1b[0m power.rack-headroom" in out
+    return b"".join(chunks)
+
+
+WARNING = b"\x1b[33mwarning\x1b[0m power.rack-headroom"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a pseudo-terminal")
+def test_colours_reach_a_real_terminal_unescaped() -> None:
+    # The formatter escapes every field itself; the stream's own escaping must
+    # not spell its SGR sequences out as `\x1b[31m` on the terminal.
+    out = _at_terminal()
+    assert WARNING in out
     assert b"\\x1b" not in out
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a pseudo-terminal")
+@pytest.mark.parametrize(
+    ("args", "env", "coloured"),
+    [
+        ((), {"NO_COLOR": ""}, True),  # an empty NO_COLOR is as if unset (no-color.org)
+        ((), {"NO_COLOR": "1"}, False),
+        ((), {"TERM": "dumb"}, False),
+        (("--color", "never"), {}, False),
+        (("--color", "always"), {"NO_COLOR": "1"}, True),
+    ],
+)
+def test_colour_at_a_real_terminal_follows_the_option_and_the_environment(
+    args: tuple[str, ...], env: dict[str, str], coloured: bool
+) -> None:
+    out = _at_terminal(*args, **env)
+    assert b"warning power.rack-headroom" in out.replace(b"\x1b[33m", b"").replace(b"\x1b[0m", b"")
+    assert (WARNING in out) is coloured
+    assert (b"\x1b" in out) is coloured
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a pseudo-terminal")
+def test_quiet_at_a_real_terminal_prints_the_coloured_summary_line_only() -> None:
+    out = _at_terminal("--quiet")
+    assert out == b"checker: 0 errors, 51 warnings, 0 info, 3 waived: \x1b[1;32mpass\x1b[0m\r\n"
+
+
+def test_force_color_colours_a_pipe() -> None:
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"} | {"FORCE_COLOR": "1"}
+    done = subprocess.run([*AUDIT], capture_output=True, env=env, check=False)
+    assert WARNING in done.stdout
+    plain = subprocess.run([*AUDIT], capture_output=True, env=env | {"FORCE_COLOR": ""}, check=False)
+    assert b"\x1b" not in plain.stdout
