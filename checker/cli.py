@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 from checker import __version__
 from checker.core import progress, signals
-from checker.core.errors import UserError, clip
+from checker.core.errors import MAX_LISTED, UserError, clip, shown_value
 from checker.core.findings import SEVERITIES
 from checker.core.perf import gc_paused
 from checker.core.suggest import did_you_mean
-from checker.core.terminal import SafeStream, StreamError, escape, escape_lines
+from checker.core.terminal import SafeStream, StreamError, escape, escape_lines, whole_writes
 from checker.importers import IMPORTERS, Importer
 from checker.render import FORMATS, capped_names, diff_formats_help, formats_help
 
@@ -40,6 +40,9 @@ if TYPE_CHECKING:
     from checker.render.output import Output
 
 DEFAULT_PATH = Path("inventories")
+# Characters of a line on standard error: its values are clipped where the
+# message is made, and this is the last guard; a path may be 4,096 long.
+MAX_LINE = 5_000
 EXIT_BROKEN_PIPE = 141
 BUG_HINT = (
     "this is a bug in checker; please report it with the command line and the input files"
@@ -51,18 +54,18 @@ def _date(text: str) -> dt.date:
     try:
         return dt.date.fromisoformat(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {shown_value(text)}") from None
 
 
 def _count(text: str) -> int:
     if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"not a whole number >= 0: {text!r}")
+        raise argparse.ArgumentTypeError(f"not a whole number >= 0: {shown_value(text)}")
     return int(text)
 
 
 def _positive(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"not a whole number >= 1: {text!r}")
+        raise argparse.ArgumentTypeError(f"not a whole number >= 1: {shown_value(text)}")
     return int(text)
 
 
@@ -373,7 +376,7 @@ def _show(args: argparse.Namespace, full: bool) -> int:
     meta = next((m for m in metas if m.id == args.id), None)
     if meta is None:
         hint = did_you_mean(args.id, [m.id for m in metas])
-        raise UserError(f"unknown rule '{args.id}'{hint}; see `checker rules list`")
+        raise UserError(f"unknown rule '{clip(args.id)}'{hint}; see `checker rules list`")
     # The policy thresholds the rule reads, as the audit of the default inventories would see them.
     config_file = getattr(args, "config", None) or find_config([Path("inventories")])
     config, _ = load_config(config_file)
@@ -663,7 +666,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
-    sys.stdout, sys.stderr = SafeStream(out), SafeStream(err, "standard error")
+    whole_out, whole_err = whole_writes(out), whole_writes(err)
+    sys.stdout, sys.stderr = SafeStream(whole_out), SafeStream(whole_err, "standard error", MAX_LINE)
     try:
         if closed:
             print("checker: standard output is closed; nothing can be written", file=sys.stderr)
@@ -680,6 +684,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"checker: {exc}", file=sys.stderr)
         return 2
     finally:
+        for whole, stream in ((whole_out, out), (whole_err, err)):
+            if whole is not stream:  # what it still holds, and nothing more once its reader left
+                with contextlib.suppress(OSError, ValueError):
+                    whole.flush()
         sys.stdout, sys.stderr = out, err
 
 
@@ -710,20 +718,37 @@ def _command(argv: Sequence[str] | None) -> int:
     except StreamError:
         raise
     except UserError as exc:
-        for line in exc.lines:
+        lines = list(exc.lines)
+        for line in lines[:MAX_LISTED]:
             print(escape(line), file=sys.stderr)
+        if len(lines) > MAX_LISTED:
+            print(f"checker: {len(lines) - MAX_LISTED:,} more problems not listed", file=sys.stderr)
         return 2
     except signals.Interrupted as exc:  # Ctrl-C 130, SIGTERM 143, SIGHUP 129
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
-    except (BrokenPipeError, ImportError):
+    except BrokenPipeError:
         raise
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG:
+            return _internal_error(exc)
+        # A name too long for the file system, wherever it is met (a folder a config
+        # names, a file an output's name makes): the user's to shorten, not a bug.
+        print(escape(f"{clip(str(exc.filename))}: {exc.strerror}"), file=sys.stderr)
+        return 2
+    except ImportError:
+        raise  # a broken install (_run), not a bug
     except Exception as exc:
-        if os.environ.get("CHECKER_DEBUG"):
-            traceback.print_exc(file=sys.stderr)
-        print(f"checker: internal error ({type(exc).__name__}: {escape(exc)}): {BUG_HINT}", file=sys.stderr)
-        return 3
+        return _internal_error(exc)
+
+
+def _internal_error(exc: Exception) -> int:
+    if os.environ.get("CHECKER_DEBUG"):
+        traceback.print_exc(file=sys.stderr)
+    what = escape(clip(str(exc), 1000))
+    print(f"checker: internal error ({type(exc).__name__}: {what}): {BUG_HINT}", file=sys.stderr)
+    return 3
 
 
 def _check_where(args: argparse.Namespace) -> None:

@@ -3,6 +3,9 @@ message and exit 2 now (issue 17, "Exit 3 (internal error) on bad input")."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import json
 import os
 import shutil
@@ -56,6 +59,30 @@ def test_deep_nesting_is_a_located_error(
     run = cli("rules", "test", "rules")
     _clean(run.out + run.err)
     assert run.code == 2 and run.err.startswith(expect), run.err[:300]
+
+
+def _block(depth: int) -> str:
+    return "".join(" " * i + "a:\n" for i in range(depth)) + " " * depth + "b: 1\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "expect"),
+    [
+        (_block(3000), "f.yaml:103:101: error schema.limit nested more than 100 levels deep: refused"),
+        ("x: " + "[" * 5000 + "]" * 5000,  # libyaml's own bound
+         "f.yaml:3:1003: error schema.yaml invalid YAML: while increasing flow level exceeded"),
+    ],
+    ids=["block-3000", "flow-5000"],
+)
+def test_deep_yaml_is_a_located_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: CliRunner, text: str, expect: str
+) -> None:
+    # Block nesting ran out of Python's stack: one problem at 1:1, not where it was.
+    monkeypatch.chdir(tmp_path)
+    Path("f.yaml").write_text("kind: Facility\nname: f1\n" + text)
+    run = cli("audit", "f.yaml", *AS_OF)
+    _clean(run.out + run.err)
+    assert run.code == 2 and run.lines[0].startswith(expect), run.out[:300]
 
 
 @pytest.fixture
@@ -142,6 +169,59 @@ def test_a_path_too_long_for_the_file_system(inv: Path, cli: CliRunner, length: 
     assert run.code == 2 and run.err.endswith(f"({length:,} characters): File name too long\n")
 
 
+def test_a_path_too_long_deep_in_an_inventory_folder(inv: Path, cli: CliRunner,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each folder's name is legal (250 characters); 17 of them make a path longer
+    # than PATH_MAX (4,096), which the walk can no longer look up: once exit 3.
+    monkeypatch.chdir(inv)
+    name = "d" * 250
+    folder = os.open("inv", os.O_RDONLY)
+    try:
+        for _ in range(17):  # relative to the folder above: the whole path is too long to name
+            os.mkdir(name, dir_fd=folder)
+            below = os.open(name, os.O_RDONLY, dir_fd=folder)
+            os.close(folder)
+            folder = below
+    finally:
+        os.close(folder)
+    run = cli("audit", "inv", *AS_OF)
+    _clean(run.out + run.err)
+    assert run.code == 2
+    assert f"inv/{name}/" in run.out and ":1:1: error schema.file cannot read: File name too long" in run.out
+
+
+def test_a_report_whose_pictures_folder_name_is_too_long(inv: Path, cli: CliRunner,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(inv)
+    run = cli("report", "inv", *AS_OF, "-o", "r" * 250 + ".md")  # its folder: 259 characters
+    _clean(run.out + run.err)
+    assert run.code == 2
+    assert run.err == (f"{'r' * 120}... (259 characters): cannot write the report's pictures:"
+                       " File name too long\n")
+
+
+def test_a_config_rule_folder_name_too_long(inv: Path, cli: CliRunner,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(inv)
+    (inv / "checker.yaml").write_text(f"rules: ['{'f' * 300}']\n")
+    run = cli("audit", "inv", *AS_OF)
+    _clean(run.out + run.err)
+    assert run.code == 2
+    assert run.err == f"checker.yaml:1:9: rule folder '{'f' * 120}... (300 characters)': File name too long\n"
+
+
+def test_any_name_too_long_is_the_users_not_a_bug(cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Wherever else checker meets one (a name it makes from the user's), one line and exit 2.
+    from checker import cli as cli_module
+
+    def too_long(*args: object) -> None:
+        raise OSError(errno.ENAMETOOLONG, "File name too long", "n" * 300)
+
+    monkeypatch.setattr(cli_module, "inventory_schema", too_long)
+    run = cli("schema")
+    assert (run.code, run.err) == (2, f"{'n' * 120}... (300 characters): File name too long\n")
+
+
 def test_a_rule_folder_that_leads_to_the_whole_file_system_stops(cli: CliRunner) -> None:
     # /proc/self holds links to / (root, cwd): once a walk of minutes, then exit 3.
     if not Path("/proc/self/root").exists():
@@ -215,6 +295,21 @@ def test_message_templates_that_reach_too_far_are_refused_at_load(
     assert run.err.startswith("rules/r.yaml:8:14: rule acme.r1: bad message template: ") and expect in run.err
 
 
+@pytest.mark.parametrize("call", ["lipsum(1)", "cycler(1, 2).next()"])
+def test_no_message_can_say_something_else_each_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: CliRunner, call: str
+) -> None:
+    # Jinja's own globals: `lipsum` writes random words, `cycler` keeps state
+    # between findings. Neither is there; the name reads as a fact field, unknown.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "r.yaml").write_text(RULE.format(when='name == "x"', message="{{ " + call + " }}"))
+    run = cli("rules", "test", "rules")
+    name = call.split("(")[0]
+    assert (run.code, run.err) == (2, f"rules/r.yaml:8:14: rule acme.r1 message: '{name}' is not a field"
+                                      " of server facts\n")
+
+
 @pytest.mark.parametrize("folder", ["/etc", "../outside", "link-out"])
 def test_config_rule_folders_stay_beside_the_config(
     inv: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch, folder: str
@@ -238,3 +333,40 @@ def test_a_boolean_support_horizon_is_refused(
     (inv / "checker.yaml").write_text("support_horizon_days: true\n")
     run = cli("audit", "inv", *AS_OF)
     assert run.code == 2 and "support_horizon_days" in run.out + run.err
+
+
+
+CHECKER = Path(sys.executable).parent / "checker"
+
+
+def _small_pipe() -> tuple[int, int]:
+    """A pipe that holds one page, where Linux's default holds 64 KiB: any output
+    bigger than a few KiB blocks checker until the reader reads or goes away."""
+    read_end, write_end = os.pipe()
+    with contextlib.suppress(AttributeError, OSError):  # F_SETPIPE_SZ: Linux only
+        fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 4096)
+    return read_end, write_end
+
+
+@pytest.mark.parametrize("unbuffered", [False, True], ids=["buffered", "PYTHONUNBUFFERED"])
+@pytest.mark.parametrize("argv", [("rules", "doc"), ("schema",)])
+def test_a_reader_that_leaves_early_ends_the_run_with_141(argv: tuple[str, ...], unbuffered: bool) -> None:
+    # `checker schema | head -c 100`: the reader takes 100 bytes of ~80 KB and goes away
+    # while checker still writes. Under PYTHONUNBUFFERED=1 (many CI images set it) Python
+    # dropped what a partial write left, and the run ended 0 as if all was written.
+    env = {k: v for k, v in ENV.items() if k != "PYTHONUNBUFFERED"}
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    read_end, write_end = _small_pipe()
+    try:
+        proc = subprocess.Popen([str(CHECKER), *argv], stdout=write_end, stderr=subprocess.PIPE, env=env)
+    finally:
+        os.close(write_end)
+    with proc:
+        try:
+            assert len(os.read(read_end, 100)) == 100
+        finally:
+            os.close(read_end)
+        assert proc.stderr is not None
+        err = proc.stderr.read()
+    assert (proc.returncode, err) == (141, b"")

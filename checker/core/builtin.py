@@ -23,6 +23,7 @@ SCHEMA_INVALID = "schema.invalid"
 SCHEMA_REFERENCE = "schema.reference"
 SCHEMA_DUPLICATE_NAME = "schema.duplicate-name"
 SCHEMA_FEED_SIDES = "schema.feed-sides"
+SCHEMA_LIMIT = "schema.limit"
 WAIVER_EXPIRED = "waiver.expired"
 WAIVER_UNUSED = "waiver.unused"
 WAIVER_EXPIRING = "waiver.expiring"
@@ -114,6 +115,16 @@ BUILTIN_CHECKS: tuple[RuleMeta, ...] = (
         "2N racks have feeds on both sides",
         "A 2N rack survives the loss of one side only if it has an A and a B side.",
         "Give every feed of a 2N rack `side: A` or `side: B`, with at least one of each.",
+    ),
+    _schema(
+        SCHEMA_LIMIT,
+        "Input stays within what checker reads and lists",
+        "A mapping of over 1,000 keys (no inventory needs more than a server's few dozen fields), "
+        "nesting over 100 levels deep and thousands of problems in one file come from a generator "
+        "gone wrong or a hostile pull request; reading or listing all of them would take gigabytes. "
+        "Such a mapping or nesting is refused where it goes over; past the first 1,000 problems of a "
+        "file the rest are counted in one finding, not listed.",
+        "Fix the problems listed and run again; split a generated mapping into a list.",
     ),
     _check(
         WAIVER_EXPIRED,

@@ -19,6 +19,10 @@ def at(file: str, line: int, column: int, message: str) -> str:
 
 
 MAX_SHOWN = 120  # characters of an input value a message quotes
+# Problems of one file (or of one command's input) listed; past them, the rest
+# are counted in one line or finding: a generated file gone wrong can hold
+# millions, each about 1 KB once described (issue 17).
+MAX_LISTED = 1_000
 
 
 def clip(text: str, limit: int = MAX_SHOWN) -> str:

@@ -18,10 +18,13 @@ format's own annotations are written as commands (`escape_annotations`).
 
 from __future__ import annotations
 
+import io
 import os
 import re
 from collections.abc import Iterable
 from typing import Any, TextIO
+
+from checker.core.errors import clip
 
 _BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
 # Lone surrogates stand for undecodable bytes in file names; no encoder writes them.
@@ -125,15 +128,36 @@ class StreamError(Exception):
         super().__init__(f"{name}: cannot write: {exc.strerror or exc}")
 
 
+def whole_writes(stream: TextIO) -> TextIO:
+    """`stream`, or a stream onto the same file descriptor that writes every byte
+    or raises. Under PYTHONUNBUFFERED=1 (set in many CI images) or `python -u`,
+    standard output's text layer writes straight to the descriptor and drops
+    whatever a partial write(2) leaves, as when the reader of a pipe goes away
+    or a disk fills up half-way (https://github.com/python/cpython/issues/85393):
+    `checker audit | head -1` then ended as if all was written. A buffered layer
+    writes the rest or raises (BrokenPipeError, then exit 141); line buffering
+    keeps each line as prompt as unbuffered output was."""
+    if not isinstance(getattr(stream, "buffer", None), io.RawIOBase):
+        return stream
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return stream
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    raw = io.FileIO(fd, "w", closefd=False)
+    return io.TextIOWrapper(io.BufferedWriter(raw), encoding, "backslashreplace", line_buffering=True)
+
+
 class SafeStream:
     """A text stream that escapes what is written to it, the last line of defence
     for output that no formatter wrote (argparse messages, say). A failed write
     (`> /dev/full`) is a StreamError, which the command line reports as exit 2;
     a reader that went away stays a BrokenPipeError."""
 
-    def __init__(self, stream: TextIO, name: str = "standard output") -> None:
+    def __init__(self, stream: TextIO, name: str = "standard output", max_line: int | None = None) -> None:
         self._stream = stream
         self._name = name
+        self._max_line = max_line
 
     def _checked(self, write: Any, text: str) -> int:
         try:
@@ -144,7 +168,11 @@ class SafeStream:
             raise StreamError(self._name, exc) from None
 
     def write(self, text: str) -> int:
-        return self._checked(self._stream.write, escape_lines(text))
+        text = escape_lines(text)
+        limit = self._max_line
+        if limit is not None and len(text) > limit:  # messages only: a value never comes back whole
+            text = "\n".join(clip(line, limit) for line in text.split("\n"))
+        return self._checked(self._stream.write, text)
 
     def write_rendered(self, text: str) -> int:
         """Text escaped already: by checker.render.output's last guard, or field by

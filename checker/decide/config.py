@@ -7,6 +7,7 @@ that matches no rule is an error, since a typo would otherwise check nothing.
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import re
@@ -18,7 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from checker.core.errors import UserError, at
+from checker.core.errors import UserError, at, clip
 from checker.core.findings import Severity
 from checker.core.suggest import did_you_mean
 from checker.source.parse import Document, Src
@@ -310,7 +311,7 @@ def check_selection(cfg: Settings, known: Sequence[str]) -> None:
     for origin in cfg.origins:
         if any(fnmatch.fnmatchcase(rule, origin.glob) for rule in known):
             continue
-        message = f"{origin.option} '{origin.glob}' matches no rule{did_you_mean(origin.glob, known)}"
+        message = f"{origin.option} '{clip(origin.glob)}' matches no rule{did_you_mean(origin.glob, known)}"
         lines.append(f"{origin.where}: {message}" if origin.where else f"checker: {message}")
     if lines:
         raise UserError(lines)
@@ -326,9 +327,15 @@ def _config_rule_dirs(config: Config, base: Path) -> list[Path]:
         folder = base / name
         if os.path.isabs(name) or not folder.resolve().is_relative_to(inside):
             raise UserError(
-                f"{config.position('rules', i)}: rule folder '{name}' is outside the config's folder;"
+                f"{config.position('rules', i)}: rule folder '{clip(name)}' is outside the config's folder;"
                 " name a folder beside checker.yaml, or pass --rules on the command line"
             )
+        try:
+            os.stat(folder)
+        except OSError as exc:  # missing or not a folder: the rulebook says so; a name too long, here
+            if exc.errno == errno.ENAMETOOLONG:
+                where = config.position("rules", i)
+                raise UserError(f"{where}: rule folder '{clip(name)}': {exc.strerror}") from None
         folders.append(folder)
     return folders
 

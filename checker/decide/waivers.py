@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from checker.core.builtin import SCHEMA_REFERENCE, WAIVER_EXPIRED, WAIVER_EXPIRING, WAIVER_UNUSED
+from checker.core.errors import clip
 from checker.core.findings import Finding, Severity, located
 from checker.core.suggest import did_you_mean
 from checker.load.build import Placed
@@ -76,11 +77,18 @@ class WaiverRecord:
 def waiver_records(
     findings: Sequence[Finding], waivers: Sequence[Placed[Waiver]], as_of: dt.date
 ) -> tuple[WaiverRecord, ...]:
-    """Every waiver, in file order, with the count of the (waived) findings it matches."""
+    """Every waiver, in file order, with the count of the (waived) findings it matches
+    (expired ones too: through an index of every waiver, not each against each finding)."""
+    index = _Index(waivers)
+    matched: dict[int, int] = {}
+    for f in findings:
+        if f.waived:
+            for i in index.hits(f):
+                matched[i] = matched.get(i, 0) + 1
     out = []
     for w in waivers:
         v = w.value
-        n = sum(1 for f in findings if f.waived and waives(v, f))
+        n = matched.get(id(w), 0)
         if v.expires < as_of:
             state = "expired"
         elif n == 0:
@@ -92,10 +100,6 @@ def waiver_records(
         at = w.at()
         out.append(WaiverRecord(v.rule, v.entity, v.owner, v.reason, v.expires, w.file, at.line, state, n))
     return tuple(sorted(out, key=lambda r: (r.file, r.line)))
-
-
-def waives(w: Waiver, f: Finding) -> bool:
-    return fnmatch.fnmatchcase(f.rule, w.rule) and fnmatch.fnmatchcase(f.entity, w.entity)
 
 
 def apply_waivers(
@@ -126,11 +130,12 @@ def _waiver_findings(
     known_rules: Sequence[str],
 ) -> list[Finding]:
     v = w.value
-    what = f"waiver for {v.rule} on {v.entity}"
+    what = f"waiver for {clip(v.rule)} on {clip(v.entity)}"
     if not any(fnmatch.fnmatchcase(rule, v.rule) for rule in known_rules):
         hint = did_you_mean(v.rule, known_rules)
-        message = f"waiver names unknown rule '{v.rule}'{hint}"
-        return [located(SCHEMA_REFERENCE, "schema", w.at(["rule"], key=False), message, entity=v.entity)]
+        message = f"waiver names unknown rule '{clip(v.rule)}'{hint}"
+        where = w.at(["rule"], key=False)
+        return [located(SCHEMA_REFERENCE, "schema", where, message, entity=clip(v.entity))]
     if v.expires < as_of:
         message = f"{what} expired on {v.expires.isoformat()}; the finding is no longer waived"
         fix = "Fix the finding or renew the waiver."

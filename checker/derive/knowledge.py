@@ -39,12 +39,12 @@ from pydantic import (
 )
 
 from checker.core.builtin import KNOWLEDGE_OVERRIDE, SCHEMA_DUPLICATE_NAME, SCHEMA_INVALID
-from checker.core.errors import UserError
+from checker.core.errors import MAX_LISTED, UserError
 from checker.core.findings import Finding, Location, located
 from checker.core.resources import knowledge_dir
 from checker.load.build import Placed
 from checker.source.parse import Src
-from checker.source.reader import describe_error, display_path, problems, read_file
+from checker.source.reader import describe_error, display_path, problems, read_file, validate_pieces
 
 # version_number() packs release components in base 1000; four fit a C long
 # (durable-rules' integers) with room to spare.
@@ -1067,10 +1067,13 @@ def validate_document(kind: str, value: dict[str, Any], src: Src) -> tuple[_Sour
     """A user's document of a table kind, validated by the table's model as far as
     it can be alone; (None, its problems) when it fails."""
     model = table_model(kind)
-    try:
-        return model.model_validate(value, context=PART), []
-    except ValidationError as exc:
-        return None, list(problems(exc, model, src))
+    found: Problems = []
+
+    def report(exc: ValidationError, prefix: tuple[str | int, ...]) -> None:
+        found.extend(problems(exc, model, src, prefix, MAX_LISTED - len(found)))
+
+    # A long table a piece at a time, as an inventory's lists (issue 17).
+    return validate_pieces(model, value, report, context=PART), found
 
 
 def extend(base: Knowledge, docs: Sequence[Placed[dict[str, Any]]]) -> Extended:

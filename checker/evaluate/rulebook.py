@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import VERSION as PYDANTIC_VERSION
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from checker.core.builtin import BUILTIN_CHECKS
 from checker.core.errors import UserError, at
@@ -36,12 +36,13 @@ from checker.load import cache
 from checker.load.build import KINDS, discover, without_anchors
 from checker.load.cache import open_cache
 from checker.source.parse import Document, Src, scalar_position
-from checker.source.reader import display_path, problems, read_file
+from checker.source.reader import display_path, read_file, validate_lines
 
 if TYPE_CHECKING:
     from checker.evaluate.sandbox import MessageEnvironment
 
-RuleId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)+$")]
+# At most 200 characters, as names: an id is printed with every finding of the rule.
+RuleId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)+$", max_length=200)]
 
 
 class _Strict(BaseModel):
@@ -297,12 +298,7 @@ def _knowledge_problems(kind: str, doc: Document, shown: str) -> list[str]:
     if kind in TABLE_KINDS:
         found = validate_document(kind, value, doc.src)[1]
         return [at(shown, *where, message) for _, where, message in found]
-    model = KINDS[kind].model
-    try:
-        model.model_validate(value)
-    except ValidationError as exc:
-        return [at(shown, *where, message) for _, where, message in problems(exc, model, doc.src)]
-    return []
+    return validate_lines(KINDS[kind].model, Document(value, doc.src), shown)[1]
 
 
 @dataclass(frozen=True)
@@ -333,11 +329,9 @@ def _load_file(path: Path, data: bytes | None = None) -> _Read:
             errors.add(["kind"], misplaced, key=True)
             out.lines.extend(errors.lines)
             continue
-        try:
-            parsed = RuleFile.model_validate(doc.value)
-        except ValidationError as exc:
-            found = problems(exc, RuleFile, doc.src)
-            out.lines.extend(at(shown, *where, message) for _, where, message in found)
+        parsed, invalid = validate_lines(RuleFile, doc, shown)
+        if parsed is None:
+            out.lines.extend(invalid)
             continue
         for i, rule in enumerate(parsed.rules):
             compiled = _compile(rule, i, shown, doc.src, errors)

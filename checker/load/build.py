@@ -28,11 +28,12 @@ from checker.core.builtin import (
     SCHEMA_FEED_SIDES,
     SCHEMA_FILE,
     SCHEMA_INVALID,
+    SCHEMA_LIMIT,
     SCHEMA_MISSING_FIELD,
     SCHEMA_REFERENCE,
 )
 from checker.core.entity import entity_id
-from checker.core.errors import UserError
+from checker.core.errors import MAX_LISTED, UserError, clip
 from checker.core.findings import Finding, Location, located
 from checker.core.perf import gc_paused
 from checker.core.resources import knowledge_dir
@@ -40,7 +41,13 @@ from checker.core.suggest import did_you_mean
 from checker.load import models as m
 from checker.load.reading import ReadOptions, read_all
 from checker.source.parse import Document, LazySrc, Src, YamlProblem
-from checker.source.reader import describe_error, display_path, error_path, inner_models, not_a_file
+from checker.source.reader import (
+    PIECE,
+    display_path,
+    inner_models,
+    not_a_file,
+    validate_pieces,
+)
 from checker.source.reader import problems as validation_problems
 
 M = TypeVar("M")
@@ -230,18 +237,49 @@ class _Doc:
     src: Src
 
 
+MAX_MESSAGE = 1_000  # characters of a message: every value in one is clipped already; this is the last guard
+
+
 class _Problems:
-    """Collects schema findings; identical ones (e.g. from shared defaults) once."""
+    """Collects schema findings; identical ones (e.g. from shared defaults) once,
+    at most MAX_LISTED of a file, and how many more there were."""
 
     def __init__(self) -> None:
         self._seen: dict[tuple[object, ...], Finding] = {}
+        self._listed: dict[str, int] = {}
+        self._unlisted: dict[str, tuple[int, Location]] = {}  # file -> (count, where the first is)
 
     def add(self, rule: str, loc: Location, message: str) -> None:
-        finding = located(rule, "schema", loc, message)
-        self._seen.setdefault(finding.sort_key(), finding)
+        finding = located(rule, "schema", loc, clip(message, MAX_MESSAGE))
+        key = finding.sort_key()
+        if key in self._seen:
+            return
+        if self.full(loc.file):
+            self.unlisted(loc.file, 1, lambda: loc)
+            return
+        self._seen[key] = finding
+        self._listed[loc.file] = self._listed.get(loc.file, 0) + 1
+
+    def full(self, file: str) -> bool:
+        """Whether the file's problems are no longer listed, only counted."""
+        return self.room(file) <= 0
+
+    def room(self, file: str) -> int:
+        """How many more of the file's problems are listed."""
+        return MAX_LISTED - self._listed.get(file, 0)
+
+    def unlisted(self, file: str, count: int, where: Callable[[], Location]) -> None:
+        """`count` more problems of `file`; `where` the first is, asked for only if it is the first."""
+        before, first = self._unlisted[file] if file in self._unlisted else (0, where())
+        self._unlisted[file] = (before + count, first)
 
     def findings(self) -> list[Finding]:
-        return sorted(self._seen.values(), key=Finding.sort_key)
+        found = list(self._seen.values())
+        for count, first in self._unlisted.values():
+            message = (f"{count:,} more problems in this file, from here on, not listed (the first"
+                       f" {MAX_LISTED:,} are): fix those and run again")
+            found.append(located(SCHEMA_LIMIT, "schema", first, message))
+        return sorted(found, key=Finding.sort_key)
 
 
 def is_yaml(name: str) -> bool:
@@ -346,7 +384,7 @@ class _Walk:
             mode = path.stat().st_mode
         except OSError as exc:
             loop = exc.errno == errno.ELOOP
-            if path.is_symlink() and (loop or isinstance(exc, FileNotFoundError)):
+            if (loop or isinstance(exc, FileNotFoundError)) and path.is_symlink():
                 what = "symbolic link loop" if loop else "broken symbolic link"
                 self.problems.append((path, f"{what}: not followed"))
             else:
@@ -407,21 +445,31 @@ def _report_validation(
     model: type[BaseModel],
     file: str,
     src: Src,
-    prefix: Sequence[str | int] = (),
+    prefix: tuple[str | int, ...] = (),
 ) -> None:
-    for rule, where, message in validation_problems(exc, model, src, prefix):
-        problems.add(rule, Location(file, *where), message)
+    """Each error of `exc` as a finding; `exc` is of the value at `prefix` in a
+    document of `model` whose source map is `src`."""
+    def here() -> Location:
+        return Location(file, *src.locate(prefix, key=False))
+
+    room = problems.room(file)
+    if room <= 0:  # counted, not described: describing one costs ~1 KB, placing it a source map
+        problems.unlisted(file, exc.error_count(), here)
+        return
+    for rule, where, message in validation_problems(exc, model, src, prefix, room + 1):
+        problems.add(rule, Location(file, *where), message)  # the one past the room: where the rest start
+    if exc.error_count() > room + 1:
+        problems.unlisted(file, exc.error_count() - room - 1, here)
 
 
 B = TypeVar("B", bound=BaseModel)
 
 
 def _validate(problems: _Problems, model: type[B], doc: _Doc) -> B | None:
-    try:
-        return model.model_validate(doc.value)
-    except ValidationError as exc:
-        _report_validation(problems, exc, model, doc.file, doc.src)
-        return None
+    def report(exc: ValidationError, prefix: tuple[str | int, ...]) -> None:
+        _report_validation(problems, exc, model, doc.file, doc.src, prefix)
+
+    return validate_pieces(model, doc.value, report)
 
 
 # ---------------------------------------------------------------- reading
@@ -479,7 +527,7 @@ def _typed(problems: _Problems, file: str, doc: Document, known: Sequence[str]) 
         return None
     if kind not in known:
         hint = did_you_mean(kind, known)
-        problems.add(SCHEMA_DOCUMENT, _at(file, doc.src, ["kind"]), f"unknown kind '{kind}'{hint}")
+        problems.add(SCHEMA_DOCUMENT, _at(file, doc.src, ["kind"]), f"unknown kind '{clip(kind)}'{hint}")
         return None
     return _Doc(file, value, doc.src)
 
@@ -783,37 +831,37 @@ class _Builder:
             self.p.add(SCHEMA_REFERENCE, loc, f"unknown facility '{shell.facility}'{hint}")
             return
         defaults_src = doc.src.descend("defaults")
-        merged = [
-            self._merge_server(doc, shell.defaults, defaults_src, raw, doc.src.descend("servers", i))
-            for i, raw in enumerate(shell.servers)
-        ]
-        values = [self._shared_parts(v) for v, _ in merged]
-        servers: list[m.Server | None]
-        try:
-            servers = list(_servers().validate_python(values))
-        except ValidationError as exc:
-            self._report_servers(exc, doc.file, merged)
-            servers = self._valid_only(values)
-        for (_, src), server in zip(merged, servers, strict=True):
-            if server is not None:
-                self._place_server(shell, server, Placed(server, doc.file, src))
-
-    def _valid_only(self, values: list[dict[str, Any]]) -> list[m.Server | None]:
-        out: list[m.Server | None] = []
-        for v in values:
+        # PIECE servers at a time, merged, validated and placed: what is kept of a
+        # piece is its valid servers, never every server's merged values (a
+        # million `- {}` once held 500 bytes each, for 7 bytes of YAML).
+        for start in range(0, len(shell.servers), PIECE):
+            merged = [
+                self._merge_server(doc, shell.defaults, defaults_src, raw, doc.src.descend("servers", i))
+                for i, raw in enumerate(shell.servers[start : start + PIECE], start)
+            ]
+            values = [self._shared_parts(v) for v, _ in merged]
+            servers: list[m.Server | None]
             try:
-                out.append(m.Server.model_validate(v))
+                servers = list(_servers().validate_python(values))
             except ValidationError:
+                servers = self._valid_only(doc.file, values, merged)
+            for (_, src), server in zip(merged, servers, strict=True):
+                if server is not None:
+                    self._place_server(shell, server, Placed(server, doc.file, src))
+
+    def _valid_only(
+        self, file: str, values: list[dict[str, Any]], merged: list[tuple[Any, Src]]
+    ) -> list[m.Server | None]:
+        """Each server of a piece that failed, validated alone; the errors of those that fail."""
+        out: list[m.Server | None] = []
+        for value, (_, src) in zip(values, merged, strict=True):
+            try:
+                out.append(m.Server.model_validate(value))
+            except ValidationError as exc:
+                # Relative to the server (`gpu.count`), at its place in the file.
+                _report_validation(self.p, exc, m.Server, file, src)
                 out.append(None)
         return out
-
-    def _report_servers(self, exc: ValidationError, file: str, merged: list[tuple[Any, Src]]) -> None:
-        for error in exc.errors():
-            index, *loc = error["loc"]
-            assert isinstance(index, int)
-            rule, message, key = describe_error({**error, "loc": tuple(loc)}, m.Server)
-            position = merged[index][1].locate(error_path({**error, "loc": tuple(loc)})[0], key=key)
-            self.p.add(rule, Location(file, *position), message)
 
     def _merge_server(
         self,
@@ -835,7 +883,7 @@ class _Builder:
             self.p.add(
                 SCHEMA_REFERENCE,
                 Location(doc.file, *vsrc.locate(["model"], key=False)),
-                f"unknown server model '{model}'{hint}",
+                f"unknown server model '{clip(model)}'{hint}",
             )
             return value, vsrc
         # Catalog values are blamed on the server's `model:` line, where they came in.

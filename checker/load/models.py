@@ -23,6 +23,7 @@ from pydantic import (
     model_validator,
 )
 
+from checker.core.errors import clip, shown_value
 from checker.source.reader import UNION_TAG
 
 # \s in a str pattern is exactly str.isspace(); one search, not a Python loop per character.
@@ -76,7 +77,7 @@ def _version(value: Any) -> Any:
     # An unquoted `cuda: 12.10` is the float 12.1: the value is already lost,
     # so refuse floats instead of guessing. The loader keeps the written text.
     if isinstance(value, float):
-        written = getattr(value, "yaml_text", repr(value))
+        written = clip(getattr(value, "yaml_text", repr(value)))
         raise ValueError(f'write version numbers as strings: quote it, as in "{written}"')
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
@@ -86,7 +87,7 @@ def _version(value: Any) -> Any:
 def _whole_number(value: Any) -> Any:
     # Literal[1, 3] alone would take `phase: true` as 1 and `3.0` as 3.
     if not isinstance(value, int) or isinstance(value, bool):
-        raise ValueError(f"expected a whole number, not {value!r}")
+        raise ValueError(f"expected a whole number, not {shown_value(value)}")
     return value
 
 
@@ -130,6 +131,15 @@ class Model(BaseModel):
     # waivers, catalogs it was not given, `checker import`), and a model used
     # only inside another (Feed in Facility) never needs a validator of its own.
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+
+# Items of a list inside an entry (a rack's feeds, a CDU's racks, a catalog
+# entry's unverified fields): far above any real one, and a list past it is one
+# error, not one per item (a million bad feeds once made a million; issue 17).
+# A document's own lists (racks, servers, workloads) are unbounded and read a
+# piece at a time (checker.source.reader.validate_pieces).
+MAX_ITEMS = 1_000
+Items = Field(max_length=MAX_ITEMS)
 
 
 # ---------------------------------------------------------------- Facility
@@ -201,12 +211,12 @@ class Rack(Model):
     cooling_kw: NonNeg | None = None
     # N: the feeds add up; N+1: any one feed may fail; 2N: either side (A/B) may fail.
     redundancy: Literal["N", "N+1", "2N"] = "N"
-    feeds: list[Feed] = []
-    ats: list[Ats] = []
+    feeds: Annotated[list[Feed], Items] = []
+    ats: Annotated[list[Ats], Items] = []
     # How the rack is cabled, for servers without psu.feeds: PSU 1 of each
     # server to the first feed (or ATS) named, PSU 2 to the second, and round
     # again (a DGX's 6 PSUs over [A1, B1, A2, B2]: 2, 2, 1 and 1).
-    psu_order: list[Name] | None = None
+    psu_order: Annotated[list[Name], Items] | None = None
     # The row the rack stands in: a CDU may serve whole rows (Cdu.rows).
     row: Name | None = None
 
@@ -220,8 +230,8 @@ class Cdu(Model):
     capacity_kw: Pos  # heat it moves with every unit running
     units: PosInt = 1
     redundancy: Literal["N", "N+1", "2N"] = "N"
-    racks: list[Name] = []  # racks it serves, by name
-    rows: list[Name] = []  # and/or whole rows (Rack.row)
+    racks: Annotated[list[Name], Items] = []  # racks it serves, by name
+    rows: Annotated[list[Name], Items] = []  # and/or whole rows (Rack.row)
 
     @model_validator(mode="after")
     def _serves_something(self) -> Cdu:
@@ -278,7 +288,7 @@ class Ups(Model):
     catcher, isolated redundant: a reserve block takes a failed block's load."""
 
     redundancy: Literal["N", "N+1", "2N", "distributed", "catcher"] = "N"
-    blocks: Annotated[list[UpsBlock], Field(min_length=1)]
+    blocks: Annotated[list[UpsBlock], Field(min_length=1), Items]
 
     @model_validator(mode="after")
     def _blocks_fit_the_topology(self) -> Ups:
@@ -361,7 +371,7 @@ def _count_or_list(value: Any) -> str:
 # (the tags are dropped from the error's path: checker.source.reader.error_path).
 CoolingUnits = Annotated[
     Annotated[int, Strict(), Field(ge=1), Tag(f"{UNION_TAG}count")]
-    | Annotated[list[CoolingUnit], Field(min_length=1), Tag(f"{UNION_TAG}list")],
+    | Annotated[list[CoolingUnit], Field(min_length=1), Items, Tag(f"{UNION_TAG}list")],
     Discriminator(_count_or_list),
 ]
 
@@ -754,7 +764,9 @@ class Software(Model):
     # server (10,000 copies of an empty dict); the schema still shows the default.
     frameworks: dict[Name, Install] = Field(default_factory=dict, json_schema_extra={"default": {}})
     # Container images the server runs: they bring their own CUDA; the host needs the driver.
-    containers: list[ContainerEntry] = Field(default_factory=list, json_schema_extra={"default": []})
+    containers: Annotated[list[ContainerEntry], Items] = Field(
+        default_factory=list, json_schema_extra={"default": []}
+    )
     # Inference engines (a version, or {version, source}) and JAX, installed
     # beside the frameworks: each release pins its torch and brings its CUDA.
     vllm: EngineEntry | None = None
@@ -926,10 +938,11 @@ class WorkloadsDoc(Model):
 
 
 class Waiver(Model):
-    rule: Annotated[str, Field(min_length=1)]
-    entity: Annotated[str, Field(min_length=1)]
-    reason: Annotated[str, Field(min_length=3)]
-    owner: Annotated[str, Field(min_length=1)]
+    # Bounded as names are: every one is printed in the report's waiver table.
+    rule: Annotated[str, Field(min_length=1, max_length=200)]
+    entity: Annotated[str, Field(min_length=1, max_length=1_000)]  # kind/facility/name: three names
+    reason: Annotated[str, Field(min_length=3, max_length=2_000)]
+    owner: Annotated[str, Field(min_length=1, max_length=200)]
     expires: Date
 
 
@@ -947,7 +960,7 @@ class CatalogEntry(Model):
     vendor: str | None = None
     source: Annotated[str, Field(min_length=1)]
     verified: Flag = True
-    unverified: list[str] = []
+    unverified: Annotated[list[str], Items] = []
     notes: str | None = None
 
     @model_validator(mode="after")
@@ -970,7 +983,7 @@ class GpuModel(CatalogEntry):
     interconnect: Literal["nvlink", "nvlink-bridge", "pcie", "infinity-fabric", "none"] | None = None
     interconnect_gb_s: Pos | None = None
     # GPUs one NVLink bridge joins (2-way, 4-way), where the source gives them.
-    bridge_ways: list[Annotated[int, Strict(), Field(ge=2)]] = []
+    bridge_ways: Annotated[list[Annotated[int, Strict(), Field(ge=2)]], Items] = []
     # The most GPUs one fast link joins (MI300X: an 8-GPU Infinity Fabric mesh).
     link_domain: Annotated[int, Strict(), Field(ge=2)] | None = None
     bf16_tflops: Pos | None = None
@@ -990,7 +1003,7 @@ class GpuModel(CatalogEntry):
 
 class ServerModel(ServerSpec, CatalogEntry):
     # The GPU boards the model takes; another GPU model contradicts the server model.
-    gpu_options: list[Name] = []
+    gpu_options: Annotated[list[Name], Items] = []
 
 
 # Catalog provenance fields are not server fields: dropped when a server uses a model.

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from checker.core import signals
-from checker.core.errors import UserError
+from checker.core.errors import UserError, clip
 from checker.core.resources import rules_dir, templates_dir
 from checker.core.terminal import escape_annotations, escape_lines
 from checker.decide.result import AuditResult
@@ -460,10 +460,13 @@ def write_pictures(folder: Path, files: Mapping[str, str]) -> None:
     """The pictures of a report, written together as any run's files are (never
     through a link); pictures this report no longer draws (a rack elevation
     past the last one) are removed, nothing else."""
-    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
-        raise UserError(f"{folder}: cannot write the report's pictures: not a folder of its own")
-    folder.mkdir(exist_ok=True)
-    for old in folder.glob("*.svg"):
-        if old.name not in files and re.fullmatch(_PICTURE_NAMES, old.name):
-            old.unlink()  # a link among them is removed, never followed
+    try:
+        if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+            raise UserError(f"{folder}: cannot write the report's pictures: not a folder of its own")
+        folder.mkdir(exist_ok=True)
+        for old in folder.glob("*.svg"):
+            if old.name not in files and re.fullmatch(_PICTURE_NAMES, old.name):
+                old.unlink()  # a link among them is removed, never followed
+    except OSError as exc:  # `-o` with a name of 250 characters: its `-pictures` folder's is too long
+        raise UserError(f"{clip(str(folder))}: cannot write the report's pictures: {exc.strerror}") from None
     write_files([(folder / name, escape_lines(text)) for name, text in sorted(files.items())])

@@ -58,7 +58,16 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import ScalarNode
 
-from checker.source.parse import Document, LazySrc, Src, WrittenFloat, parse, yaml11_trap
+from checker.source.parse import (
+    MAX_KEYS,
+    Document,
+    LazySrc,
+    Src,
+    WrittenFloat,
+    parse,
+    root_position,
+    yaml11_trap,
+)
 
 try:
     import ryml
@@ -123,12 +132,25 @@ class Refused(Exception):
     """The fast path cannot show it gives the event parser's values for this text."""
 
 
+# rapidyaml's tree holds ~250 bytes a node, and positions need a second tree:
+# for a file of a few bytes a node (a generated `- 1` list, a million `- {}`)
+# that is 60 to 120 times the file, where the event parser's map costs ~30
+# (benchmarks/input_memory.py). No inventory comes near: their files have 14
+# bytes or more per line break and comma, a rough count of their nodes.
+_DENSE_MIN_BYTES = 1_000_000
+_DENSE_BYTES_PER_NODE = 10
+
+
+def _dense(size: int, breaks: int, commas: int) -> bool:
+    return size >= _DENSE_MIN_BYTES and (breaks + commas) * _DENSE_BYTES_PER_NODE > size
+
+
 def load(text: str, trees: Trees | None = None) -> list[Document] | None:
     """The documents of `text` as the event parser builds them, with lazy source
     maps, or None when the fast path cannot show that (the caller parses then).
     `trees`: the run's holder of the trees positions are worked out from, shared
     by every file the run reads (default: one for this text alone)."""
-    if ryml is None or _needs_events(text):
+    if ryml is None or _dense(len(text), text.count("\n"), text.count(",")) or _needs_events(text):
         return None
     reader = _Reader(text, trees)
     try:
@@ -149,6 +171,8 @@ def may_take(data: bytes) -> bool:
     speed, for deciding where a file is parsed (checker.load.reading).
     A file it calls unlikely may still be taken, and one it calls likely
     refused: either way only the place of the parse is at stake."""
+    if _dense(len(data), data.count(b"\n"), data.count(b",")):
+        return False
     return AVAILABLE and not any(mark in data for mark in _EVENT_MARKS)
 
 
@@ -284,6 +308,8 @@ class _Reader:
         return docs
 
     def _mapping(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        if len(pairs) > MAX_KEYS:
+            raise Refused("too many keys")  # the event parser says where, and stops there
         values = dict(pairs)
         if len(values) != len(pairs):
             raise Refused("duplicate key")  # the event parser says which, and where
@@ -467,6 +493,20 @@ class _Positions:
         if index in self._whole:
             return _resolved(self._whole[index].descend(*path))
         return self._event_map(index).descend(*path)
+
+    def position(self, index: int, path: tuple[str | int, ...], node: int | None) -> tuple[int, int]:
+        """Where a node stands, without working out its children: a document's
+        root (`node` None) from the events alone, so a document that is a list of
+        a million items is placed with no tree of it (which would hold ~250 bytes
+        per item); another node from the tree, raising _Inexact where it cannot."""
+        if not path:
+            found = root_position(self.text, index)
+            if found is not None:
+                return found
+        if node is None or index in self._inexact or self._whole:
+            raise _Inexact
+        tree = self.tree()
+        return tree.position(tree.start(node, tree.tree.type(node)))
 
     def _work_out_whole(self) -> None:
         """Every document's map with every node worked out, from one tree."""
@@ -881,6 +921,12 @@ class _NodeSrc(LazySrc):
         object.__setattr__(self, "_positions", None)
         return node
 
+    def position(self) -> tuple[int, int]:
+        if self._node is None and self._positions is not None:
+            with contextlib.suppress(_Inexact, RecursionError):
+                return self._positions.position(self._index, self._path, self._id)
+        return self.resolved().position()
+
     def settle(self, node: Src) -> None:
         """The node worked out: the file's positions are no longer needed here. (A
         file's maps worked out whole are kept by its _Positions: a reference back
@@ -912,6 +958,12 @@ class _FileSrc(LazySrc):
 
     def _compute(self) -> Src:
         return _resolved(self._positions.src(self._index))
+
+    def position(self) -> tuple[int, int]:
+        if self._node is None:
+            with contextlib.suppress(_Inexact, RecursionError):
+                return self._positions.position(self._index, (), None)
+        return self.resolved().position()
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_FileSrc, (self._positions, self._index))

@@ -25,7 +25,14 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from checker.core.builtin import SCHEMA_ALIAS_BOMB, SCHEMA_DUPLICATE_KEY, SCHEMA_ENCODING, SCHEMA_YAML
+from checker.core.builtin import (
+    SCHEMA_ALIAS_BOMB,
+    SCHEMA_DUPLICATE_KEY,
+    SCHEMA_ENCODING,
+    SCHEMA_LIMIT,
+    SCHEMA_YAML,
+)
+from checker.core.errors import clip, shown_value
 
 # libyaml is ~10x faster; fall back to the pure-Python parser if PyYAML lacks it.
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -51,6 +58,15 @@ _CONSTRUCTOR = SafeConstructor()
 # expansion far beyond what was written is an attack, refused before building.
 _EXPANSION_FACTOR = 100
 _EXPANSION_SLACK = 100_000
+# Keys one mapping may hold. No inventory, rule or knowledge mapping needs more
+# than a server's few dozen fields (the largest in this repository has 19); a
+# million unknown keys once took 2.2 GB of validation errors (issue 17).
+MAX_KEYS = 1_000
+TOO_MANY_KEYS = f"a mapping of more than {MAX_KEYS:,} keys: refused (no inventory needs that many)"
+# Levels of nesting: an inventory has six or so. libyaml stops flow collections
+# at 1,000 levels itself; block ones would run out of Python's stack instead.
+MAX_DEPTH = 100
+TOO_DEEP = f"nested more than {MAX_DEPTH} levels deep: refused (no inventory needs that many)"
 
 Path_ = Sequence[str | int]
 
@@ -82,6 +98,10 @@ class Src:
             node = nxt
         return node
 
+    def position(self) -> tuple[int, int]:
+        """Where the value itself stands (a lazy map knows without its children)."""
+        return self.line, self.column
+
     def locate(self, path: Path_, *, key: bool = True) -> tuple[int, int]:
         """Position of `path`: its key (for mapping fields) or its value.
 
@@ -89,7 +109,7 @@ class Src:
         points at the mapping that should have held it.
         """
         node: Src = self
-        pos = (self.line, self.column)
+        pos = self.position()
         for i, step in enumerate(path):
             nxt = node.child(step)
             if nxt is None:
@@ -230,6 +250,9 @@ def decode(data: bytes) -> str:
 Built = tuple[Any, Src, int]  # value, source map, node count with aliases expanded
 
 
+_MEMO = 4096  # distinct scalars and tags a file's builder keeps worked out
+
+
 class _Builder:
     """Builds values and source maps straight from libyaml's event stream.
 
@@ -246,10 +269,12 @@ class _Builder:
         self.anchors: dict[str, Built] = {}
         self.written = 0
         self.expanded = 0
+        self.depth = 0
         # Resolving a tag and constructing a scalar are pure functions of the
         # event's tag, implicitness and text: each distinct one is worked out
         # once per file (a file repeats its keys, names and numbers; the values
-        # are immutable, and shared as an alias's are).
+        # are immutable, and shared as an alias's are), the first _MEMO of them
+        # kept (a file of distinct scalars is not held twice).
         self.scalars: dict[tuple[Any, ...], Any] = {}
         self.tags: dict[tuple[Any, ...], str] = {}
 
@@ -287,10 +312,13 @@ class _Builder:
         self.written += 1
         if isinstance(event, yaml.ScalarEvent):
             built: Built = (self.scalar(event), Src(*_pos(event)), 1)
-        elif isinstance(event, yaml.SequenceStartEvent):
-            built = self.sequence(event)
         else:
-            built = self.mapping(event)
+            if self.depth >= MAX_DEPTH:
+                raise _problem(SCHEMA_LIMIT, event, TOO_DEEP)
+            self.depth += 1
+            sequence = isinstance(event, yaml.SequenceStartEvent)
+            built = self.sequence(event) if sequence else self.mapping(event)
+            self.depth -= 1
         if event.anchor is not None:
             self.anchors[event.anchor] = built
         return built
@@ -298,7 +326,8 @@ class _Builder:
     def alias(self, event: Any) -> Built:
         built = self.anchors.get(event.anchor)
         if built is None:
-            message = f"alias *{event.anchor} refers to no complete anchor before it (undefined or recursive)"
+            anchor = clip(event.anchor)
+            message = f"alias *{anchor} refers to no complete anchor before it (undefined or recursive)"
             raise _problem(SCHEMA_YAML, event, message)
         self.expanded += built[2]
         if self.expanded > _EXPANSION_FACTOR * self.written + _EXPANSION_SLACK:
@@ -315,7 +344,9 @@ class _Builder:
         try:
             return self.scalars[key]
         except KeyError:
-            value = self.scalars[key] = _scalar(self.loader, event)  # a problem is raised, not kept
+            value = _scalar(self.loader, event)  # a problem is raised, not kept
+            if len(self.scalars) < _MEMO:
+                self.scalars[key] = value
             return value
 
     def tag(self, event: Any, kind: type[Node], value: str | None) -> str:
@@ -323,13 +354,15 @@ class _Builder:
         try:
             return self.tags[key]
         except KeyError:
-            tag = self.tags[key] = _tag(self.loader, event, kind, value)
+            tag = _tag(self.loader, event, kind, value)
+            if len(self.tags) < _MEMO:
+                self.tags[key] = tag
             return tag
 
     def check_tag(self, event: Any, kind: type[Node], expected: str) -> None:
         tag = self.tag(event, kind, None)
         if tag != expected:
-            raise _problem(SCHEMA_YAML, event, f"unsupported YAML tag {tag}")
+            raise _problem(SCHEMA_YAML, event, f"unsupported YAML tag {clip(tag)}")
 
     def sequence(self, start: Any) -> Built:
         self.check_tag(start, SequenceNode, _SEQ)
@@ -351,6 +384,8 @@ class _Builder:
         merged: list[Built] = []
         size = 1
         while not isinstance(key_event := self.next(), yaml.MappingEndEvent):
+            if len(keys) + len(merged) >= MAX_KEYS:
+                raise _problem(SCHEMA_LIMIT, key_event, TOO_MANY_KEYS)
             key = self.key(key_event)
             value, src, count = self.node(self.next())
             size += 1 + count
@@ -361,7 +396,7 @@ class _Builder:
                 raise _problem(
                     SCHEMA_DUPLICATE_KEY,
                     key_event,
-                    f"duplicate key '{key}' (first set on line {keys[key][0]})",
+                    f"duplicate key '{clip(key)}' (first set on line {keys[key][0]})",
                 )
             keys[key], values[key], children[key] = _pos(key_event), value, src
         for extra, extra_src, _ in merged:
@@ -370,6 +405,8 @@ class _Builder:
                 if key not in values:
                     values[key], children[key] = value, extra_src.children[key]
                     keys[key] = extra_src.keys[key]
+            if len(keys) > MAX_KEYS:  # merge keys (`<<`) that bring in more than that
+                raise _problem(SCHEMA_LIMIT, start, TOO_MANY_KEYS)
         return values, Src(*_pos(start), children=children, keys=keys), size
 
     def key(self, event: Any) -> str | None:
@@ -402,21 +439,27 @@ def yaml11_trap(text: str, tag: str) -> str | None:
     often than octal, so these are refused, not guessed."""
     if tag == _FLOAT_TAG:
         if "_" in text or ":" in text or text.startswith("+"):
-            shown = text.lstrip("+").replace("_", "")
+            text, shown = clip(text), clip(text.lstrip("+").replace("_", ""))
             return f"{text} is a YAML 1.1 spelling of a number; write it plainly (e.g. {shown}), or quote it"
         return None
     if tag != _INT_TAG or _PLAIN_INT.match(text):
         return None
     body = text.lstrip("+-").replace("_", "")
     sign = "-" if text.startswith("-") else ""
-    value = SafeConstructor.construct_yaml_int(_CONSTRUCTOR, ScalarNode(tag, text))
+    try:
+        number = SafeConstructor.construct_yaml_int(_CONSTRUCTOR, ScalarNode(tag, text))
+    except ValueError:  # over Python's 4,300 decimal digits (CVE-2020-10735)
+        return f"{clip(text)} is no number YAML 1.1 reads; write it plainly, or quote it"
+    # Shown clipped: a number of a million digits is neither printed back nor
+    # written out in decimal, which Python refuses past 4,300 digits.
+    value, text = shown_value(number), clip(text)
     if ":" in body:
         return f"{text} is base 60 in YAML 1.1 ({value}); write {value}, or quote it if it is not a number"
     if body[:2].lower() in ("0x", "0b"):
         base = "hexadecimal" if body[1] in "xX" else "binary"
         return f"{text} is {base} in YAML 1.1 ({value}); write {value}"
     if body[:1] == "0" and len(body) > 1:
-        return f"{text} is octal {value} in YAML 1.1; write {sign}{int(body, 10)}"
+        return f"{text} is octal {value} in YAML 1.1; write {sign}{clip(body.lstrip('0') or '0')}"
     if "_" in text:
         return f"{text} is {value} in YAML 1.1 (underscores are dropped); write {value}"
     return f"{text}: a leading + is YAML 1.1 only; write {value}"
@@ -426,7 +469,7 @@ def _scalar(loader: Any, event: Any) -> Any:
     tag = _tag(loader, event, ScalarNode, event.value)
     build = SafeConstructor.yaml_constructors.get(tag)
     if build is None or tag in (_MAP, _SEQ):
-        raise _problem(SCHEMA_YAML, event, f"unsupported YAML tag {tag}")
+        raise _problem(SCHEMA_YAML, event, f"unsupported YAML tag {clip(tag)}")
     if event.implicit[0] and event.tag in (None, "!") and tag in (_INT_TAG, _FLOAT_TAG):
         trap = yaml11_trap(event.value, tag)
         if trap is not None:
@@ -435,7 +478,7 @@ def _scalar(loader: Any, event: Any) -> Any:
     try:
         value = build(_CONSTRUCTOR, node)
     except (ValueError, yaml.YAMLError) as exc:
-        raise _problem(SCHEMA_YAML, event, f"bad {tag.rsplit(':', 1)[-1]}: {exc}") from None
+        raise _problem(SCHEMA_YAML, event, f"bad {clip(tag.rsplit(':', 1)[-1])}: {clip(str(exc))}") from None
     return WrittenFloat(value, event.value) if type(value) is float else value
 
 
@@ -464,6 +507,34 @@ def parse(text: str) -> list[Document]:
     except RecursionError:
         raise YamlProblem(SCHEMA_YAML, 1, 1, "nesting too deep") from None
     return docs
+
+
+_STARTS = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+_ENDS = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+
+
+def root_position(text: str, index: int) -> tuple[int, int] | None:
+    """Where the `index`-th document of `text` that is a mapping or a list starts,
+    as `parse` places it, from libyaml's events alone: nothing is built, so a
+    document that is a list of a million items is placed in constant memory.
+    None when there is no such document or the events stop at an error."""
+    loader = _Loader(text)
+    seen, depth = 0, 0
+    try:
+        while not isinstance(event := loader.get_event(), yaml.StreamEndEvent):
+            if isinstance(event, _STARTS):
+                if depth == 0:
+                    if seen == index:
+                        return _pos(event)
+                    seen += 1
+                depth += 1
+            elif isinstance(event, _ENDS):
+                depth -= 1
+    except yaml.YAMLError:
+        return None
+    finally:
+        loader.dispose()
+    return None
 
 
 # ---------------------------------------------------------------- positions inside a scalar

@@ -10,23 +10,24 @@ knowledge table or a rule file that fails is a UserError (exit 2).
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
 import stat
 import types
 import typing
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 from yaml.nodes import ScalarNode
 
 from checker.core.builtin import SCHEMA_INVALID, SCHEMA_MISSING_FIELD, SCHEMA_UNKNOWN_FIELD
-from checker.core.errors import UserError, at, clip, shown_value
+from checker.core.errors import MAX_LISTED, UserError, at, clip, shown_value
 from checker.core.suggest import did_you_mean
 from checker.source import fastpath
 from checker.source.parse import Document, Src, YamlProblem, decode, parse
@@ -175,24 +176,126 @@ def describe_error(error: Any, model: type[BaseModel]) -> tuple[str, str, bool]:
     return SCHEMA_INVALID, f"{where or 'document'}: {message}{shown}", at_key
 
 
+def first_errors(exc: ValidationError, count: int) -> list[Any]:
+    """The first `count` errors of `exc`, as `exc.errors()` gives them, without
+    building every one: pydantic has no way to stop at a number of errors
+    (https://github.com/pydantic/pydantic/issues/8242), and a dict per error
+    (~1 KB) for a million of them is a gigabyte. Past `count`, they are read one
+    by one from pydantic's JSON (~100 bytes each, the inputs as JSON gives them)."""
+    if count <= 0:
+        return []
+    if exc.error_count() <= count:
+        return exc.errors()
+    text = exc.json(include_url=False)
+    decode = json.JSONDecoder().raw_decode
+    errors: list[Any] = []
+    pos = text.index("[") + 1
+    while len(errors) < count:
+        while text[pos] in " \n,":
+            pos += 1
+        error, pos = decode(text, pos)
+        error["loc"] = tuple(error["loc"])
+        errors.append(error)
+    return errors
+
+
 def problems(
-    exc: ValidationError, model: type[BaseModel], src: Src, prefix: Sequence[str | int] = ()
+    exc: ValidationError,
+    model: type[BaseModel],
+    src: Src,
+    prefix: Sequence[str | int] = (),
+    limit: int = MAX_LISTED,
 ) -> Iterator[tuple[str, tuple[int, int], str]]:
-    """Each error of a validation as (check id, (line, column), message): at the
-    value, or at the key of an unknown or missing field. `src` is the source map
-    of what was validated, `prefix` its path within it."""
-    for error in exc.errors():
+    """Each of the first `limit` errors of a validation as (check id, (line,
+    column), message): at the value, or at the key of an unknown or missing
+    field. `exc` is of the value at `prefix` in a document of `model`, whose
+    source map is `src`."""
+    for error in first_errors(exc, limit):
+        if prefix:
+            error = {**error, "loc": (*prefix, *error["loc"])}
         rule, message, key = describe_error(error, model)
-        yield rule, src.locate([*prefix, *error_path(error)[0]], key=key), message
+        yield rule, src.locate(error_path(error)[0], key=key), message
+
+
+# A long list is validated PIECE items at a time, and a piece that fails item
+# by item: pydantic collects every error of a call before it returns, and a
+# million bad items in one call held gigabytes. A piece's errors stay in
+# pydantic's own form (~270 bytes each) until it is redone item by item.
+PIECE = 64
+
+Report = Callable[[ValidationError, tuple[str | int, ...]], None]
+
+
+def _long_lists(model: type[BaseModel], value: dict[str, Any]) -> dict[str, Any]:
+    """The item type of each field of `model` that holds a plain list (`racks:
+    list[Rack]`) of over PIECE items in `value`."""
+    long = {}
+    for name, info in model.model_fields.items():
+        items = value.get(name)
+        # Not a list with a length constraint: that is the whole list's.
+        plain = typing.get_origin(info.annotation) is list and not info.metadata
+        if plain and items.__class__ is list and len(items) > PIECE:
+            (long[name],) = typing.get_args(info.annotation)
+    return long
 
 
 M = TypeVar("M", bound=BaseModel)
 
 
+def validate_pieces(model: type[M], value: Any, report: Report, context: Any = None) -> M | None:
+    """`model.model_validate(value, context=context)`, its long lists (over PIECE
+    items) a piece at a time first; None if anything failed, each failure sent
+    to `report` with where it is: `()` for the document, `(field, index)` for an item."""
+    long = _long_lists(model, value) if isinstance(value, dict) else {}
+    whole = True
+    if long:  # each long list's items first, then the document holding them validated
+        value = dict(value)
+        for name, item in long.items():
+            many: TypeAdapter[list[Any]] = TypeAdapter(list[item])  # type: ignore[valid-type]  # ~0.5 ms
+            one: TypeAdapter[Any] = TypeAdapter(item)
+            items, value[name] = value[name], []
+            for start in range(0, len(items), PIECE):
+                piece = items[start : start + PIECE]
+                try:
+                    value[name].extend(many.validate_python(piece, context=context))
+                    continue
+                except ValidationError:
+                    whole = False
+                for index, element in enumerate(piece, start):
+                    try:
+                        value[name].append(one.validate_python(element, context=context))
+                    except ValidationError as exc:
+                        report(exc, (name, index))
+    try:
+        validated = model.model_validate(value, context=context)
+    except ValidationError as exc:
+        report(exc, ())
+        return None
+    return validated if whole else None
+
+
+def validate_lines(model: type[M], doc: Document, shown: str) -> tuple[M | None, list[str]]:
+    """A document of a file the user named as `model`, or None and its errors as
+    located lines: at most MAX_LISTED, then how many more there were."""
+    lines: list[str] = []
+    more = 0
+
+    def report(exc: ValidationError, prefix: tuple[str | int, ...]) -> None:
+        nonlocal more
+        room = MAX_LISTED - len(lines)
+        found = problems(exc, model, doc.src, prefix, room)
+        lines.extend(at(shown, *where, message) for _, where, message in found)
+        more += max(exc.error_count() - room, 0)
+
+    validated = validate_pieces(model, doc.value, report)
+    if more:
+        lines.append(f"{shown}: {more:,} more problems not listed (the first {MAX_LISTED:,} are)")
+    return validated, lines
+
+
 def validate(model: type[M], doc: Document, shown: str) -> M:
     """A document of a file the user named as `model`; every error a located line (UserError)."""
-    try:
-        return model.model_validate(doc.value)
-    except ValidationError as exc:
-        lines = [at(shown, *where, message) for _, where, message in problems(exc, model, doc.src)]
-        raise UserError(lines) from None
+    validated, lines = validate_lines(model, doc, shown)
+    if validated is None:
+        raise UserError(lines)
+    return validated
