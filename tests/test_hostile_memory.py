@@ -168,7 +168,7 @@ def test_servers_are_validated_a_piece_at_a_time(
     monkeypatch.chdir(tmp_path)
     Path("s.yaml").write_text(FACILITY + SERVERS + "  - {}\n" * 1000)  # mappings: servers to validate
     sizes: list[int] = []
-    real = build._SERVERS
+    real = build._servers()
 
     class Recording:
         @staticmethod
@@ -176,7 +176,7 @@ def test_servers_are_validated_a_piece_at_a_time(
             sizes.append(len(values))
             return real.validate_python(values, **options)
 
-    monkeypatch.setattr(build, "_SERVERS", Recording)
+    monkeypatch.setattr(build, "_servers", lambda: Recording)
     seen: list[int] = []
     pydantic_real = reader.TypeAdapter
 
