@@ -44,15 +44,7 @@ _REFUSED_NODES = (
     nodes.Extends,
     nodes.Block,
 )
-_REFUSED_NODES = (
-    nodes.Macro,
-    nodes.CallBlock,
-    nodes.Import,
-    nodes.FromImport,
-    nodes.Include,
-    nodes.Extends,
-    nodes.Block,
-)
+
 
 def _checked_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
     sizes = _SIZE_ARGS.get(name, ())
