@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import Annotated, Any, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from pydantic import (
     AfterValidator,
@@ -596,24 +596,27 @@ class FrameworkInstall(Model):
     source: FrameworkSource = "pypi"
 
 
-def _install(value: Any) -> Any:
-    return value if isinstance(value, dict | FrameworkInstall) else {"version": value}
+def _or_version(model: type[Model], properties: dict[str, Any]) -> Any:
+    """`model` written as a mapping, or as its `version` alone (`"2.9.1+cu126"`),
+    with a JSON Schema that says both (`properties`: the fields beside `version`)."""
 
+    def mapping(value: Any) -> Any:
+        return value if isinstance(value, dict | model) else {"version": value}
 
-Install = Annotated[
-    FrameworkInstall,
-    BeforeValidator(_install),
-    WithJsonSchema({"anyOf": [{"type": "string"}, {
-        "title": "FrameworkInstall",  # the model whose fields these are (checker/load/fielddocs.py)
+    return Annotated[model, BeforeValidator(mapping), WithJsonSchema({"anyOf": [{"type": "string"}, {
+        "title": model.__name__,  # the model whose fields these are (checker/load/fielddocs.py)
         "type": "object",
-        "properties": {
-            "version": {"type": "string"},
-            "source": {"enum": list(get_args(FrameworkSource)), "default": "pypi"},
-        },
+        "properties": {"version": {"type": "string"}, **properties},
         "required": ["version"],
         "additionalProperties": False,
-    }]}),
-]
+    }]})]
+
+
+_SOURCE_SCHEMA = {"source": {"enum": list(get_args(FrameworkSource)), "default": "pypi"}}
+if TYPE_CHECKING:
+    Install = FrameworkInstall
+else:
+    Install = _or_version(FrameworkInstall, _SOURCE_SCHEMA)
 
 
 class EngineInstall(Model):
@@ -624,24 +627,10 @@ class EngineInstall(Model):
     source: FrameworkSource = "pypi"
 
 
-def _engine(value: Any) -> Any:
-    return value if isinstance(value, dict | EngineInstall) else {"version": value}
-
-
-EngineEntry = Annotated[
-    EngineInstall,
-    BeforeValidator(_engine),
-    WithJsonSchema({"anyOf": [{"type": "string"}, {
-        "title": "EngineInstall",  # the model whose fields these are (checker/load/fielddocs.py)
-        "type": "object",
-        "properties": {
-            "version": {"type": "string"},
-            "source": {"enum": list(get_args(FrameworkSource)), "default": "pypi"},
-        },
-        "required": ["version"],
-        "additionalProperties": False,
-    }]}),
-]
+if TYPE_CHECKING:
+    EngineEntry = EngineInstall
+else:
+    EngineEntry = _or_version(EngineInstall, _SOURCE_SCHEMA)
 
 
 # JAX's CUDA plugin, as pip's extra names it: `jax[cuda13]` brings NVIDIA's
@@ -657,21 +646,10 @@ class JaxInstall(Model):
     plugin: JaxPluginExtra | None = None
 
 
-def _jax(value: Any) -> Any:
-    return value if isinstance(value, dict | JaxInstall) else {"version": value}
-
-
-JaxEntry = Annotated[
-    JaxInstall,
-    BeforeValidator(_jax),
-    WithJsonSchema({"anyOf": [{"type": "string"}, {
-        "title": "JaxInstall",  # the model whose fields these are (checker/load/fielddocs.py)
-        "type": "object",
-        "properties": {"version": {"type": "string"}, "plugin": {"enum": list(get_args(JaxPluginExtra))}},
-        "required": ["version"],
-        "additionalProperties": False,
-    }]}),
-]
+if TYPE_CHECKING:
+    JaxEntry = JaxInstall
+else:
+    JaxEntry = _or_version(JaxInstall, {"plugin": {"enum": list(get_args(JaxPluginExtra))}})
 
 
 # An image reference as Docker reads it: [registry/]path[:tag][@digest].
