@@ -71,10 +71,9 @@ def group(findings: Iterable[Finding], shape: Callable[[Finding], Hashable]) -> 
 def shown_groups(result: AuditResult, limit: int, *, alike: bool = True) -> ShownGroups:
     """The first `limit` groups of each rule (0: every one), in output order,
     their first findings with messages; `alike=False`: a group per finding."""
-    if alike:
-        groups = group(result.detected, result.messages.shape)
-    else:
-        groups = [FindingGroup(f) for f in result.detected]
+    groups: Iterable[FindingGroup] = (
+        group(result.detected, result.messages.shape) if alike else map(FindingGroup, result.detected)
+    )
     kept: list[FindingGroup] = []
     seen: dict[str, int] = {}
     left: dict[str, int] = {}

@@ -8,11 +8,11 @@ capped format says how many it left out.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 
 from checker.core.findings import Finding
 from checker.decide.result import AuditResult
+from checker.render.groups import shown_groups
 
 
 @dataclass(frozen=True)
@@ -21,16 +21,9 @@ class Shown:
     left_out: dict[str, int]  # rule id -> how many of its findings are not shown (rules that lost some)
 
 
-
 def shown(result: AuditResult, limit: int) -> Shown:
-    """The first `limit` findings of each rule, in output order (0: every one)."""
-    if limit <= 0:
-        return Shown(result.findings, {})
-    seen: Counter[str] = Counter()
-    kept = []
-    for f in result.detected:
-        seen[f.rule] += 1
-        if seen[f.rule] <= limit:
-            kept.append(f)
-    left_out = {rule: n - limit for rule, n in sorted(seen.items()) if n > limit}
-    return Shown(result.with_messages(kept), left_out)
+    """The first `limit` findings of each rule, in output order (0: every one):
+    the cap of render/groups.py with a group per finding (one cap, one count of
+    what it left out, for the formats that show each finding on its own line)."""
+    view = shown_groups(result, limit, alike=False)
+    return Shown(tuple(g.first for g in view.groups), view.left_out)
