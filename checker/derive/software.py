@@ -551,6 +551,35 @@ def installed(software: m.Software | None, framework: str, kb: Knowledge) -> boo
 
 
 # ---------------------------------------------------------------- containers
+# The server's GPU as a container, engine or JAX fact sees it (their rules
+# compare the stack's CUDA with what the GPU needs and what dropped it).
+def _gpu_fields(gpu: m.GpuModel | None) -> Values:
+    if gpu is None:
+        return {}
+    return {
+        "gpu.model": gpu.name,
+        "gpu.vendor": gpu.vendor,
+        "gpu.architecture": gpu.architecture,
+        "gpu.form_factor": gpu.form_factor,
+        "gpu.forward_compatible": gpu.forward_compatible,
+        **_versioned("gpu.min_cuda", gpu.min_cuda),
+        **_versioned("gpu.cuda_dropped", gpu.cuda_dropped),
+    }
+
+
+_GPU_DOCS = (
+    derived("gpu.model", "string", "", "the server's GPU model"),
+    derived("gpu.vendor", "string", "", "NVIDIA | AMD"),
+    derived("gpu.architecture", "string", "", "GPU architecture"),
+    derived("gpu.form_factor", "string", "", "sxm | pcie | oam | embedded"),
+    derived("gpu.forward_compatible", "boolean", "", "CUDA forward compatibility works on the GPU"),
+    derived("gpu.min_cuda", "string", "", "first CUDA that supports the GPU"),
+    derived("gpu.min_cuda_num", "number", "version", "that CUDA as a version number"),
+    derived("gpu.cuda_dropped", "string", "", "first CUDA without support for the GPU"),
+    derived("gpu.cuda_dropped_num", "number", "version", "that CUDA as a version number"),
+)
+
+
 # What container_values gives: the fields of a `container` fact.
 CONTAINER_FIELDS = (
     derived("server", "string", "", "server that runs the container"),
@@ -600,15 +629,7 @@ CONTAINER_FIELDS = (
         "the image's CUDA runs on the driver through forward compatibility: a data-center GPU, a branch "
         "not listed as unsupported, and the driver the image asks for (or a listed branch)",
     ),
-    derived("gpu.model", "string", "", "the server's GPU model"),
-    derived("gpu.vendor", "string", "", "NVIDIA | AMD"),
-    derived("gpu.architecture", "string", "", "GPU architecture"),
-    derived("gpu.form_factor", "string", "", "sxm | pcie | oam | embedded"),
-    derived("gpu.forward_compatible", "boolean", "", "CUDA forward compatibility works on the GPU"),
-    derived("gpu.min_cuda", "string", "", "first CUDA that supports the GPU"),
-    derived("gpu.min_cuda_num", "number", "version", "that CUDA as a version number"),
-    derived("gpu.cuda_dropped", "string", "", "first CUDA without support for the GPU"),
-    derived("gpu.cuda_dropped_num", "number", "version", "that CUDA as a version number"),
+    *_GPU_DOCS,
 )
 
 
@@ -667,16 +688,7 @@ def container_values(
         values["cuda_known"] = row is not None and values["cuda_num"] is not None
     listed = kb.drivers.get(branch)
     values["branch_forward_compatible"] = listed.forward_compatible if listed else None
-    if gpu is not None:
-        values.update({
-            "gpu.model": gpu.name,
-            "gpu.vendor": gpu.vendor,
-            "gpu.architecture": gpu.architecture,
-            "gpu.form_factor": gpu.form_factor,
-            "gpu.forward_compatible": gpu.forward_compatible,
-            **_versioned("gpu.min_cuda", gpu.min_cuda),
-            **_versioned("gpu.cuda_dropped", gpu.cuda_dropped),
-        })
+    values.update(_gpu_fields(gpu))
     if gpu is not None and driver is not None and values.get("cuda") is not None:
         values["forward_compatible"] = _forward_compatible(values, gpu, listed)
     return values
@@ -698,27 +710,6 @@ def _forward_compatible(values: Values, gpu: m.GpuModel, branch: DriverBranch | 
 
 
 # ---------------------------------------------------------------- inference engines
-def _gpu_fields(gpu: m.GpuModel | None) -> Values:
-    if gpu is None:
-        return {}
-    return {
-        "gpu.model": gpu.name,
-        "gpu.vendor": gpu.vendor,
-        "gpu.architecture": gpu.architecture,
-        "gpu.forward_compatible": gpu.forward_compatible,
-        **_versioned("gpu.cuda_dropped", gpu.cuda_dropped),
-    }
-
-
-_GPU_DOCS = (
-    derived("gpu.model", "string", "", "the server's GPU model"),
-    derived("gpu.vendor", "string", "", "NVIDIA | AMD"),
-    derived("gpu.architecture", "string", "", "GPU architecture"),
-    derived("gpu.forward_compatible", "boolean", "", "CUDA forward compatibility works on the GPU"),
-    derived("gpu.cuda_dropped", "string", "", "first CUDA without support for the GPU"),
-    derived("gpu.cuda_dropped_num", "number", "version", "that CUDA as a version number"),
-)
-
 _DRIVER_DOCS = (
     derived("cuda_full_driver", "string", "", "full-feature minimum driver of that CUDA"),
     derived("cuda_full_driver_num", "number", "version", "that driver as a version number"),
