@@ -569,23 +569,24 @@ _JSON_SCALARS = (str, int, float, bool, type(None))
 
 def _condition_out(value: Any) -> Any:
     """A durable-rules condition (JSON values) as payload data: marshal writes them as they are."""
-    if type(value) is dict:
-        return {_str(k): _condition_out(v) for k, v in value.items()}
-    if type(value) is list:
-        return [_condition_out(v) for v in value]
-    if type(value) in _JSON_SCALARS:
-        return value
-    raise cache.Unencodable(f"no payload spelling for {type(value).__name__} in a condition")
+    return _json_values(value, cache.Unencodable)
 
 
 def _condition_in(raw: Any) -> Any:
-    if type(raw) is dict:
-        return {_str(k): _condition_in(v) for k, v in raw.items()}
-    if type(raw) is list:
-        return [_condition_in(v) for v in raw]
-    if type(raw) in _JSON_SCALARS:
-        return raw
-    raise cache.BadEntry(f"unexpected {type(raw).__name__} in a condition")
+    return _json_values(raw, cache.BadEntry)
+
+
+def _json_values(value: Any, error: type[Exception]) -> Any:
+    """`value` if it is JSON data (dicts with str keys, lists, scalars), else `error`."""
+    if type(value) is dict:
+        if not all(type(k) is str for k in value):
+            raise error("a condition's mapping with a key that is not a string")
+        return {k: _json_values(v, error) for k, v in value.items()}
+    if type(value) is list:
+        return [_json_values(v, error) for v in value]
+    if type(value) in _JSON_SCALARS:
+        return value
+    raise error(f"unexpected {type(value).__name__} in a condition")
 
 
 def _str(value: Any) -> str:
