@@ -296,7 +296,7 @@ branches:
   - {branch: 570, type: production, eol: 2027-06, forward_compatible: true, source: [acme-support]}
 """
 OVERRIDE = (
-    "{file}:6:5: info knowledge.override DriverBranches branch 570 replaces the built-in row at "
+    "{file}:6:5: warning knowledge.override DriverBranches branch 570 replaces the built-in row at "
     "rules/knowledge/drivers.yaml:51: eol 2026-02 -> 2027-06, verified false -> true, unverified [type, eol, "
     "forward_compatible] -> [] (yours: source acme-support; built in: source ngc-26.05, cuda-compat, "
     "dc-drivers)"
@@ -322,7 +322,7 @@ def test_a_row_of_yours_with_a_built_in_key_replaces_it_and_the_audit_says_so(
     )
     override = OVERRIDE.format(file=PLACES[place][0])
     found = [override, ends_soon] if place == "inventory" else [ends_soon, override]  # by file and line
-    assert (code, lines, err) == (0, [*found, summary(warning=1, info=1, verdict="pass")], "")
+    assert (code, lines, err) == (0, [*found, summary(warning=2, verdict="pass")], "")
 
 
 def test_a_row_that_restates_a_built_in_row_is_not_reported(cli: CliRunner, workdir: Writer) -> None:
@@ -368,7 +368,7 @@ def test_explain_and_facts_show_what_your_rows_change(cli: CliRunner) -> None:
     run = cli("explain", "knowledge.override")
     assert (run.code, run.lines[:4]) == (0, [
         "knowledge.override: A row of yours that replaces a built-in knowledge row is reported",
-        "  severity: info",
+        "  severity: warning",
         "  category: compatibility",
         "  defined in: built in",
     ])

@@ -150,13 +150,16 @@ BUILTIN_CHECKS: tuple[RuleMeta, ...] = (
     _check(
         KNOWLEDGE_OVERRIDE,
         "A row of yours that replaces a built-in knowledge row is reported",
-        "info",
+        "warning",
         "A team may correct a shipped fact (a driver branch's end of life, what an image brings) with a "
         "row of the same key in its own knowledge documents; every check then uses that row. A shipped "
-        "fact changed without a word would be a pass nobody can trace, so each replaced row is named "
-        "with what the new row changes and both rows' sources (docs/knowledge.md).",
-        "Check the row against its source. Remove it to use the built-in row again; if the built-in "
-        "row is wrong, report it so it is fixed for everyone.",
+        "fact changed without a word would be a pass nobody can trace, and a pull request that moves an "
+        "end of life or a driver minimum can turn an error into a pass: so each replaced row is a "
+        "warning, where CI shows it, naming what the new row changes and both rows' sources "
+        "(docs/knowledge.md).",
+        "Check the row against its source, then waive this finding (a waiver with an owner, a reason and "
+        "an expiry: the override is reviewed again when it ends). Remove the row to use the built-in row "
+        "again; if the built-in row is wrong, report it so it is fixed for everyone.",
         category="compatibility",
     ),
 )

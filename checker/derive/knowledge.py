@@ -1040,7 +1040,9 @@ class _Merge:
         message = (f"{self.kind} {' / '.join(labels)} replaces the built-in row at {_where(old)}: "
                    f"{', '.join(changes)} ({sources})")
         self.out.overrides.append(
-            located(KNOWLEDGE_OVERRIDE, "compatibility", _location(new, self.doc), message, severity="info")
+            located(
+                KNOWLEDGE_OVERRIDE, "compatibility", _location(new, self.doc), message, severity="warning"
+            )
         )
 
 
