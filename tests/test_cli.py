@@ -593,7 +593,7 @@ BAD_RULES: list[tuple[str, str, str]] = [
      "rules/r.yaml:7:22: rule acme.r1: lambda expressions are not allowed in a `when` expression"),
     ("unknown-category", rule(category="powr"),
      "rules/r.yaml:4:15: rules.0.category: Input should be 'schema', 'power', 'cooling', 'space', 'weight', "
-     "'pue', 'compatibility', 'support', 'workload-fit' or 'waiver' (got 'powr')"),
+     "'pue', 'compatibility', 'support', 'workload-fit', 'waiver' or 'config' (got 'powr')"),
     ("unknown-field-in-when", rule(when="load_kw > 30 and laod_kw > 1"),
      "rules/r.yaml:7:28: rule acme.r1: unknown field 'laod_kw' (did you mean 'load_kw'?)"),
     ("unknown-on", rule(on="rak"),
