@@ -605,12 +605,25 @@ class _Builder:
             rack_place = Placed(rack, doc.file, doc.src.descend("racks", i))
             self._add_rack(fac.name, rack, rack_place)
             self._check_feed_blocks(fac, ups, rack, rack_place)
+        room_air = fac.cooling.room_air if fac.cooling else None
+        if room_air is not None:
+            self._unique_units(room_air, Placed(room_air, doc.file, doc.src.descend("cooling", "room_air")))
         served: dict[str, str] = {}  # rack -> the CDU that serves it
         for i, cdu in enumerate(fac.cdus):
             cdu_place = Placed(cdu, doc.file, doc.src.descend("cdus", i))
+            self._unique_units(cdu, cdu_place)
             if self.unique(self.inv.cdus, (fac.name, cdu.name), "CDU", cdu_place):
                 self.inv.cdus[(fac.name, cdu.name)] = cdu_place
                 self._check_cdu(fac, cdu, cdu_place, served)
+
+    def _unique_units(self, units: m.UnitSet, place: Placed[Any]) -> None:
+        """A CDU set's or the air handlers' listed units have names of their own
+        (the plant's are entities, checked in the entity table)."""
+        seen: dict[str, Placed[m.CoolingUnit]] = {}
+        for i, unit in enumerate(units.units if isinstance(units.units, list) else []):
+            unit_place = Placed(unit, place.file, place.src.descend("units", i))
+            if self.unique(seen, unit.name, "unit", unit_place):
+                seen[unit.name] = unit_place
 
     def _check_mechanical(
         self, fac: m.Facility, ups: m.Ups, block: m.UpsBlock, place: Placed[m.UpsBlock]
