@@ -31,6 +31,7 @@ from checker.derive.capacity import (
     FEED_COLUMNS,
     RACK_COLUMNS,
     SERVER_COLUMNS,
+    SHELF_COLUMNS,
     UPS_COLUMNS,
     Capacity,
     Column,
@@ -537,6 +538,29 @@ def _cdus(run: Derivation) -> list[Fact]:
     return _facility_parts(run, "cdu", CDU_FIELDS, run.cap.cdus, own, headroom_pct=run.ctx.headroom_pct)
 
 
+# ---------------------------------------------------------------- power shelf
+SHELF_FIELDS = (
+    derived("facility", "string", "", "facility its system is in"),
+    derived("rack", "string", "", "rack its system fills"),
+    derived("server", "string", "", "the rack-scale system (a server with trays) it powers"),
+    derived("name", "string", "", "its number among its system's shelves, 1 to psu.count"),
+    *_columns(SHELF_COLUMNS),
+)
+
+
+def _shelves(run: Derivation) -> list[Fact]:
+    keys = list(run.inv.shelves)
+    entries: list[Entry] = [(entity_id("shelf", k), p, {}) for k, p in run.inv.shelves.items()]
+    columns = {
+        **run.cap.shelves.cells_for(keys),
+        "facility": [k[0] for k in keys],
+        "rack": [k[1] for k in keys],
+        "server": [k[2] for k in keys],
+        "name": [k[3] for k in keys],
+    }
+    return _facts("shelf", SHELF_FIELDS, entries, columns)
+
+
 # ---------------------------------------------------------------- rack
 RACK_FIELDS = (
     derived("facility", "string", "", "facility the rack is in"),
@@ -1011,6 +1035,13 @@ REGISTRY: dict[str, FactKind] = {
         ),
         FactKind(
             "server", "a server, with catalog and defaults merged in", SERVER_FIELDS, _servers, m.Server
+        ),
+        FactKind(
+            "shelf",
+            "one power shelf of a rack-scale system (a server with trays): one of its psu.count PSUs",
+            SHELF_FIELDS,
+            _shelves,
+            m.PowerShelf,
         ),
         FactKind(
             "workload", "a workload and the servers that run it", WORKLOAD_FIELDS, _workloads, m.Workload

@@ -162,6 +162,8 @@ class Inventory:
     cdus: dict[tuple[str, str], Placed[m.Cdu]] = field(default_factory=dict)
     ups_blocks: dict[tuple[str, str], Placed[m.UpsBlock]] = field(default_factory=dict)
     servers: dict[str, ServerEntry] = field(default_factory=dict)
+    # The power shelves of rack-scale systems, keyed (facility, rack, server, number).
+    shelves: dict[tuple[str, str, str, str], Placed[m.PowerShelf]] = field(default_factory=dict)
     workloads: dict[str, Placed[m.Workload]] = field(default_factory=dict)
     waivers: list[Placed[m.Waiver]] = field(default_factory=list)
     gpu_models: dict[str, Placed[m.GpuModel]] = field(default_factory=dict)
@@ -200,6 +202,7 @@ ENTITIES: dict[str, Entity] = {
     "cdu": Entity("cdus", ("facility", "cdu")),
     "ups": Entity("ups_blocks", ("facility", "block")),
     "server": Entity("servers", ("server",)),
+    "shelf": Entity("shelves", ("facility", "rack", "server", "shelf")),
     "workload": Entity("workloads", ("workload",)),
 }
 
@@ -932,6 +935,27 @@ class _Builder:
                 )
         self._check_gpu_ref(server.gpu, place.file, place.src)
         self._check_psu_feeds(shell.facility, server, place)
+        if server.trays is not None and server.psu is not None:
+            self._add_shelves(shell.facility, server, server.psu, place)
+
+    def _add_shelves(self, facility: str, server: m.Server, psu: m.Psu, place: Placed[m.Server]) -> None:
+        """A rack-scale system's PSUs are its power shelves, each an entity placed
+        at the line that cables it: its psu.feeds entry, else its rack's
+        psu_order entry, else the server's psu (its `model:` line, from the catalog)."""
+        rack = self.inv.racks.get((facility, server.rack))
+        names = m.psu_feed_names(psu, rack.value if rack is not None else None)
+        for i in range(psu.count):
+            feed = names[i] if names is not None else None
+            if feed is None:
+                where = Placed(psu, place.file, place.src.descend("psu"))
+            elif psu.feeds is not None:  # at the feed's name (a few systems: worked out now)
+                where = Placed(psu, place.file, Src(*place.src.locate(["psu", "feeds", feed], key=True)))
+            else:
+                assert rack is not None and rack.value.psu_order  # psu_feed_names read it
+                where = Placed(psu, rack.file, rack.src.descend("psu_order", i % len(rack.value.psu_order)))
+            shelf = m.PowerShelf(number=i + 1, feed=feed, rating_w=psu.rating_w, phase=psu.phase)
+            key = (facility, server.rack, server.name, str(i + 1))
+            self.inv.shelves[key] = Placed(shelf, where.file, where.src)
 
     def _check_psu_feeds(self, facility: str, server: m.Server, place: Placed[m.Server]) -> None:
         """`psu.feeds` names feeds of the server's own rack."""

@@ -530,6 +530,35 @@ class Psu(Model):
         return {name: n if isinstance(n, int) else sum(n.values()) for name, n in self.feeds.items()}
 
 
+def psu_feed_names(psu: Psu | None, rack: Rack | None) -> list[str] | None:
+    """The feed (or ATS) each of a server's PSUs is cabled to, PSU 1 first, where
+    the inventory says: psu.feeds in the order written (`{A1: 2, B1: 2}`: PSUs
+    1-2 on A1, 3-4 on B1), else the rack's psu_order dealt round (None: not said;
+    the PSUs are spread as evenly as whole PSUs allow)."""
+    if psu is None:
+        return None
+    counts = psu.feed_counts()
+    if counts is not None:
+        return [name for name, n in counts.items() for _ in range(n)]
+    order = rack.psu_order if rack is not None else None
+    if not order:
+        return None
+    return [order[i % len(order)] for i in range(psu.count)]
+
+
+class PowerShelf(Model):
+    """One power shelf of a rack-scale system (a server with `trays`): PSU
+    `number` of its psu (an NVL72 shelf holds 6 PSUs and is one psu here), as
+    the loader reads it off the server's psu and its rack's cabling. Not
+    written on its own: an entity `shelf/<facility>/<rack>/<server>/<number>`."""
+
+    number: PosInt
+    # Where psu.feeds or the rack's psu_order cable it; None: spread evenly (derived).
+    feed: Name | None = None
+    rating_w: Pos | None = None
+    phase: Literal[1, 3] = 1
+
+
 class InletRange(Model):
     """The inlet air temperature the equipment is specified for."""
 
