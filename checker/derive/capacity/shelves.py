@@ -72,8 +72,9 @@ def shelf_table(
     server = np.asarray([server_index[k[2]] for k in keys], dtype=np.intp)
     pair = _pairs_of(keys, shelves, server_index, f, a, p)
     sc, rows = scenario
-    # Per connection: a PSU's share in each scenario it is live in, the largest kept.
-    up = rows.live > 0
+    # Per connection: a PSU's share in each scenario it is live in, the largest
+    # kept; only the rows of rack-scale systems (a fleet's servers need none).
+    up = (rows.live > 0) & s.system[rows.server]
     with np.errstate(invalid="ignore", divide="ignore"):
         each_w = s.peak_w[rows.server[up]] / rows.live_psus[rows.at[up]]
     high, case = worst_of(rows.pair[up], each_w, sc.case[rows.scen[up]], len(p.server), high=True)
@@ -85,11 +86,11 @@ def shelf_table(
         out[found] = values[on]
         return out
 
-    names = np.asarray(
-        [a.name[x] if x >= 0 else f.name[g] for x, g in zip(p.ats.tolist(), p.feed.tolist(), strict=True)],
-        dtype=object,
-    )
-    sides = np.asarray([side or None for side in f.side[p.feed].tolist()], dtype=object)
+    # A shelf behind a transfer switch is on the ATS its cabling names.
+    names = f.name[p.feed[on]].copy()
+    behind = p.ats[on] >= 0
+    names[behind] = a.name[p.ats[on][behind]]
+    sides = np.asarray([side or None for side in f.side[p.feed[on]].tolist()], dtype=object)
     rating = np.asarray([sh.rating_w if sh.rating_w else NAN for sh in shelves], dtype=np.float64)
     peak = s.peak_w[server] if len(keys) else np.zeros(0)
     load = per_shelf(p.each_kw * 1000.0, NAN)
@@ -99,8 +100,8 @@ def shelf_table(
         kept = left * rating
         racked = s.rack[server] if len(keys) else np.zeros(0, dtype=np.intp)
         columns: dict[str, npt.NDArray[Any]] = {
-            "feed": per_shelf(names, None),
-            "side": per_shelf(sides, None),
+            "feed": _filled(len(keys), found, names.astype(object)),
+            "side": _filled(len(keys), found, sides),
             "rating_w": rating,
             "phase": np.asarray([sh.phase for sh in shelves], dtype=np.float64),
             "load_w": load,
@@ -119,6 +120,13 @@ def shelf_table(
     return Table(keys, SHELF_COLUMNS, columns)
 
 
+def _filled(n: int, found: npt.NDArray[np.bool_], values: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """An object column of n: `values` where `found`, else None."""
+    out = np.full(n, None, dtype=object)
+    out[found] = values
+    return out
+
+
 def _pairs_of(
     keys: list[tuple[str, str, str, str]],
     shelves: list[Any],
@@ -132,13 +140,14 @@ def _pairs_of(
     connections in their order (the even spread feeds.py worked out)."""
     by_name: dict[tuple[int, str], int] = {}
     spread: dict[int, list[int]] = {}  # server -> its connection of each PSU, in order
-    wanted = {server_index[k[2]] for k in keys}
-    for row, (srv, feed, x, n) in enumerate(
-        zip(p.server.tolist(), p.feed.tolist(), p.ats.tolist(), p.psus.tolist(), strict=True)
+    wanted = np.unique(np.asarray([server_index[k[2]] for k in keys], dtype=np.intp))
+    mine = np.flatnonzero(np.isin(p.server, wanted))  # the systems' connections only
+    for row, srv, feed, x, n in zip(
+        mine.tolist(), p.server[mine].tolist(), p.feed[mine].tolist(), p.ats[mine].tolist(),
+        p.psus[mine].tolist(), strict=True,
     ):
-        if srv in wanted:
-            by_name.setdefault((srv, str(a.name[x] if x >= 0 else f.name[feed])), row)
-            spread.setdefault(srv, []).extend([row] * int(n))
+        by_name.setdefault((srv, str(a.name[x] if x >= 0 else f.name[feed])), row)
+        spread.setdefault(srv, []).extend([row] * int(n))
     out = np.full(len(keys), -1, dtype=np.intp)
     for i, (key, shelf) in enumerate(zip(keys, shelves, strict=True)):
         srv = server_index[key[2]]

@@ -288,3 +288,28 @@ def test_only_rack_scale_systems_have_shelves(tmp_path: Path) -> None:
     assert (one["server"], one["rack"], one["name"], one["feed"], one["rack_redundancy"]) == (
         "n1", "R1", "1", "A1", "2N"
     )
+
+
+def test_a_shelf_behind_a_transfer_switch_is_on_the_ats_its_cabling_names(tmp_path: Path) -> None:
+    """Shelves on A1 and B1, two behind ATS T (A2, else B2), 132 kW. Side A's loss takes A1, and T moves
+    its shelves to B2: 3 up, 132 / 3 = 44 kW each. Side B's takes B1; T stays on A2: 3 up, 44 kW each.
+    The ATS's shelves are up in both (the first, side A, named)."""
+    (tmp_path / "facility.yaml").write_text(
+        "kind: Facility\nname: f\npower: {it_capacity_kw: 1000}\nracks:\n"
+        "  - name: R1\n    u_height: 48\n    cooling: liquid\n    redundancy: 2N\n"
+        "    psu_order: [A1, B1, T, T]\n"
+        "    ats: [{name: T, primary: A2, secondary: B2, amps: 100}]\n    feeds:\n" + FEEDS
+    )
+    (tmp_path / "servers.yaml").write_text(
+        "kind: Servers\nfacility: f\nservers:\n"
+        "  - {name: n1, model: gb200-nvl72, rack: R1, psu: {count: 4, rating_w: 33000, phase: 3}}\n"
+    )
+    inv, problems = load([tmp_path])
+    assert problems == []
+    shelves = compute(inv).shelves
+    rows = [shelves.row(("f", "R1", "n1", str(n))) for n in range(1, 5)]
+    assert [r["feed"] for r in rows] == ["A1", "B1", "T", "T"]
+    assert [r["load_w"] for r in rows] == [33000] * 4  # every shelf up: 132 / 4
+    assert [r["failover_load_w"] for r in rows] == [44000] * 4
+    assert [r["failover_case"] for r in rows] == ["side B", "side A", "side A", "side A"]
+    assert [r["kept_pct"] for r in rows] == [75] * 4  # 3 x 33 / 132
