@@ -248,7 +248,7 @@ def test_cli_a_gb200_nvl72_at_142_kw_keeps_132_kw_on_the_four_shelves_left(
         "132.0 kW for the system's 142.0 kW peak (93.0 %), so it rides through only on power capping (and 7 "
         "more alike: "
         + ", ".join(f"hall/R01/nvl-r01/{n}" for n in range(2, 9)) + ")",
-        "shelves/servers.yaml:10:5: error power.psu-side-loss server nvl-r02 in 2N rack R02 keeps 99000 W of "
+        "shelves/servers.yaml:11:5: error power.psu-side-loss server nvl-r02 in 2N rack R02 keeps 99000 W of "
         "PSUs when a side fails, 75 % of its 132000 W peak draw: it throttles hard or shuts down though the "
         "rack's feeds survive",
         summary(error=1, warning=8),
@@ -291,9 +291,9 @@ def test_cli_a_gb200_nvl72_at_142_kw_keeps_132_kw_on_the_four_shelves_left(
 @pytest.mark.parametrize(
     ("shelf", "where"),
     [
-        ("shelf/hall/R02/nvl-r02/1", ("servers.yaml", 10, 56)),  # its psu.feeds entry, A1
-        ("shelf/hall/R02/nvl-r02/8", ("servers.yaml", 10, 91)),  # B3
-        ("shelf/hall/R03/nvl-r03/5", ("servers.yaml", 11, 28)),  # the catalog's psu: the `model:` value
+        ("shelf/hall/R02/nvl-r02/1", ("servers.yaml", 11, 56)),  # its psu.feeds entry, A1
+        ("shelf/hall/R02/nvl-r02/8", ("servers.yaml", 11, 91)),  # B3
+        ("shelf/hall/R03/nvl-r03/5", ("servers.yaml", 12, 28)),  # the catalog's psu: the `model:` value
         ("shelf/hall/R01/nvl-r01/8", ("facility.yaml", 26, 45)),  # its rack's psu_order entry, B4
     ],
 )
