@@ -777,6 +777,20 @@ def test_facility_water_against_the_equipment(
     assert water_rules == ({rule} if rule else set())
 
 
+@pytest.mark.parametrize(
+    ("cdus", "fired"),
+    [("", True), ("cdus: [{name: C1, capacity_kw: 500, racks: [R1]}]\n", False)],
+    ids=["no-cdus", "a-cdu"],
+)
+def test_liquid_heat_in_a_facility_without_cdus_is_an_info(audit: Auditor, cdus: str, fired: bool) -> None:
+    # The CDU checks are skipped without CDUs; a skipped check must not read as a passed one.
+    facility = rack("[{name: F1, voltage: 415, amps: 32, phase: 3}]", "N", "cooling: liquid", cdus)
+    server = "{name: s, rack: R1, power_w: {max: 1000}, cooling: liquid, liquid_fraction: 1}"
+    run = audit(facility, servers(server))
+    assert ("cooling.cdu-unknown" in run.fired("rack/f/R1")) is fired
+    assert "cooling.rack-without-cdu" not in run.fired("rack/f/R1")
+
+
 def test_a_rack_with_liquid_heat_and_no_cdu_is_an_error(audit: Auditor) -> None:
     top = "cdus: [{name: C1, capacity_kw: 500, racks: [R2]}]\n"
     facility = rack("[{name: F1, voltage: 415, amps: 32, phase: 3}]", "N", "cooling: liquid", top)
