@@ -54,7 +54,7 @@ def test_cli_nvl72_power_shelves_busbar_and_power_cap(cli: CliRunner, in_fixture
     assert run.err == "" and run.code == 1
     assert run.lines == [
         # Each of the 8 shelves is over after a side loss (142 / 4 = 35.5 kW on 33 kW): one line for all.
-        "nvl72/facility.yaml:22:15: warning power.shelf-side-loss power shelf 1 of system gb300-r01 in 2N "
+        "nvl72/facility.yaml:23:15: warning power.shelf-side-loss power shelf 1 of system gb300-r01 in 2N "
         "rack hall/R01 carries 35.5 kW after a side loss, 107.6 % of its 33.0 kW: the 4 shelves left give "
         "132.0 kW for the system's 142.0 kW peak (93.0 %), so it rides through only on power capping (and 7 "
         "more alike: "
