@@ -121,11 +121,11 @@ cli.run()
 
 def test_the_command_ends_without_collecting_or_freeing_what_the_audit_built() -> None:
     """cli.run ends the process itself: the collector stays paused to the end (no
-    last pass, as main() makes when its pause ends: above) and the audit's result
-    is held to the end, not freed object by object (checker.core.perf.ending_process)."""
+    last pass, as main() makes when its pause ends: above) and the audit's inventory and result
+    are held to the end, not freed object by object (checker.core.perf.ending_process)."""
     minimal = str(Path(__file__).parent / "fixtures" / "minimal")
     run = subprocess.run([sys.executable, "-c", ENDING, minimal], capture_output=True, text=True, check=False)
-    assert (run.returncode, run.stderr.splitlines()[-1]) == (0, "0 [] False ['AuditResult']")
+    assert (run.returncode, run.stderr.splitlines()[-1]) == (0, "0 [] False ['Inventory', 'AuditResult']")
 
 
 def test_a_library_call_keeps_nothing() -> None:
