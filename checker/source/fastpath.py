@@ -176,10 +176,18 @@ def may_take(data: bytes) -> bool:
     return AVAILABLE and not any(mark in data for mark in _EVENT_MARKS)
 
 
+# The ASCII characters _LOOK does not match: deleting them from an ASCII text
+# leaves nothing when _LOOK finds nothing in it (one pass in C, where the
+# regular expression steps through the text character by character).
+_UNLOOKED = bytes(c for c in range(128) if _LOOK.match(chr(c)) is None)
+
+
 def _needs_events(text: str) -> bool:
     """Whether the text holds syntax the fast path leaves to the event parser."""
     if _BARE_COLON.search(text) or ",:" in text:  # `{x,: 1}`: rapidyaml reads a key `x,`
         return True
+    if text.isascii() and not text.encode("ascii").translate(None, _UNLOOKED):
+        return False  # no character _LOOK matches
     for match in _LOOK.finditer(text):
         i = match.start()
         char = text[i]

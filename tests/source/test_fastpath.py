@@ -225,6 +225,18 @@ def test_the_characters_looked_at_are_those_yaml_does_not_print_or_opens_syntax_
         assert (fastpath._LOOK.match(char) is not None) == looked, hex(code)
 
 
+@pytest.mark.parametrize("code", range(128))
+def test_an_ascii_text_is_looked_through_when_it_holds_a_character_look_finds(code: int) -> None:
+    """The shortcut for ASCII texts (a text with none of _LOOK's characters needs no
+    event parser) keeps each character _LOOK finds: at a node's start, a text with
+    it is refused as before, and one with only the others is read."""
+    char = chr(code)
+    kept = bytes([code]).translate(None, fastpath._UNLOOKED)
+    assert (kept == char.encode()) == (fastpath._LOOK.match(char) is not None)
+    needs = fastpath._needs_events(f"a: [x, {char}y]\n")
+    assert needs == (char in fastpath._NODE_START or fastpath._LOOK.match(char) is not None and char != "<")
+
+
 @pytest.mark.parametrize("text", [pytest.param(t, id=i) for i, t in REFUSED])
 def test_refused(text: str) -> None:
     assert fastpath.load(text) is None
