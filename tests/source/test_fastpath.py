@@ -570,3 +570,17 @@ def test_a_scalars_offset_comes_from_its_address_in_the_text_without_a_copy() ->
     assert [fastpath._address(v) for v in views] == framed
     base = fastpath._address(memoryview(buffer))
     assert [fastpath._address(v) - base for v in views] == [3, 14, 18, 26]
+
+
+class _Uncounted(str):
+    def count(self, *args: object) -> int:  # type: ignore[override]
+        raise AssertionError("a small text's nodes were counted")
+
+
+def test_only_a_large_text_has_its_nodes_counted() -> None:
+    """A node every few bytes is refused only in a text of a megabyte or more
+    (_DENSE_MIN_BYTES): a smaller one is not read through twice to count them."""
+    assert not fastpath._dense(_Uncounted("- 1\n" * 1000))
+    dense = "- 1\n" * 300_000
+    assert fastpath._dense(dense) and fastpath._dense(dense.encode())
+    assert not fastpath._dense("x" * 2_000_000) and not fastpath._dense(b"x" * 2_000_000)
