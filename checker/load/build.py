@@ -109,7 +109,7 @@ class _SharedParts:
             values = raw.values()
             if 0 in values:
                 continue
-            key = (name, *raw.items(), *map(type, values))
+            key = (name, *raw, *values, *map(type, values))  # flat: no (key, value) pair made
             tried[name] += 1
             try:
                 part = seen[key]
