@@ -17,6 +17,7 @@ import operator
 from collections.abc import Callable, Hashable, ItemsView, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 import numpy as np
@@ -191,8 +192,13 @@ class FactKind:
             model = next(_inner_models(info.annotation), None)
         return True
 
-    def field_types(self) -> dict[str, FieldType]:
-        return {f.name: f.type for f in self.fields}
+    def field_types(self) -> Mapping[str, FieldType]:
+        """Each field's type by name: made once (each rule of the kind asks, three times)."""
+        return self._field_types
+
+    @cached_property
+    def _field_types(self) -> Mapping[str, FieldType]:
+        return MappingProxyType({f.name: f.type for f in self.fields})
 
     def field(self, name: str) -> FactField | None:
         return next((f for f in self.fields if f.name == name), None)

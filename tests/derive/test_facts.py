@@ -364,3 +364,11 @@ def test_a_column_is_kept_when_any_entity_has_a_value(cells: list[object], kept:
     rows = facts_module._assemble(["a", "b"], [cells, ["y"] * len(cells)], len(cells), header)
     assert facts_module._any_value(cells) is kept
     assert all(row.header.names == (("a", "b") if kept else ("b",)) for row in rows)
+
+
+def test_a_kinds_field_types_are_made_once_and_read_only() -> None:
+    kind = fact_kind("server")
+    types = kind.field_types()
+    assert types is kind.field_types() and types["gpu.count"] == "number"
+    with pytest.raises(TypeError):
+        types["gpu.count"] = "string"  # type: ignore[index]
