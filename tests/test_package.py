@@ -130,7 +130,8 @@ def test_the_command_ends_without_collecting_or_freeing_what_the_audit_built() -
 
 def test_a_library_call_keeps_nothing() -> None:
     """main(argv) in a process that goes on: what the audit built is freed as it returns."""
-    code = "import sys; from checker.cli import main; from checker.core import perf; main(sys.argv[1:]); print(perf._kept)"
+    code = "import sys; from checker.cli import main; from checker.core import perf; main(sys.argv[1:]); " \
+        "print(perf._kept)"
     minimal = str(Path(__file__).parent / "fixtures" / "minimal")
     assert _python(code, "audit", minimal, "--as-of", "2027-01-15", "--quiet").splitlines()[-1] == "None"
 

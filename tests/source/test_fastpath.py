@@ -234,7 +234,8 @@ def test_an_ascii_text_is_looked_through_when_it_holds_a_character_look_finds(co
     kept = bytes([code]).translate(None, fastpath._UNLOOKED)
     assert (kept == char.encode()) == (fastpath._LOOK.match(char) is not None)
     needs = fastpath._needs_events(f"a: [x, {char}y]\n")
-    assert needs == (char in fastpath._NODE_START or fastpath._LOOK.match(char) is not None and char != "<")
+    looked = fastpath._LOOK.match(char) is not None
+    assert needs == (char in fastpath._NODE_START or (looked and char != "<"))
 
 
 @pytest.mark.parametrize("text", [pytest.param(t, id=i) for i, t in REFUSED])
