@@ -60,6 +60,24 @@ def unknown_keys_in_every_rack(size: int) -> str:
     return FACILITY + "racks:\n" + "".join(rack % r for r in range(size // len(rack)))
 
 
+def unknown_keys_in_nested_lists(size: int) -> str:
+    """Racks of 1,000 feeds (the most a list inside an entry holds), each feed
+    with 900 unknown keys: a rack is one entry, validated in one call, so
+    pydantic holds its 900,000 errors at once (~400 bytes each)."""
+    unknown = ", ".join(f"k{i:03d}: 1" for i in range(900))
+    feed = "      - {name: F%d, voltage: 230, amps: 32, " + unknown + "}\n"
+    parts, total, rack = [FACILITY, "racks:\n"], 0, 0
+    while total < size:
+        parts.append(f"  - name: R{rack}\n    feeds:\n")
+        rack += 1
+        for number in range(1000):
+            parts.append(feed % number)
+            total += len(parts[-1])
+            if total >= size:
+                break
+    return "".join(parts)
+
+
 def long_name(size: int) -> str:
     return FACILITY.replace("name: f1", "name: " + "a" * size)
 
@@ -77,6 +95,7 @@ CASES: list[tuple[str, Callable[[int], str]]] = [
     ("empty servers (`- {}`)", empty_servers),
     ("unknown keys, one mapping", unknown_keys_in_one_mapping),
     ("unknown keys, 900 per rack", unknown_keys_in_every_rack),
+    ("unknown keys in nested lists", unknown_keys_in_nested_lists),
     ("a long name", long_name),
 ]
 

@@ -13,6 +13,7 @@ import errno
 import io
 import json
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable, Iterable, Sequence
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 from checker import __version__
 from checker.core import progress, signals
-from checker.core.errors import MAX_LISTED, UserError, clip, shown_value
+from checker.core.errors import MAX_LISTED, MAX_SHOWN, UserError, clip, shown_value
 from checker.core.findings import SEVERITIES
 from checker.core.perf import ending_process, gc_paused, keep
 from checker.core.suggest import did_you_mean
@@ -510,10 +511,16 @@ def _add_cache_dir_option(p: argparse.ArgumentParser | argparse._MutuallyExclusi
     )
 
 
+# Words over twice what a message quotes: what clip() leaves is never that long.
+_LONG_WORD = re.compile(rf"\S{{{2 * MAX_SHOWN + 1},}}")
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        # The message quotes the command line: a newline in an argument must not start a line.
-        super().error(escape(message))
+        # The message quotes the command line: a newline in an argument must not
+        # start a line, and a huge argument is clipped as any quoted input is
+        # (argparse quotes it whole: `invalid choice: '...'`, `unrecognized arguments: ...`).
+        super().error(escape(_LONG_WORD.sub(lambda word: clip(word[0]), message)))
 
 
 class _Sources(argparse._SubParsersAction):  # type: ignore[type-arg]

@@ -676,19 +676,39 @@ def test_a_liquid_server_without_a_fraction_is_an_info(audit: Auditor) -> None:
         ("water_class: W+", 45, "cooling.water-class-unbounded"),
         ("{water_class: W+, water_supply_c: 50}", 45, "cooling.water-supply-equipment"),
         ("water_class: W17", 17, None),
+        # No coolant limit: nothing to check the water against, which is said.
+        ("water_class: W45", None, "cooling.coolant-limit-unknown"),
+        ("water_class: W+", None, "cooling.coolant-limit-unknown"),
+        ("{water_supply_c: 30}", None, "cooling.coolant-limit-unknown"),
+        ("inlet_c: 24", None, None),  # no facility water given: no water check to miss
     ],
 )
 def test_facility_water_against_the_equipment(
-    audit: Auditor, water: str, limit: int, rule: str | None
+    audit: Auditor, water: str, limit: int | None, rule: str | None
 ) -> None:
     cooling = water if water.startswith("{") else "{" + water + "}"
     plant = f"cooling: {{capacity_kw: 1000, {cooling[1:-1]}}}\n"
-    server = f"{{name: s, rack: R1, power_w: {{max: 1000}}, cooling: liquid, liquid_fraction: 0.8, " \
-             f"max_coolant_supply_c: {limit}}}"
+    coolant = "" if limit is None else f", max_coolant_supply_c: {limit}"
+    server = f"{{name: s, rack: R1, power_w: {{max: 1000}}, cooling: liquid, liquid_fraction: 0.8{coolant}}}"
     run = audit(rack("[{name: F1, voltage: 415, amps: 32, phase: 3}]", "N", "cooling: liquid", plant),
                 servers(server))
-    water_rules = {r for e in ("server/s", "facility/f") for r in run.fired(e) if "water" in r}
+    fired = [r for e in ("server/s", "facility/f") for r in run.fired(e)]
+    water_rules = {r for r in fired if "water" in r or "coolant" in r}
     assert water_rules == ({rule} if rule else set())
+
+
+@pytest.mark.parametrize(
+    ("cdus", "fired"),
+    [("", True), ("cdus: [{name: C1, capacity_kw: 500, racks: [R1]}]\n", False)],
+    ids=["no-cdus", "a-cdu"],
+)
+def test_liquid_heat_in_a_facility_without_cdus_is_an_info(audit: Auditor, cdus: str, fired: bool) -> None:
+    # The CDU checks are skipped without CDUs; a skipped check must not read as a passed one.
+    facility = rack("[{name: F1, voltage: 415, amps: 32, phase: 3}]", "N", "cooling: liquid", cdus)
+    server = "{name: s, rack: R1, power_w: {max: 1000}, cooling: liquid, liquid_fraction: 1}"
+    run = audit(facility, servers(server))
+    assert ("cooling.cdu-unknown" in run.fired("rack/f/R1")) is fired
+    assert "cooling.rack-without-cdu" not in run.fired("rack/f/R1")
 
 
 def test_a_rack_with_liquid_heat_and_no_cdu_is_an_error(audit: Auditor) -> None:

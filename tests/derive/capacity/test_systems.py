@@ -177,12 +177,41 @@ def test_the_catalog_has_the_2027_systems_with_their_sources() -> None:
     assert models["dell-xe9680"].power_w is None and models["lenovo-sr685a-v3"].power_w is None
 
 
+@pytest.mark.parametrize(
+    ("extra", "fired"),
+    [
+        ("", True),  # the catalog's GB300 NVL72 gives no busbar rating
+        (", busbar_w: 150000", False),
+    ],
+)
+def test_a_rack_scale_system_without_a_busbar_rating_is_a_warning(
+    cli: CliRunner, tmp_path: Path, extra: str, fired: bool
+) -> None:
+    (tmp_path / "facility.yaml").write_text(FACILITY + FEEDS)
+    (tmp_path / "servers.yaml").write_text(
+        f"kind: Servers\nfacility: f\nservers:\n  - {{name: nvl, model: gb300-nvl72, rack: R1{extra}}}\n"
+    )
+    run = cli("audit", str(tmp_path), *AS_OF, "--no-cache", "--select", "power.busbar-*")
+    expected = (
+        [f"{tmp_path}/servers.yaml:4:24: warning power.busbar-unknown system nvl has no busbar_w: its "
+         "142.0 kW peak draw is not checked against its DC busbar's rating"] if fired else []
+    )
+    assert run.lines == [*expected, summary(warning=int(fired), verdict="pass")]
+
+
 def test_the_nvl72_example_passes_with_its_readme_figures(cli: CliRunner) -> None:
-    """examples/nvl72 (its README walks through rack L01): no finding at all."""
+    """examples/nvl72 (its README walks through rack L01): it passes; the one line says
+    that the catalog gives no coolant limit to check the hall's W32 water against."""
     example = str(Path(__file__).parents[3] / "examples" / "nvl72")
     run = cli("audit", example, *AS_OF, "--no-cache")
     assert run.err == "" and run.code == 0
-    assert run.lines == [summary(verdict="pass")]
+    assert run.lines == [
+        "examples/nvl72/servers.yaml:7:10: warning cooling.coolant-limit-unknown server su1-l01 sends "
+        "105.6 kW to liquid but has no max_coolant_supply_c: facility su1's water (W32, up to 32 °C) is not "
+        "checked against what it accepts (and 7 more alike: su1-l02, su1-l03, su1-l04, su1-l05, su1-l06, "
+        "su1-l07, su1-l08)",
+        summary(warning=8, verdict="pass"),
+    ]
     doc = json.loads(cli("audit", example, *AS_OF, "--no-cache", "--format", "json").out)["capacity"]
     l01 = next(r for r in doc["racks"] if r["entity"] == "rack/su1/L01")
     assert (l01["capacity_kw"], l01["load_kw"], l01["side_b_failover_pct"]) == (230.016, 132, 57.387)
