@@ -27,6 +27,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_wheel_ships_rules_knowledge_and_templates(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert "checker/_data/rules/power.yaml" in names
+    assert "checker/evaluate/builtin_rulebook.json" in names  # the built-in rules compiled ahead
     assert "checker/_data/rules/knowledge/gpus.yaml" in names
     assert any(n.startswith("checker/_data/templates/") for n in names)
 

@@ -8,10 +8,13 @@ Every problem names the rule file, line and column; none is a traceback.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import fnmatch
 import functools
 import hashlib
+import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -428,6 +431,10 @@ def _compiled(files: Sequence[Path], read: Sequence[tuple[Path, bytes]] | None =
     knowledge: list[tuple[str, Document]] = []
     lines: list[str] = []
     data = dict(read or ())
+    ahead = builtin_rules(files, data)
+    if ahead is not None:  # the built-in rules as compiled ahead: the other files compiled here
+        rules += ahead
+        files = [path for path in files if not _is_builtin(path)]
     for path in files:
         got = _load_file(path, data.get(path))
         rules += got.rules
@@ -599,3 +606,117 @@ def _strs(value: Any) -> list[str]:
     if type(value) is not list:
         raise cache.BadEntry(f"expected a list, got {type(value).__name__}")
     return [_str(v) for v in value]
+
+
+# ---------------------------------------------------------------- the built-in rules, compiled ahead
+# The built-in rule files are compiled when checker is built, not on every run
+# (about 90 ms of a run without a cache: their YAML, each `when` and each
+# message checked): builtin_rulebook.json holds them in BOOK_FORMAT, written by
+# `CHECKER_REGENERATE_GOLDEN=1 pytest tests/evaluate/test_rulebook_ahead.py`,
+# which fails when the file is not what compiling the rules gives now. It is
+# used only while its key, the files' names and bytes, is theirs (a rule edited
+# in a checkout is compiled, not read stale), and it is read like a cache
+# entry, type by type (JSON, never code); anything wrong with it and the rules
+# are compiled as before. The files are checker's own, installed with it.
+AHEAD = Path(__file__).with_name("builtin_rulebook.json")
+AHEAD_FORMAT = 1
+
+
+def _is_builtin(path: Path) -> bool:
+    return path.resolve().is_relative_to(rules_dir().resolve())
+
+
+def _builtin_files(files: Sequence[Path]) -> list[Path]:
+    return [path for path in files if _is_builtin(path)]
+
+
+def _ahead_key(named: Sequence[tuple[str, bytes]]) -> str:
+    digest = hashlib.sha256(f"ahead {AHEAD_FORMAT} rulebook {BOOK_FORMAT}\x00".encode())
+    for name, data in named:
+        digest.update(name.encode() + b"\x00" + hashlib.sha256(data).digest())
+    return digest.hexdigest()
+
+
+def _named_bytes(files: Sequence[Path], data: Mapping[Path, bytes]) -> list[tuple[str, bytes]] | None:
+    """Each built-in file as (its name within the rules folder, its bytes); None if one cannot be read."""
+    base = rules_dir().resolve()
+    try:
+        return [
+            (path.resolve().relative_to(base).as_posix(), data[path] if path in data else path.read_bytes())
+            for path in files
+        ]
+    except OSError:
+        return None
+
+
+def ahead_text(files: Sequence[Path]) -> str:
+    """builtin_rulebook.json for the built-in rule files among `files`, compiled now."""
+    builtin = _builtin_files(files)
+    named = _named_bytes(builtin, {})
+    if named is None:
+        raise UserError("the built-in rule files cannot be read")
+    rules: list[CompiledRule] = []
+    lines: list[str] = []
+    for path, (name, _) in zip(builtin, named, strict=True):
+        got = _load_file(path)
+        rules += [dataclasses.replace(r, file=name) for r in got.rules]
+        lines += got.lines
+    if lines:
+        raise UserError(lines)
+    body = cache.unpack(_book_out(Rulebook(tuple(sorted(rules, key=lambda r: r.id)))))
+    stored = {"d": [["book", _json_out(body)], ["key", _ahead_key(named)]]}
+    return json.dumps(stored, indent=0) + "\n"
+
+
+def builtin_rules(files: Sequence[Path], data: Mapping[Path, bytes]) -> list[CompiledRule] | None:
+    """The built-in rules among `files` as compiled ahead, or None: not all of them
+    there, no file, another key, or anything wrong with it."""
+    builtin = _builtin_files(files)
+    if not builtin:
+        return None
+    named = _named_bytes(builtin, data)
+    if named is None:
+        return None
+    try:
+        stored = json.loads(AHEAD.read_bytes(), object_hook=_json_tag)
+        if type(stored) is not dict or stored.get("key") != _ahead_key(named):
+            return None
+        book = _book_in(stored["book"])
+    except Exception:  # no file, not JSON, a BadEntry: compiled as before
+        return None
+    shown = {name: display_path(rules_dir() / name) for name, _ in named}
+    if any(r.file not in shown for r in book.rules):
+        return None
+    return [dataclasses.replace(r, file=shown[r.file]) for r in book.rules]
+
+
+def _json_out(value: Any) -> Any:
+    """Plain values (as _book_out writes them) as JSON: tuples, dicts and bytes tagged."""
+    if type(value) is tuple:
+        return {"t": [_json_out(v) for v in value]}
+    if type(value) is list:
+        return [_json_out(v) for v in value]
+    if type(value) is dict:
+        return {"d": [[_json_out(k), _json_out(v)] for k, v in value.items()]}
+    if type(value) is bytes:
+        return {"b": value.hex()}
+    if type(value) is float and not math.isfinite(value):
+        return {"f": repr(value)}
+    if value is None or type(value) in (str, int, bool, float):
+        return value
+    raise cache.Unencodable(f"{type(value).__name__} in a compiled rulebook")
+
+
+def _json_tag(obj: dict[str, Any]) -> Any:
+    """json.loads' object hook: every object of the file is one of _json_out's tags."""
+    if len(obj) == 1:
+        ((tag, value),) = obj.items()
+        if tag == "t" and type(value) is list:
+            return tuple(value)
+        if tag == "d" and type(value) is list and all(type(p) is list and len(p) == 2 for p in value):
+            return {key: item for key, item in value}
+        if tag == "b" and type(value) is str:
+            return bytes.fromhex(value)
+        if tag == "f" and value in ("inf", "-inf", "nan"):
+            return float(value)
+    raise cache.BadEntry("an unknown tag")
