@@ -26,6 +26,7 @@ from checker.derive.capacity.feeds import (
     feed_table,
     pairs,
 )
+from checker.derive.capacity.panels import PANEL_COLUMNS, panel_table
 from checker.derive.capacity.racks import rack_inputs, rack_table
 from checker.derive.capacity.servers import server_table
 from checker.derive.capacity.table import Column, Table
@@ -36,6 +37,7 @@ __all__ = [
     "COOLING_UNIT_COLUMNS",
     "FACILITY_COLUMNS",
     "FEED_COLUMNS",
+    "PANEL_COLUMNS",
     "RACK_COLUMNS",
     "SERVER_COLUMNS",
     "UPS_COLUMNS",
@@ -65,6 +67,7 @@ class Capacity:
     cooling_units: Table[tuple[str, str]]
     cdus: Table[tuple[str, str]]
     ups_blocks: Table[tuple[str, str]]
+    panels: Table[tuple[str, str]]
 
     def to_json(self) -> dict[str, Any]:
         """The JSON `capacity` section: one object per entity, sorted by entity id."""
@@ -76,6 +79,7 @@ class Capacity:
             "cooling_units": _entities("cooling_unit", self.cooling_units),
             "cdus": _entities("cdu", self.cdus),
             "ups_blocks": _entities("ups", self.ups_blocks),
+            "panels": _entities("panel", self.panels),
         }
 
 
@@ -120,4 +124,5 @@ def compute(inv: Inventory) -> Capacity:
     facility_t = facility_table(inv, racks["facility"], arrays, ups_capacity)
     units_t = cooling_unit_table(inv, facility_t.column("heat_kw"))
     cdus_t = cdu_table(inv, racks["cdu"], rack_t.column("liquid_heat_kw"))
-    return Capacity(facility_t, rack_t, feed_t, server_t, units_t, cdus_t, ups_t)
+    panels_t = panel_table(inv, f, cabled, arrays, feed_columns["load_kw"])
+    return Capacity(facility_t, rack_t, feed_t, server_t, units_t, cdus_t, ups_t, panels_t)
