@@ -109,7 +109,7 @@ def _failover(
     # Every block of a 2N or distributed UPS.
     b = block_arrays(inv)
     on = feed_blocks(inv, b)
-    lost = (on >= 0) & np.isin(b.redundancy[np.maximum(on, 0)], MOVING)
+    lost = (on >= 0) & (np.isin(b.redundancy[np.maximum(on, 0)], MOVING) if len(b.kw) else False)
     blocks = np.asarray([f"UPS block {name}" for name in b.name.tolist()], dtype=object)
     moved = np.zeros((len(b.kw), n))
     if lost.any():
