@@ -407,7 +407,9 @@ def test_ups_headroom_warning(audit: Auditor) -> None:
 
 def test_json_capacity_section_is_keyed_by_entity_id(audit: Auditor) -> None:
     doc = audit(rack(AB_415), TWO_DGX_H100).capacity.to_json()
-    assert list(doc) == ["facilities", "racks", "feeds", "servers", "cooling_units", "cdus", "ups_blocks"]
+    assert list(doc) == [
+        "facilities", "racks", "feeds", "servers", "cooling_units", "cdus", "ups_blocks", "panels"
+    ]
     assert [r["entity"] for r in doc["feeds"]] == ["feed/f/R1/a", "feed/f/R1/b"]
     assert doc["racks"][0]["entity"] == "rack/f/R1" and doc["racks"][0]["load_kw"] == 20.4
     assert [r["entity"] for r in doc["servers"]] == ["server/g1", "server/g2"]
