@@ -220,6 +220,7 @@ def test_the_report_has_a_row_per_panel(monkeypatch: pytest.MonkeyPatch, cli: Cl
     assert "<h3>Panels (panelboards, floor PDUs, busways)</h3>" in html.lines
     assert (
         '<tr><td><a href="panels/facility.yaml#L16">BW-LB1</a></td><td>dc1</td><td>UPS-B</td>'
-        '<td class="n">2</td><td class="n">2</td><td class="n">143.76 kW</td><td class="n">60 kW</td><td class="n">41.74 %</td>'
+        '<td class="n">2</td><td class="n">2</td><td class="n">143.76 kW</td><td class="n">60 kW</td>'
+        '<td class="n">41.74 %</td>'
         '<td>panel BW-LA</td><td class="n">120 kW</td><td class="n">83.47 %</td></tr>'
     ) in html.lines
