@@ -340,7 +340,7 @@ class Panel(Model):
     """What one upstream breaker protects between the UPS and the racks' feeds,
     shared by many feeds: a panelboard or remote power panel (its circuits are
     the feeds), a floor PDU's output, or an overhead busway (its tap-offs are
-    the feeds). Rated as a feed is (NetBox's formula, checker/derive/capacity/feeds.py)."""
+    the feeds). It is rated as a feed is, by NetBox's formula."""
 
     name: Name
     voltage: Pos

@@ -12,6 +12,7 @@ the other side fails, 60 kW on this one.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -224,3 +225,16 @@ def test_the_report_has_a_row_per_panel(monkeypatch: pytest.MonkeyPatch, cli: Cl
         '<td class="n">41.74 %</td>'
         '<td>panel BW-LA</td><td class="n">120 kW</td><td class="n">83.47 %</td></tr>'
     ) in html.lines
+
+
+def test_the_schema_gives_panels_and_a_feeds_panel(cli: CliRunner) -> None:
+    run = cli("schema")
+    defs = json.loads(run.out)["$defs"]
+    assert defs["FacilityPower"]["properties"]["panels"]["items"] == {"$ref": "#/$defs/Panel"}
+    assert sorted(defs["Panel"]["properties"]) == [
+        "amps", "max_utilization", "name", "phase", "power_factor", "ups", "voltage"
+    ]
+    assert (defs["Panel"]["properties"]["phase"]["default"], defs["Panel"]["required"]) == (
+        3, ["name", "voltage", "amps"]
+    )
+    assert defs["Feed"]["properties"]["panel"]["type"] == ["string", "null"]
