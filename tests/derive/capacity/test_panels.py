@@ -131,6 +131,10 @@ def test_the_failover_message_names_the_failure(audit: Auditor) -> None:
     b1 = run.capacity.panels.row(("f", "BW-B1"))
     assert (b1["load_kw"], b1["failover_load_kw"], b1["failover_case"]) == (60, 120, "panel BW-A")
     assert not run.fired("panel/f/BW-B1")
+    # The feeds name no block: each is on its panel's, so UPS-A carries the four A sides, 4 x 30 kW,
+    # and all 240 kW when UPS-B fails.
+    ups_a = run.capacity.ups_blocks.row(("f", "UPS-A"))
+    assert (ups_a["load_kw"], ups_a["failover_load_kw"], ups_a["failover_case"]) == (120, 240, "block UPS-B")
 
 
 def test_a_panel_over_with_everything_up(audit: Auditor) -> None:
