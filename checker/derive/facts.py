@@ -344,8 +344,9 @@ FACILITY_FIELDS = (
         "power.ups.redundancy", "string", "", "N | N+1 | 2N | distributed | catcher: the UPS blocks' topology"
     ),
     written("power.utility_kw", "number", "kW", "utility supply"),
-    written("power.generators.count", "number", "", "standby generator sets"),
-    written("power.generators.capacity_kw", "number", "kW", "rating of each generator set"),
+    derived("power.generators.count", "number", "", "standby generator sets (as written, or as listed)"),
+    written("power.generators.capacity_kw", "number", "kW", "rating of each generator set (equal sets)"),
+    derived("power.generators.largest_kw", "number", "kW", "the largest generator set: what N+1 may lose"),
     written("power.generators.redundancy", "string", "", "N | N+1 | 2N across the generator sets"),
     written(
         "power.basis",
@@ -429,11 +430,14 @@ def _facilities(run: Derivation) -> list[Fact]:
         "headroom_pct": [ctx.headroom_pct] * len(names),
     }
     plants = [place.value.cooling for place in inv.facilities.values()]
+    generators = [p.value.power.generators if p.value.power else None for p in inv.facilities.values()]
     written_as: dict[str, list[Any]] = {
         "cooling.altitude_derating_c": [_altitude_derating(p.value) for p in inv.facilities.values()],
         "cooling.capacity_kw": [_whole(c.total_kw) if c else None for c in plants],
         "cooling.units": [c.unit_count if c else None for c in plants],
         "cooling_units_listed": [isinstance(c.units, list) if c else None for c in plants],
+        "power.generators.count": [g.set_count if g else None for g in generators],
+        "power.generators.largest_kw": [_whole(g.largest_kw) if g else None for g in generators],
     }
     columns = {**cap.facilities.cells_for(names), **knowledge, **written_as}
     return _facts("facility", FACILITY_FIELDS, entries, columns)

@@ -105,7 +105,9 @@ DESCRIPTIONS: dict[str, str] = {
     " switch or the pumps' second cord)",
     "mechanical_redundant": "other pumps, on other blocks, carry the whole flow when this block fails",
     "count": "how many",
-    "Generators.capacity_kw": "each generator's rating, as the site runs them",
+    "Generators.capacity_kw": "each generator's rating, as the site runs them (equal sets)",
+    "Generators.sets": "each set with its own rating, where they differ (N+1: the total less the largest)",
+    "GeneratorSet.capacity_kw": "the set's rating, as the site runs it",
     "redundancy": "N: all of it is needed; N+1: any one unit may fail; 2N: half may fail",
     "Ups.redundancy": "N, one system; N+1, modules on one bus; 2N, system plus system; distributed,"
     " block redundant; catcher, a reserve block backs the others",

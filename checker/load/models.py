@@ -311,28 +311,61 @@ class Ups(Model):
         return len(self.blocks) > 1 and self.redundancy != "N+1"
 
 
+class GeneratorSet(Model):
+    """One standby generator set with its own rating."""
+
+    name: Name
+    capacity_kw: Pos  # at the rating the site runs it to
+
+
 class Generators(Model):
     """Standby generators: they carry the whole site (IT, cooling and losses, the
-    design-day demand) while the utility is out. N+1: any one may fail; 2N: half."""
+    design-day demand) while the utility is out. N+1: any one may fail (the
+    total less the largest set); 2N: half. Equal sets as `count` and
+    `capacity_kw` (each), or each set with its own rating (`sets`)."""
 
-    count: PosInt
-    capacity_kw: Pos  # each, at the rating the site runs them to
+    count: PosInt | None = None
+    capacity_kw: Pos | None = None  # each, at the rating the site runs them to
+    sets: Annotated[list[GeneratorSet], Field(min_length=1), Items] | None = None
     redundancy: Literal["N", "N+1", "2N"] = "N"
 
     @property
+    def set_count(self) -> int:
+        return len(self.sets) if self.sets is not None else self.count or 0
+
+    @property
     def total_kw(self) -> float:
+        if self.sets is not None:
+            return sum(g.capacity_kw for g in self.sets)
+        assert self.count is not None and self.capacity_kw is not None  # the validator says so
         return self.count * self.capacity_kw
 
     @property
     def largest_kw(self) -> float:
+        if self.sets is not None:
+            return max(g.capacity_kw for g in self.sets)
+        assert self.capacity_kw is not None
         return self.capacity_kw
 
     @model_validator(mode="after")
     def _enough_sets(self) -> Generators:
-        if self.redundancy == "N+1" and self.count < 2:
+        if self.sets is not None:
+            if self.count is not None or self.capacity_kw is not None:
+                raise ValueError("give count and capacity_kw (equal sets) or sets, not both")
+        elif self.count is None or self.capacity_kw is None:
+            raise ValueError("give count and capacity_kw (equal sets), or list the sets with capacity_kw")
+        if self.redundancy == "N+1" and self.set_count < 2:
             raise ValueError("N+1 needs two or more generators")
-        if self.redundancy == "2N" and self.count % 2:
-            raise ValueError(f"2N is two equal halves: an even count, not {self.count}")
+        if self.redundancy == "2N" and self.set_count % 2:
+            raise ValueError(f"2N is two equal halves: an even count, not {self.set_count}")
+        if self.sets is not None:
+            if self.redundancy == "2N" and len({g.capacity_kw for g in self.sets}) > 1:
+                # Half the total holds only if either half may fail whichever sets it holds.
+                raise ValueError("2N is two equal halves: list sets of one rating (or use N+1)")
+            names = [g.name for g in self.sets]
+            twice = [n for n in names if names.count(n) > 1]
+            if twice:
+                raise ValueError(f"generator set '{twice[0]}' is listed twice")
         return self
 
 

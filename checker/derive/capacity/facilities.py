@@ -101,8 +101,8 @@ FACILITY_COLUMNS = (
     Column(
         "generator_usable_kw",
         "kW",
-        "power.generators with the designed failure: count x capacity_kw (N), (count - 1) x"
-        " capacity_kw (N+1), half (2N)",
+        "power.generators with the designed failure: all sets (N), all but the largest (N+1: equal"
+        " sets, (count - 1) x capacity_kw), half (2N)",
     ),
     Column("generator_utilization_pct", "%", "utility_demand_kw / generator_usable_kw x 100"),
     Column("it_energy_mwh_per_year", "MWh", "it_load_kw x 8,760 h / 1,000"),

@@ -290,6 +290,17 @@ def test_the_report_has_a_row_per_block(monkeypatch: pytest.MonkeyPatch, cli: Cl
         ("{count: 2, capacity_kw: 1000, redundancy: N+1}", 1000, 195, True),
         ("{count: 4, capacity_kw: 1000, redundancy: 2N}", 2000, 97.5, False),  # either half
         ("{count: 2, capacity_kw: 1000}", 2000, 97.5, False),  # N: both run
+        # Sets of their own sizes: N+1 keeps the total less the largest set, 1,000 + 1,000 +
+        # 500 - 1,000 = 1,500 kW; counted as three equal sets of 833 kW it would keep 1,667.
+        ("{sets: [{name: G1, capacity_kw: 1000}, {name: G2, capacity_kw: 1000}, "
+         "{name: G3, capacity_kw: 500}], redundancy: N+1}", 1500, 130, True),
+        # 1,200 + 900 + 900 - 1,200 = 1,800 kW: short of 1,950 (as equal sets, 2,000: a pass).
+        ("{sets: [{name: G1, capacity_kw: 1200}, {name: G2, capacity_kw: 900}, "
+         "{name: G3, capacity_kw: 900}], redundancy: N+1}", 1800, 108.33, True),
+        ("{sets: [{name: G1, capacity_kw: 1200}, {name: G2, capacity_kw: 1200}, "
+         "{name: G3, capacity_kw: 900}], redundancy: N+1}", 2100, 92.86, False),
+        ("{sets: [{name: G1, capacity_kw: 1000}, {name: G2, capacity_kw: 1000}], redundancy: 2N}",
+         1000, 195, True),
     ],
 )
 def test_generators_carry_the_design_day_after_their_designed_failure(
@@ -302,3 +313,23 @@ def test_generators_carry_the_design_day_after_their_designed_failure(
     assert (fac["utility_demand_kw"], fac["generator_usable_kw"]) == (1950, usable)
     assert fac["generator_utilization_pct"] == pytest.approx(pct, abs=0.01)
     assert ("power.generator-capacity" in run.fired("facility/f")) == fires
+
+
+@pytest.mark.parametrize(
+    ("generators", "message"),
+    [
+        ("{count: 3, sets: [{name: G1, capacity_kw: 500}]}", "(equal sets) or sets, not both"),
+        ("{redundancy: N+1}", "give count and capacity_kw (equal sets), or list the sets with capacity_kw"),
+        ("{sets: [{name: G1, capacity_kw: 500}], redundancy: N+1}", "N+1 needs two or more generators"),
+        ("{sets: [{name: G1, capacity_kw: 500}, {name: G1, capacity_kw: 500}]}", "set 'G1' is listed twice"),
+        ("{sets: [{name: G1, capacity_kw: 500}, {name: G2, capacity_kw: 400}], redundancy: 2N}",
+         "2N is two equal halves: list sets of one rating"),
+    ],
+)
+def test_generator_sets_that_cannot_be_checked_are_located_errors(
+    cli: CliRunner, tmp_path: Path, generators: str, message: str
+) -> None:
+    (tmp_path / "f.yaml").write_text(f"kind: Facility\nname: f\npower:\n  generators: {generators}\n")
+    run = cli("audit", str(tmp_path / "f.yaml"), "--no-cache")
+    assert run.code == 2 and run.err == ""
+    assert run.lines[0].startswith(f"{tmp_path / 'f.yaml'}:4:") and message in run.lines[0], run.lines
