@@ -15,6 +15,7 @@ import json
 import os
 import re
 import sys
+import tempfile
 import traceback
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -90,11 +91,18 @@ def _settings(args: argparse.Namespace, paths: Sequence[Path]) -> Settings:
 
 def _configured(args: argparse.Namespace, paths: Sequence[Path]) -> tuple[Config, Settings]:
     """The config file's settings, and those with the command line applied."""
-    from checker.decide.config import find_config, load_config, settings
+    from checker.decide.config import find_config
 
     config_file = args.config or find_config(paths)
     # Absolute, so `checker diff` reads the same config from inside the base tree.
-    config, config_path = load_config(config_file.resolve() if config_file else None)
+    return _configured_from(args, config_file.resolve() if config_file else None)
+
+
+def _configured_from(args: argparse.Namespace, config_file: Path | None) -> tuple[Config, Settings]:
+    """That config file's settings (None: the defaults), and those with the command line applied."""
+    from checker.decide.config import load_config, settings
+
+    config, config_path = load_config(config_file)
     return config, settings(
         config,
         config_path,
@@ -194,7 +202,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
     are too: from --link-base, else (under GitHub Actions) the pull request's
     head commit on GitHub, else relative to where each output is read."""
     from checker.audit import run_audit
-    from checker.diff import diff
+    from checker.core.findings import Finding
+    from checker.decide.weakened import weakened
+    from checker.diff import base_config, diff
     from checker.evaluate.rulebook import load_rulebook
     from checker.gitref import repo_root
     from checker.render.context import RenderContext
@@ -210,11 +220,23 @@ def cmd_diff(args: argparse.Namespace) -> int:
     paths = args.paths or [DEFAULT_PATH]
     outputs = args.format or [Output("text", None)]
     env = os.environ if _in_github_actions() else None
-    cfg = _settings(args, paths)
+    config, cfg = _configured(args, paths)
     check_writable(outputs, paths, _protected(cfg), env)
     options = _read_options(args)
     book = load_rulebook(cfg.rule_dirs, cache_dir=options.cache_dir)
     as_of = args.as_of or dt.date.today()
+    root = repo_root(Path.cwd())
+
+    def settings_change(commit: str) -> list[Finding]:
+        """What the change's settings turn off against those the base would have used."""
+        with tempfile.TemporaryDirectory(prefix="checker-base-config-") as tmp:
+            found, name = base_config(root, commit, paths, args.config, Path(tmp))
+            try:
+                base = _configured_from(args, found)
+            except UserError:  # the base's own config was broken: compare with the defaults
+                base, name = _configured_from(args, None), f"{name} (not valid there, so its defaults)"
+        return weakened(*base, name, config, cfg, book.metadata())
+
     with progress.shown(sys.stderr):
         result = diff(
             args.base,
@@ -222,8 +244,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
             lambda p: run_audit(p, cfg, as_of, book, options),
             fail_on=cfg.fail_on,
             fail_on_new=args.fail_on_new,
+            settings_change=settings_change,
         )
-    root = repo_root(Path.cwd())
     shared = args.link_base.rstrip("/") + "/" if args.link_base else ""
     shared = shared or (github_commit_base(env) if env is not None else "")
     per_rule, alike = cfg.max_per_rule, cfg.group_findings

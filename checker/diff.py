@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 
 from checker.core.findings import Finding
 from checker.decide.compare import DiffResult, changed, deltas, fails, worsened
+from checker.decide.config import CONFIG_NAMES, PYPROJECT, find_config, searched
 from checker.decide.result import AuditResult
 from checker.decide.touched import EVERY_LINE, Lines, relocate
 from checker.gitref import changed_lines, materialize, repo_root, resolve_ref, working_directory
@@ -31,7 +32,10 @@ def diff(
     *,
     fail_on: str,
     fail_on_new: bool,
+    settings_change: Callable[[str], Sequence[Finding]] | None = None,
 ) -> DiffResult:
+    """`settings_change(commit)`: what the change's own settings turn off against
+    the base's (checker.decide.weakened), new findings of the change."""
     root = repo_root(Path.cwd())
     commit = resolve_ref(root, ref)
     head = audit(paths)
@@ -43,6 +47,8 @@ def diff(
         new, resolved, lifted = changed(base, head)
         new = relocate(new, head.facts, _Touched(root, base_root))
     new, resolved = _named_from_root(new, prefix), _named_from_root(resolved, prefix)
+    if settings_change is not None:
+        new = (*new, *_named_from_root(settings_change(commit), prefix))
     lifted = tuple(
         replace(w, finding=_named_from_root([w.finding], prefix)[0], was=_named_from_root([w.was], prefix)[0])
         for w in lifted
@@ -112,3 +118,37 @@ class _Touched:
 
 def _named_from_root(findings: Iterable[Finding], prefix: str) -> tuple[Finding, ...]:
     return tuple(replace(f, file=from_root(f.file, prefix)) for f in findings)
+
+
+def base_config(
+    root: Path, commit: str, paths: Sequence[Path], explicit: Path | None, into: Path
+) -> tuple[Path | None, str]:
+    """The config `checker` would have read at `commit`, laid out under `into`
+    (the files it would have looked at, nothing else), and its name in the
+    repository; (None, '') if there was none. `explicit`: --config's file,
+    read as of `commit`; else the search of find_config, in the base tree."""
+    inside = root.resolve()
+    if explicit is not None:
+        candidates = [explicit]
+    else:
+        starts = [*(p if p.is_dir() else p.parent for p in paths), Path()]
+        folders = {folder for start in starts for folder in searched(start)}
+        candidates = [folder / name for folder in sorted(folders) for name in (*CONFIG_NAMES, PYPROJECT)]
+    wanted = [c for c in candidates if c.resolve().is_relative_to(inside)]
+    materialize(root, commit, wanted, into)
+    (into / ".git").mkdir(exist_ok=True)  # the base tree's root: the search stops there
+
+    def mirrored(path: Path) -> Path:
+        return into / path.resolve().relative_to(inside)
+
+    if explicit is not None:
+        found: Path | None = mirrored(explicit) if mirrored(explicit).is_file() else None
+    else:
+        here, there = mirrored(Path.cwd()), [mirrored(p) for p in paths]
+        here.mkdir(parents=True, exist_ok=True)
+        with working_directory(here):  # find_config's last place to look is the current folder
+            found = find_config(there)
+    if found is None:
+        return None, ""
+    found = found.resolve()
+    return found, found.relative_to(into.resolve()).as_posix()

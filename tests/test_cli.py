@@ -307,8 +307,10 @@ def test_json_contract(cli: CliRunner, in_fixtures: Path) -> None:
         "file": "overload/facility.yaml", "line": 12, "column": 5, "waived": True,
     }
     assert doc["findings"][1]["entity"] == "server/s2"
-    # The contract only adds: the 0.1.0 sections first, then the cooling plant, the UPS blocks, the panels.
-    sections = ["facilities", "racks", "feeds", "servers", "cooling_units", "cdus", "ups_blocks", "panels"]
+    # The contract only adds: the 0.1.0 sections first, then the cooling plant, the UPS blocks,
+    # the power shelves, the panels.
+    sections = ["facilities", "racks", "feeds", "servers", "cooling_units", "cdus", "ups_blocks", "shelves",
+                "panels"]
     assert list(doc["capacity"]) == sections
     assert doc["capacity"]["facilities"][0]["entity"] == "facility/f1"
     rack = doc["capacity"]["racks"][0]
@@ -465,8 +467,8 @@ def test_facts_rack(cli: CliRunner) -> None:
 def test_facts_lists_every_kind(cli: CliRunner) -> None:
     run = cli("facts")
     kinds = [line.split(":")[0] for line in run.lines if not line.startswith(" ")]
-    kinds_ = ["facility", "rack", "feed", "cooling_unit", "cdu", "ups", "panel", "server", "workload"]
-    assert (run.code, kinds) == (0, [*kinds_, "framework", "container", "engine", "jax"])
+    kinds_ = ["facility", "rack", "feed", "cooling_unit", "cdu", "ups", "panel", "server", "shelf"]
+    assert (run.code, kinds) == (0, [*kinds_, "workload", "framework", "container", "engine", "jax"])
 
 
 @pytest.mark.parametrize(("kind", "hint"), [
@@ -593,7 +595,7 @@ BAD_RULES: list[tuple[str, str, str]] = [
      "rules/r.yaml:7:22: rule acme.r1: lambda expressions are not allowed in a `when` expression"),
     ("unknown-category", rule(category="powr"),
      "rules/r.yaml:4:15: rules.0.category: Input should be 'schema', 'power', 'cooling', 'space', 'weight', "
-     "'pue', 'compatibility', 'support', 'workload-fit' or 'waiver' (got 'powr')"),
+     "'pue', 'compatibility', 'support', 'workload-fit', 'waiver' or 'config' (got 'powr')"),
     ("unknown-field-in-when", rule(when="load_kw > 30 and laod_kw > 1"),
      "rules/r.yaml:7:28: rule acme.r1: unknown field 'laod_kw' (did you mean 'load_kw'?)"),
     ("unknown-on", rule(on="rak"),

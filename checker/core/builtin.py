@@ -28,6 +28,7 @@ WAIVER_EXPIRED = "waiver.expired"
 WAIVER_UNUSED = "waiver.unused"
 WAIVER_EXPIRING = "waiver.expiring"
 KNOWLEDGE_OVERRIDE = "knowledge.override"
+CONFIG_WEAKENED = "config.weakened"
 
 
 def _check(
@@ -161,5 +162,17 @@ BUILTIN_CHECKS: tuple[RuleMeta, ...] = (
         "an expiry: the override is reviewed again when it ends). Remove the row to use the built-in row "
         "again; if the built-in row is wrong, report it so it is fixed for everyone.",
         category="compatibility",
+    ),
+    _check(
+        CONFIG_WEAKENED,
+        "A change does not weaken the checks without a word (checker diff)",
+        "warning",
+        "`checker diff` audits both trees with the change's own checker.yaml: a pull request that "
+        "ignores rules, lowers their severity, raises fail_on, loosens a policy threshold or adds a "
+        "checker.yaml of its own nearer the inventories would otherwise pass with nothing said, its "
+        "base and head alike quiet. Each weakening against the base's settings is reported, at the line "
+        "of checker.yaml that makes it.",
+        "Keep the base's setting, or have the change to checker.yaml reviewed by whoever owns the checks "
+        "(a CODEOWNERS entry for checker.yaml makes that required).",
     ),
 )

@@ -21,6 +21,7 @@ Category = Literal[
     "support",
     "workload-fit",
     "waiver",
+    "config",
 ]
 CATEGORIES: tuple[str, ...] = get_args(Category)
 

@@ -32,6 +32,7 @@ from checker.derive.capacity import (
     PANEL_COLUMNS,
     RACK_COLUMNS,
     SERVER_COLUMNS,
+    SHELF_COLUMNS,
     UPS_COLUMNS,
     Capacity,
     Column,
@@ -361,8 +362,17 @@ FACILITY_FIELDS = (
     ),
     derived("cooling.units", "number", "", "number of cooling units (as written, or how many are listed)"),
     derived("cooling_units_listed", "boolean", "", "cooling.units lists each unit with its capacity"),
-    written("cooling.room_air.capacity_kw", "number", "kW", "the air handlers' capacity, every unit running"),
-    written("cooling.room_air.units", "number", "", "equal air handlers"),
+    derived(
+        "cooling.room_air.capacity_kw", "number", "kW",
+        "the air handlers' capacity, every unit running (as written, or the sum of the units listed)",
+    ),
+    derived(
+        "cooling.room_air.units", "number", "", "number of air handlers (as written, or how many are listed)"
+    ),
+    derived(
+        "cooling.room_air.largest_unit_kw", "number", "kW",
+        "the largest air handler (equal units: capacity_kw / units): what N+1 may lose",
+    ),
     written("cooling.room_air.redundancy", "string", "", "N | N+1 | 2N across the air handlers"),
     written("cooling.redundancy", "string", "", "N | N+1 | 2N"),
     written("cooling.inlet_c", "number", "degC", "design inlet temperature"),
@@ -414,6 +424,16 @@ def _altitude_derating(fac: m.Facility) -> float | None:
     return round((altitude - DERATE_ABOVE_M) / DERATE_M_PER_C, 2)
 
 
+def _unit_set(prefix: str, sets: Sequence[m.UnitSet | None]) -> dict[str, list[Any]]:
+    """A unit set's figures as facts read them (m.UnitSet): its total whether
+    written or listed, how many units, the largest; `units` as written may be a list."""
+    return {
+        f"{prefix}capacity_kw": [_whole(u.total_kw) if u else None for u in sets],
+        f"{prefix}units": [u.unit_count if u else None for u in sets],
+        f"{prefix}largest_unit_kw": [_whole(u.largest_kw) if u else None for u in sets],
+    }
+
+
 def _facilities(run: Derivation) -> list[Fact]:
     inv, cap, ctx = run.inv, run.cap, run.ctx
     names = list(inv.facilities)
@@ -436,6 +456,7 @@ def _facilities(run: Derivation) -> list[Fact]:
         "cooling.capacity_kw": [_whole(c.total_kw) if c else None for c in plants],
         "cooling.units": [c.unit_count if c else None for c in plants],
         "cooling_units_listed": [isinstance(c.units, list) if c else None for c in plants],
+        **_unit_set("cooling.room_air.", [c.room_air if c else None for c in plants]),
         "power.generators.count": [g.set_count if g else None for g in generators],
         "power.generators.largest_kw": [_whole(g.largest_kw) if g else None for g in generators],
     }
@@ -453,15 +474,22 @@ COOLING_UNIT_FIELDS = (
 
 
 def _facility_parts(
-    run: Derivation, kind: str, fields: tuple[FactField, ...], figures: Table[Any], **same: Any
+    run: Derivation,
+    kind: str,
+    fields: tuple[FactField, ...],
+    figures: Table[Any],
+    own: Mapping[str, list[Any]] | None = None,
+    **same: Any,
 ) -> list[Fact]:
     """Facts of a facility's parts keyed (facility, name), a cooling unit, UPS block
-    or CDU: their figures from `figures` (a capacity table), `same` for every one."""
+    or CDU: their figures from `figures` (a capacity table) and `own` (a column
+    each, in the parts' order), `same` for every one."""
     parts = getattr(run.inv, ENTITIES[kind].table)
     keys = list(parts)
     entries: list[Entry] = [(entity_id(kind, k), p, {}) for k, p in parts.items()]
     columns = {
         **figures.cells_for(keys),
+        **(own or {}),
         "facility": [k[0] for k in keys],
         **{name: [value] * len(keys) for name, value in same.items()},
     }
@@ -510,8 +538,15 @@ def _panels(run: Derivation) -> list[Fact]:
 CDU_FIELDS = (
     derived("facility", "string", "", "facility the CDU is in"),
     written("name", "string", "", "CDU name"),
-    written("capacity_kw", "number", "kW", "heat it moves to the facility water with every unit running"),
-    written("units", "number", "", "equal CDUs (or modules) that share its racks"),
+    derived(
+        "capacity_kw", "number", "kW",
+        "heat it moves to the facility water with every unit running (as written, or the sum of the units "
+        "listed)",
+    ),
+    derived(
+        "units", "number", "", "CDUs (or modules) that share its racks (as written, or how many are listed)"
+    ),
+    derived("units_listed", "boolean", "", "units lists each CDU with its capacity"),
     written("redundancy", "string", "", "N | N+1 | 2N across its units"),
     *_columns(CDU_COLUMNS),
     derived("headroom_pct", "number", "%", HEADROOM_DOC),
@@ -519,7 +554,34 @@ CDU_FIELDS = (
 
 
 def _cdus(run: Derivation) -> list[Fact]:
-    return _facility_parts(run, "cdu", CDU_FIELDS, run.cap.cdus, headroom_pct=run.ctx.headroom_pct)
+    cdus = [p.value for p in run.inv.cdus.values()]
+    own = _unit_set("", cdus)
+    own.pop("largest_unit_kw")  # a column of the capacity table (CDU_COLUMNS)
+    own["units_listed"] = [isinstance(c.units, list) for c in cdus]
+    return _facility_parts(run, "cdu", CDU_FIELDS, run.cap.cdus, own, headroom_pct=run.ctx.headroom_pct)
+
+
+# ---------------------------------------------------------------- power shelf
+SHELF_FIELDS = (
+    derived("facility", "string", "", "facility its system is in"),
+    derived("rack", "string", "", "rack its system fills"),
+    derived("server", "string", "", "the rack-scale system (a server with trays) it powers"),
+    derived("name", "string", "", "its number among its system's shelves, 1 to psu.count"),
+    *_columns(SHELF_COLUMNS),
+)
+
+
+def _shelves(run: Derivation) -> list[Fact]:
+    keys = list(run.inv.shelves)
+    entries: list[Entry] = [(entity_id("shelf", k), p, {}) for k, p in run.inv.shelves.items()]
+    columns = {
+        **run.cap.shelves.cells_for(keys),
+        "facility": [k[0] for k in keys],
+        "rack": [k[1] for k in keys],
+        "server": [k[2] for k in keys],
+        "name": [k[3] for k in keys],
+    }
+    return _facts("shelf", SHELF_FIELDS, entries, columns)
 
 
 # ---------------------------------------------------------------- rack
@@ -1005,6 +1067,13 @@ REGISTRY: dict[str, FactKind] = {
         ),
         FactKind(
             "server", "a server, with catalog and defaults merged in", SERVER_FIELDS, _servers, m.Server
+        ),
+        FactKind(
+            "shelf",
+            "one power shelf of a rack-scale system (a server with trays): one of its psu.count PSUs",
+            SHELF_FIELDS,
+            _shelves,
+            m.PowerShelf,
         ),
         FactKind(
             "workload", "a workload and the servers that run it", WORKLOAD_FIELDS, _workloads, m.Workload

@@ -163,6 +163,8 @@ class Inventory:
     ups_blocks: dict[tuple[str, str], Placed[m.UpsBlock]] = field(default_factory=dict)
     panels: dict[tuple[str, str], Placed[m.Panel]] = field(default_factory=dict)
     servers: dict[str, ServerEntry] = field(default_factory=dict)
+    # The power shelves of rack-scale systems, keyed (facility, rack, server, number).
+    shelves: dict[tuple[str, str, str, str], Placed[m.PowerShelf]] = field(default_factory=dict)
     workloads: dict[str, Placed[m.Workload]] = field(default_factory=dict)
     waivers: list[Placed[m.Waiver]] = field(default_factory=list)
     gpu_models: dict[str, Placed[m.GpuModel]] = field(default_factory=dict)
@@ -202,6 +204,7 @@ ENTITIES: dict[str, Entity] = {
     "ups": Entity("ups_blocks", ("facility", "block")),
     "panel": Entity("panels", ("facility", "panel")),
     "server": Entity("servers", ("server",)),
+    "shelf": Entity("shelves", ("facility", "rack", "server", "shelf")),
     "workload": Entity("workloads", ("workload",)),
 }
 
@@ -613,12 +616,25 @@ class _Builder:
             self._add_rack(fac.name, rack, rack_place)
             self._check_feed_blocks(fac, ups, rack, rack_place)
             self._check_feed_panels(fac, rack, rack_place)
+        room_air = fac.cooling.room_air if fac.cooling else None
+        if room_air is not None:
+            self._unique_units(room_air, Placed(room_air, doc.file, doc.src.descend("cooling", "room_air")))
         served: dict[str, str] = {}  # rack -> the CDU that serves it
         for i, cdu in enumerate(fac.cdus):
             cdu_place = Placed(cdu, doc.file, doc.src.descend("cdus", i))
+            self._unique_units(cdu, cdu_place)
             if self.unique(self.inv.cdus, (fac.name, cdu.name), "CDU", cdu_place):
                 self.inv.cdus[(fac.name, cdu.name)] = cdu_place
                 self._check_cdu(fac, cdu, cdu_place, served)
+
+    def _unique_units(self, units: m.UnitSet, place: Placed[Any]) -> None:
+        """A CDU set's or the air handlers' listed units have names of their own
+        (the plant's are entities, checked in the entity table)."""
+        seen: dict[str, Placed[m.CoolingUnit]] = {}
+        for i, unit in enumerate(units.units if isinstance(units.units, list) else []):
+            unit_place = Placed(unit, place.file, place.src.descend("units", i))
+            if self.unique(seen, unit.name, "unit", unit_place):
+                seen[unit.name] = unit_place
 
     def _check_mechanical(
         self, fac: m.Facility, ups: m.Ups, block: m.UpsBlock, place: Placed[m.UpsBlock]
@@ -983,6 +999,27 @@ class _Builder:
                 )
         self._check_gpu_ref(server.gpu, place.file, place.src)
         self._check_psu_feeds(shell.facility, server, place)
+        if server.trays is not None and server.psu is not None:
+            self._add_shelves(shell.facility, server, server.psu, place)
+
+    def _add_shelves(self, facility: str, server: m.Server, psu: m.Psu, place: Placed[m.Server]) -> None:
+        """A rack-scale system's PSUs are its power shelves, each an entity placed
+        at the line that cables it: its psu.feeds entry, else its rack's
+        psu_order entry, else the server's psu (its `model:` line, from the catalog)."""
+        rack = self.inv.racks.get((facility, server.rack))
+        names = m.psu_feed_names(psu, rack.value if rack is not None else None)
+        for i in range(psu.count):
+            feed = names[i] if names is not None else None
+            if feed is None:
+                where = Placed(psu, place.file, place.src.descend("psu"))
+            elif psu.feeds is not None:  # at the feed's name (a few systems: worked out now)
+                where = Placed(psu, place.file, Src(*place.src.locate(["psu", "feeds", feed], key=True)))
+            else:
+                assert rack is not None and rack.value.psu_order  # psu_feed_names read it
+                where = Placed(psu, rack.file, rack.src.descend("psu_order", i % len(rack.value.psu_order)))
+            shelf = m.PowerShelf(number=i + 1, feed=feed, rating_w=psu.rating_w, phase=psu.phase)
+            key = (facility, server.rack, server.name, str(i + 1))
+            self.inv.shelves[key] = Placed(shelf, where.file, where.src)
 
     def _check_psu_feeds(self, facility: str, server: m.Server, place: Placed[m.Server]) -> None:
         """`psu.feeds` names feeds of the server's own rack."""

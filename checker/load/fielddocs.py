@@ -112,15 +112,17 @@ DESCRIPTIONS: dict[str, str] = {
     "Ups.redundancy": "N, one system; N+1, modules on one bus; 2N, system plus system; distributed,"
     " block redundant; catcher, a reserve block backs the others",
     "Rack.redundancy": "N: the feeds add up; N+1: any one feed may fail; 2N: either side (A/B) may fail",
-    # FacilityCooling, RoomAir, CoolingUnit, Cdu
+    # FacilityCooling, RoomAir, CoolingUnit, Cdu (the UnitSet fields: capacity_kw, units, redundancy)
     "capacity_kw": "its capacity",
     "FacilityCooling.capacity_kw": "the plant's heat rejection with every unit running (with a list of units,"
     " their sum)",
     "UpsBlock.capacity_kw": "the block's output rating",
-    "Cdu.capacity_kw": "the heat it moves to facility water with every unit running",
-    "RoomAir.capacity_kw": "the air handlers' capacity with every unit running",
-    "units": "how many equal units share it",
-    "FacilityCooling.units": "a count of equal units, or each unit with its own name and capacity",
+    "Cdu.capacity_kw": "the heat it moves to facility water with every unit running (with a list of units,"
+    " their sum)",
+    "RoomAir.capacity_kw": "the air handlers' capacity with every unit running (with a list of units, their"
+    " sum)",
+    "units": "a count of equal units, or each unit with its own name and capacity (N+1 keeps the total"
+    " minus the largest)",
     "delta_t_c": "the air's temperature rise across the servers, for airflow figures; typically 11-14",
     "inlet_c": "the air temperature at the server inlets",
     "ServerModel.inlet_c": "the inlet air temperatures the server is rated for",

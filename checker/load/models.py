@@ -222,25 +222,6 @@ class Rack(Model):
     row: Name | None = None
 
 
-class Cdu(Model):
-    """A coolant distribution unit, or a set of equal CDUs that serve the same
-    racks together (`units`, with the redundancy across them): it takes the
-    liquid part of its racks' heat to the facility water."""
-
-    name: Name
-    capacity_kw: Pos  # heat it moves with every unit running
-    units: PosInt = 1
-    redundancy: Literal["N", "N+1", "2N"] = "N"
-    racks: Annotated[list[Name], Items] = []  # racks it serves, by name
-    rows: Annotated[list[Name], Items] = []  # and/or whole rows (Rack.row)
-
-    @model_validator(mode="after")
-    def _serves_something(self) -> Cdu:
-        if not self.racks and not self.rows:
-            raise ValueError("a CDU serves racks or rows: give `racks`, `rows` or both")
-        return self
-
-
 # ASHRAE TC 9.9 liquid-cooling classes (2021 names) by the highest facility
 # water supply temperature each allows, in degC (the number in the name); W+
 # is above 45 degC, with no upper bound.
@@ -408,7 +389,8 @@ class FacilityPower(Model):
 
 
 class CoolingUnit(Model):
-    """One unit of the room's cooling plant (a chiller, CRAH or CRAC) with its own capacity."""
+    """One unit with its own capacity: of the room's cooling plant (a chiller,
+    CRAH or CRAC), of a CDU set, or of the air handlers."""
 
     name: Name
     capacity_kw: Pos
@@ -427,51 +409,20 @@ CoolingUnits = Annotated[
 ]
 
 
-class RoomAir(Model):
-    """The room's air handlers (CRAH / CRAC, fan walls, in-row units, rear doors'
-    fans): equal units that take the air part of the heat (air_heat_kw) to
-    the plant; a liquid hall can have plant to spare and too little air."""
+class UnitSet(Model):
+    """Capacity in units with a redundancy across them: the facility's plant, a
+    CDU set, the room's air handlers. `units` is a count of equal units or a
+    list of units each with its own capacity; N+1 keeps the total minus the
+    largest unit (for equal units, capacity x (units - 1) / units), 2N half."""
 
-    capacity_kw: Pos  # with every unit running
-    units: PosInt = 1
-    redundancy: Literal["N", "N+1", "2N"] = "N"
-
-    @property
-    def total_kw(self) -> float:
-        return self.capacity_kw
-
-    @property
-    def largest_kw(self) -> float:
-        return self.capacity_kw / self.units
-
-    @model_validator(mode="after")
-    def _enough_units(self) -> RoomAir:
-        if self.redundancy == "N+1" and self.units < 2:
-            raise ValueError("N+1 needs two or more units")
-        return self
-
-
-class FacilityCooling(Model):
-    # The plant's heat rejection with all units running: with a list of units,
-    # their sum (and if written as well, it must equal it).
+    # With every unit running: with a list of units, their sum (and if written
+    # as well, it must equal it).
     capacity_kw: Pos | None = None
-    # A count of equal units, or each unit with its own capacity.
     units: CoolingUnits = 1
-    # N: all of it; N+1: the total minus the largest unit; 2N: half of the total.
     redundancy: Literal["N", "N+1", "2N"] = "N"
-    inlet_c: Annotated[float, Strict(), Field(ge=-10, le=60)] | None = None
-    ashrae_class: Literal["A1", "A2", "A3", "A4", "H1"] | None = None
-    # Air temperature rise across the servers, for airflow (CFM) figures. Servers
-    # typically run 11-14 C (20-25 F); the low end gives the most airflow.
-    delta_t_c: Annotated[float, Strict(), Field(gt=0, le=40)] = 11
-    # Facility water: its ASHRAE class and, where known, its design supply temperature.
-    water_class: Literal["W17", "W27", "W32", "W40", "W45", "W+"] | None = None
-    water_supply_c: Annotated[float, Strict(), Field(ge=0, le=80)] | None = None
-    # The air handlers, where the hall's air side is sized on its own.
-    room_air: RoomAir | None = None
 
     @model_validator(mode="after")
-    def _capacity_given(self) -> FacilityCooling:
+    def _capacity_given(self) -> UnitSet:
         if isinstance(self.units, int):
             if self.capacity_kw is None:
                 raise ValueError("give capacity_kw, or list the units with their capacity_kw")
@@ -479,11 +430,13 @@ class FacilityCooling(Model):
             raise ValueError(
                 f"capacity_kw {self.capacity_kw:g} is not the {self.total_kw:g} kW its units add up to"
             )
+        if self.redundancy == "N+1" and self.unit_count < 2:
+            raise ValueError("N+1 needs two or more units")
         return self
 
     @property
     def total_kw(self) -> float:
-        """Heat rejection with every unit running."""
+        """Capacity with every unit running."""
         if isinstance(self.units, int):
             assert self.capacity_kw is not None  # the validator says so
             return self.capacity_kw
@@ -499,6 +452,42 @@ class FacilityCooling(Model):
         if isinstance(self.units, int):
             return self.total_kw / self.units
         return max(u.capacity_kw for u in self.units)
+
+
+class Cdu(UnitSet):
+    """A coolant distribution unit, or a set of CDUs that serve the same racks
+    together (`units`: a count of equal ones, or each with its capacity, with
+    the redundancy across them): it takes the liquid part of its racks' heat
+    to the facility water."""
+
+    name: Name
+    racks: Annotated[list[Name], Items] = []  # racks it serves, by name
+    rows: Annotated[list[Name], Items] = []  # and/or whole rows (Rack.row)
+
+    @model_validator(mode="after")
+    def _serves_something(self) -> Cdu:
+        if not self.racks and not self.rows:
+            raise ValueError("a CDU serves racks or rows: give `racks`, `rows` or both")
+        return self
+
+
+class RoomAir(UnitSet):
+    """The room's air handlers (CRAH / CRAC, fan walls, in-row units, rear doors'
+    fans): units that take the air part of the heat (air_heat_kw) to the
+    plant; a liquid hall can have plant to spare and too little air."""
+
+
+class FacilityCooling(UnitSet):
+    inlet_c: Annotated[float, Strict(), Field(ge=-10, le=60)] | None = None
+    ashrae_class: Literal["A1", "A2", "A3", "A4", "H1"] | None = None
+    # Air temperature rise across the servers, for airflow (CFM) figures. Servers
+    # typically run 11-14 C (20-25 F); the low end gives the most airflow.
+    delta_t_c: Annotated[float, Strict(), Field(gt=0, le=40)] = 11
+    # Facility water: its ASHRAE class and, where known, its design supply temperature.
+    water_class: Literal["W17", "W27", "W32", "W40", "W45", "W+"] | None = None
+    water_supply_c: Annotated[float, Strict(), Field(ge=0, le=80)] | None = None
+    # The air handlers, where the hall's air side is sized on its own.
+    room_air: RoomAir | None = None
 
 
 class Facility(Model):
@@ -590,6 +579,35 @@ class Psu(Model):
         if self.feeds is None:
             return None
         return {name: n if isinstance(n, int) else sum(n.values()) for name, n in self.feeds.items()}
+
+
+def psu_feed_names(psu: Psu | None, rack: Rack | None) -> list[str] | None:
+    """The feed (or ATS) each of a server's PSUs is cabled to, PSU 1 first, where
+    the inventory says: psu.feeds in the order written (`{A1: 2, B1: 2}`: PSUs
+    1-2 on A1, 3-4 on B1), else the rack's psu_order dealt round (None: not said;
+    the PSUs are spread as evenly as whole PSUs allow)."""
+    if psu is None:
+        return None
+    counts = psu.feed_counts()
+    if counts is not None:
+        return [name for name, n in counts.items() for _ in range(n)]
+    order = rack.psu_order if rack is not None else None
+    if not order:
+        return None
+    return [order[i % len(order)] for i in range(psu.count)]
+
+
+class PowerShelf(Model):
+    """One power shelf of a rack-scale system (a server with `trays`): PSU
+    `number` of its psu (an NVL72 shelf holds 6 PSUs and is one psu here), as
+    the loader reads it off the server's psu and its rack's cabling. Not
+    written on its own: an entity `shelf/<facility>/<rack>/<server>/<number>`."""
+
+    number: PosInt
+    # Where psu.feeds or the rack's psu_order cable it; None: spread evenly (derived).
+    feed: Name | None = None
+    rating_w: Pos | None = None
+    phase: Literal[1, 3] = 1
 
 
 class InletRange(Model):

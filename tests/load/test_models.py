@@ -146,6 +146,17 @@ def test_invalid(model: type[BaseModel], data: dict[str, Any], loc: tuple[str | 
     (m.Psu, {"count": 2, "redundant": 2}, "redundant PSUs must be fewer than the PSU count"),
     (m.GpuModel, {**GPU, "verified": False},
      "list the unverified fields in `unverified` exactly when verified is false"),
+    # A CDU set and the air handlers take the plant's units: a count or a list (m.UnitSet).
+    (m.Cdu, {"name": "C", "units": 2, "rows": ["A"]},
+     "give capacity_kw, or list the units with their capacity_kw"),
+    (m.Cdu, {"name": "C", "capacity_kw": 100, "units": [{"name": "A", "capacity_kw": 60}], "rows": ["A"]},
+     "capacity_kw 100 is not the 60 kW its units add up to"),
+    (m.Cdu, {"name": "C", "redundancy": "N+1", "units": [{"name": "A", "capacity_kw": 60}], "rows": ["A"]},
+     "N+1 needs two or more units"),
+    (m.RoomAir, {"capacity_kw": 100, "redundancy": "N+1"}, "N+1 needs two or more units"),
+    (m.RoomAir, {"units": [{"name": "A", "capacity_kw": 60}], "capacity_kw": 61},
+     "capacity_kw 61 is not the 60 kW its units add up to"),
+    (m.FacilityCooling, {"capacity_kw": 100, "redundancy": "N+1"}, "N+1 needs two or more units"),
 ])
 def test_own_messages(model: type[BaseModel], data: dict[str, Any], message: str) -> None:
     with pytest.raises(ValidationError) as exc:

@@ -44,6 +44,7 @@ def _documents(path: Path) -> list[Any]:
     return [d for d in yaml.load_all(path.read_text(encoding="utf-8"), Loader=_EditorLoader) if d]
 
 
+COOLING_FIXTURES = ("plant", "liquid", "floor", "cdu-units")
 EXAMPLES = sorted([
     *(ROOT / "inventories").rglob("*.yaml"),
     *(ROOT / "rules" / "knowledge" / name for name in CATALOG_FILES),
@@ -52,8 +53,8 @@ EXAMPLES = sorted([
     ROOT / "tests" / "fixtures" / "knowledge" / "knowledge.yaml",
     *(ROOT / "templates" / "init" / "inventories").glob("*.yaml"),
     # The cooling plant unit by unit, CDUs and liquid fractions, floor ratings.
-    *(ROOT / "tests" / "fixtures" / name / "facility.yaml" for name in ("plant", "liquid", "floor")),
-    *(ROOT / "tests" / "fixtures" / name / "servers.yaml" for name in ("plant", "liquid", "floor")),
+    *(ROOT / "tests" / "fixtures" / name / "facility.yaml" for name in COOLING_FIXTURES),
+    *(ROOT / "tests" / "fixtures" / name / "servers.yaml" for name in COOLING_FIXTURES),
 ])
 
 

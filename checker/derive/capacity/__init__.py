@@ -29,6 +29,7 @@ from checker.derive.capacity.feeds import (
 from checker.derive.capacity.panels import PANEL_COLUMNS, panel_table
 from checker.derive.capacity.racks import rack_inputs, rack_table
 from checker.derive.capacity.servers import server_table
+from checker.derive.capacity.shelves import SHELF_COLUMNS, shelf_table
 from checker.derive.capacity.table import Column, Table
 from checker.load.build import Inventory
 
@@ -40,6 +41,7 @@ __all__ = [
     "PANEL_COLUMNS",
     "RACK_COLUMNS",
     "SERVER_COLUMNS",
+    "SHELF_COLUMNS",
     "UPS_COLUMNS",
     "Capacity",
     "Column",
@@ -67,6 +69,7 @@ class Capacity:
     cooling_units: Table[tuple[str, str]]
     cdus: Table[tuple[str, str]]
     ups_blocks: Table[tuple[str, str]]
+    shelves: Table[tuple[str, str, str, str]]
     panels: Table[tuple[str, str]]
 
     def to_json(self) -> dict[str, Any]:
@@ -79,6 +82,7 @@ class Capacity:
             "cooling_units": _entities("cooling_unit", self.cooling_units),
             "cdus": _entities("cdu", self.cdus),
             "ups_blocks": _entities("ups", self.ups_blocks),
+            "shelves": _entities("shelf", self.shelves),
             "panels": _entities("panel", self.panels),
         }
 
@@ -114,7 +118,8 @@ def compute(inv: Inventory) -> Capacity:
     own, arrays = server_table(inv, rack_index, racks, facilities)
     f, switches = feed_arrays(inv, rack_index), ats_arrays(inv, rack_index)
     cabled = pairs(inv, f, switches, racks["redundancy"], arrays)
-    feed_columns, failover, ats_pct = feed_loads(inv, f, switches, racks["redundancy"], arrays, cabled)
+    loads = feed_loads(inv, f, switches, racks["redundancy"], arrays, cabled)
+    feed_columns, failover, ats_pct = loads.feeds, loads.servers, loads.ats_pct
     server_t = Table(own.keys, SERVER_COLUMNS, {**own.columns, **failover})
     side_pct = failover["psu_side_pct"]
     own_rack = rack_table(inv, racks, facilities, f, feed_columns, (switches, ats_pct), arrays, side_pct)
@@ -124,5 +129,8 @@ def compute(inv: Inventory) -> Capacity:
     facility_t = facility_table(inv, racks["facility"], arrays, ups_capacity)
     units_t = cooling_unit_table(inv, facility_t.column("heat_kw"))
     cdus_t = cdu_table(inv, racks["cdu"], rack_t.column("liquid_heat_kw"))
+    shelves_t = shelf_table(
+        inv, f, switches, racks["redundancy"], arrays, cabled, (loads.scenarios, loads.rows)
+    )
     panels_t = panel_table(inv, f, cabled, arrays, feed_columns["load_kw"])
-    return Capacity(facility_t, rack_t, feed_t, server_t, units_t, cdus_t, ups_t, panels_t)
+    return Capacity(facility_t, rack_t, feed_t, server_t, units_t, cdus_t, ups_t, shelves_t, panels_t)

@@ -5,6 +5,12 @@ has units of their own sizes. N+1 means any one unit may fail, so the plant
 keeps its total minus the largest unit (facilities.py); capacity x (units -
 1) / units holds only for equal units: 3 x 400 + 1 x 200 kW keeps 1,000 kW,
 not 1,050 kW. Each unit's row says what the plant keeps without it.
+
+A CDU set (`cdus[].units`) is sized the same way, by the same rule
+(facilities.usable_kw): 3 x 600 + 1 x 300 kW at N+1 keeps 2,100 - 600 =
+1,500 kW, where capacity x (units - 1) / units would say 1,575 kW (the
+total minus the average unit, never less than minus the largest: for unequal
+units it is always a false pass).
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from checker.derive.capacity.facilities import usable_kw
 from checker.derive.capacity.servers import F64, NAN
 from checker.derive.capacity.table import Column, Table
 from checker.load.build import Inventory
@@ -71,9 +78,14 @@ CDU_COLUMNS = (
     Column("rack_count", "", "racks it serves (its racks and the racks of its rows)"),
     Column("liquid_heat_kw", "kW", "the liquid part of its racks' heat (their liquid_heat_kw) at peak"),
     Column(
+        "largest_unit_kw",
+        "kW",
+        "its largest unit (equal units: capacity_kw / units): what N+1 may lose",
+    ),
+    Column(
         "usable_kw",
         "kW",
-        "capacity_kw with the designed failure, units equal: N all; N+1 x (units-1)/units; 2N half",
+        "capacity_kw with the designed failure: N all; N+1 the total minus the largest unit; 2N half",
     ),
     Column("utilization_pct", "%", "liquid_heat_kw / usable_kw x 100"),
     Column("headroom_kw", "kW", "usable_kw - liquid_heat_kw"),
@@ -94,15 +106,12 @@ def cdu_table(inv: Inventory, rack_cdu: npt.NDArray[Any], rack_liquid_kw: F64) -
     on = which >= 0
     heat = np.bincount(which[on], weights=np.nan_to_num(rack_liquid_kw[on]), minlength=n)
     cdus = [p.value for p in inv.cdus.values()]
-    capacity = np.asarray([c.capacity_kw for c in cdus], dtype=np.float64)
-    units = np.asarray([c.units for c in cdus], dtype=np.float64)
-    redundancy = np.asarray([c.redundancy for c in cdus], dtype=object)
-    share = np.where(redundancy == "N+1", (units - 1) / units, np.where(redundancy == "2N", 0.5, 1.0))
-    usable = capacity * share
+    usable = np.asarray([usable_kw(c) for c in cdus], dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         columns: dict[str, npt.NDArray[Any]] = {
             "rack_count": np.bincount(which[on], minlength=n).astype(np.float64),
             "liquid_heat_kw": heat,
+            "largest_unit_kw": np.asarray([c.largest_kw for c in cdus], dtype=np.float64),
             "usable_kw": usable,
             "utilization_pct": np.where(usable > 0, 100.0 * heat / usable, NAN),
             "headroom_kw": usable - heat,

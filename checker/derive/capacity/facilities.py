@@ -69,7 +69,7 @@ FACILITY_COLUMNS = (
     Column(
         "room_air_usable_kw",
         "kW",
-        "cooling.room_air with its designed failure: N all; N+1 capacity_kw x (units - 1) / units; 2N half",
+        "cooling.room_air with its designed failure: N all; N+1 the total minus the largest unit; 2N half",
     ),
     Column(
         "room_air_utilization_pct",
@@ -140,8 +140,8 @@ def water_supply_c(cooling: m.FacilityCooling | None) -> float | None:
     return m.WATER_CLASS_MAX_C.get(cooling.water_class) if cooling.water_class else None
 
 
-def usable_kw(plant: m.FacilityCooling | m.RoomAir | m.Generators | None) -> float:
-    """What a plant (cooling, air handlers, generators) keeps after the failure it
+def usable_kw(plant: m.UnitSet | m.Generators | None) -> float:
+    """What a plant (cooling, air handlers, a CDU set, generators) keeps after the failure it
     is designed for: none (N), any one unit (N+1: the total minus the largest
     unit, which for equal units is capacity x (units - 1) / units), one half (2N)."""
     if plant is None:

@@ -469,12 +469,24 @@ def group_failures(
     return moved.reshape(len(cases), n_lands), sc, rows
 
 
+@dataclass(frozen=True)
+class Loads:
+    """What feed_loads works out: the feed columns that come of the loads
+    (FEED_COLUMNS but capacity and the rack's utilization), SERVER_COLUMNS,
+    each ATS's highest load in % of its capacity (with every feed up or after
+    a designed failure), and the scenarios and their rows (for the shelves)."""
+
+    feeds: dict[str, npt.NDArray[Any]]
+    servers: dict[str, npt.NDArray[Any]]
+    ats_pct: F64
+    scenarios: Scenarios
+    rows: Rows
+
+
 def feed_loads(
     inv: Inventory, f: FeedArrays, a: AtsArrays, redundancy: npt.NDArray[Any], s: ServerArrays, p: Pairs
-) -> tuple[dict[str, npt.NDArray[Any]], dict[str, npt.NDArray[Any]], F64]:
-    """The feed columns that come of the loads (FEED_COLUMNS but capacity and the
-    rack's utilization), SERVER_COLUMNS, and each ATS's highest load in % of its
-    capacity (with every feed up or after a designed failure)."""
+) -> Loads:
+    """Every feed, server and ATS figure that comes of the loads (Loads)."""
     n_feeds, n_servers = len(f.kw), len(s.rack)
     parts = s.psu_parts
     rating = np.asarray([p.rating_w if p and p.rating_w else NAN for p in parts], dtype=np.float64)[s.psu]
@@ -495,7 +507,7 @@ def feed_loads(
     feed_load: F64 = np.bincount(feed_at, weights=carried, minlength=len(feed_groups)).astype(np.float64)
     feed_of, scen_of = feed_groups % max(n_feeds, 1), feed_groups // max(n_feeds, 1)
     up = ~_among(feed_groups, sc.lost)
-    worst_load, worst_case = _worst(feed_of[up], feed_load[up], sc.case[scen_of[up]], n_feeds, high=True)
+    worst_load, worst_case = worst_of(feed_of[up], feed_load[up], sc.case[scen_of[up]], n_feeds, high=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         feed_cols |= {
             "failover_load_kw": worst_load,
@@ -533,7 +545,7 @@ def feed_loads(
     # What each server keeps: live PSUs x rating, the lowest over its rack's scenarios.
     server_of, g_scen = groups % max(n_servers, 1), groups // max(n_servers, 1)
     kept_w: F64 = live_psus * rating[server_of]
-    low, low_case = _worst(server_of, kept_w, sc.case[g_scen], n_servers, high=False)
+    low, low_case = worst_of(server_of, kept_w, sc.case[g_scen], n_servers, high=False)
     with np.errstate(invalid="ignore", divide="ignore"):
         pct = 100.0 * low / s.peak_w
     # A 2N rack's designed failures are its sides: the side figures are the
@@ -548,7 +560,7 @@ def feed_loads(
         "failover_psu_pct": pct,
         "failover_psu_case": low_case,
     }
-    return feed_cols, server_cols | _psu_voltages(inv, f, len(redundancy), s, p), ats_pct
+    return Loads(feed_cols, server_cols | _psu_voltages(inv, f, len(redundancy), s, p), ats_pct, sc, rows)
 
 
 def _psu_voltages(
@@ -663,7 +675,7 @@ def _phases(
     pairs_on = np.stack([l1**2 + l3**2 + l1 * l3, l1**2 + l2**2 + l1 * l2, l2**2 + l3**2 + l2 * l3])
     lines = np.sqrt(pairs_on) / np.sqrt(3.0)
     heaviest = np.where(f.line_to_neutral[of_feed], sums.max(axis=1), lines.max(axis=0))
-    worst, worst_case = _worst(of_feed, heaviest, cases[of_case], n_feeds, high=True)
+    worst, worst_case = worst_of(of_feed, heaviest, cases[of_case], n_feeds, high=True)
     phase_kw = np.where(f.three_phase, f.kw / 3.0, NAN)
     with np.errstate(invalid="ignore", divide="ignore"):
         return {
@@ -686,7 +698,7 @@ def feed_table(
     return Table(list(inv.feeds), FEED_COLUMNS, columns)
 
 
-def _worst(
+def worst_of(
     who: IDX, value: F64, case: npt.NDArray[Any], n: int, *, high: bool
 ) -> tuple[F64, npt.NDArray[Any]]:
     """Per entity, the highest (or lowest) value and its case; NaN / None where none.

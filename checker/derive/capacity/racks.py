@@ -186,7 +186,7 @@ def _power(racks: dict[str, Any], f: FeedArrays, s: ServerArrays, side_pct: F64)
 def _side_loss(n: int, s: ServerArrays, side_pct: F64) -> dict[str, F64]:
     known = (s.rack >= 0) & ~np.isnan(side_pct)
     # A rack-scale system short on a side loss has a finding of its own
-    # (power.shelf-side-loss): it is the rack.
+    # (power.shelf-side-loss, on its shelves): it is the rack.
     short = known & (side_pct < 100.0) & ~s.system
     lowest = np.full(n, np.inf)
     np.minimum.at(lowest, s.rack[known], side_pct[known])

@@ -123,18 +123,15 @@ def _draws(inv: Inventory, fac_typical: npt.NDArray[np.bool_], facility: IDX) ->
 
 def psu_map(psu: m.Psu | None, rack: m.Rack | None) -> dict[str, int] | None:
     """How many of a server's PSUs go to each feed (or ATS) of its rack, where
-    the inventory says: its own psu.feeds, else its rack's psu_order dealt
-    round (None: not said, the PSUs are spread as evenly as whole PSUs allow)."""
-    if psu is None:
-        return None
-    if psu.feeds is not None:
-        return psu.feed_counts()
-    order = rack.psu_order if rack is not None else None
-    if not order:
+    the inventory says (m.psu_feed_names: its own psu.feeds, else its rack's
+    psu_order dealt round; None: not said, the PSUs are spread as evenly as
+    whole PSUs allow)."""
+    names = m.psu_feed_names(psu, rack)
+    if names is None:
         return None
     counts: dict[str, int] = {}
-    for i in range(psu.count):
-        counts[order[i % len(order)]] = counts.get(order[i % len(order)], 0) + 1
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
     return counts
 
 

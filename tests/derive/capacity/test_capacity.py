@@ -248,7 +248,7 @@ def test_room_cooling_n_plus_1_of_four_units(audit: Auditor) -> None:
     assert fac["heat_kw"] == 17
 
 
-@pytest.mark.parametrize(("redundancy", "units", "usable"), [("N", 4, 220), ("2N", 4, 110), ("N+1", 1, 0)])
+@pytest.mark.parametrize(("redundancy", "units", "usable"), [("N", 4, 220), ("2N", 4, 110), ("N+1", 2, 110)])
 def test_room_cooling_by_redundancy(audit: Auditor, redundancy: str, units: int, usable: float) -> None:
     facility = rack(AB_415, top=f"cooling: {{capacity_kw: 220, units: {units}, redundancy: {redundancy}}}\n")
     run = audit(facility, servers("{name: s, rack: R1, position: 1, u_height: 1, power_w: {max: 1000}}"))
@@ -408,7 +408,8 @@ def test_ups_headroom_warning(audit: Auditor) -> None:
 def test_json_capacity_section_is_keyed_by_entity_id(audit: Auditor) -> None:
     doc = audit(rack(AB_415), TWO_DGX_H100).capacity.to_json()
     assert list(doc) == [
-        "facilities", "racks", "feeds", "servers", "cooling_units", "cdus", "ups_blocks", "panels"
+        "facilities", "racks", "feeds", "servers", "cooling_units", "cdus", "ups_blocks", "shelves",
+        "panels",
     ]
     assert [r["entity"] for r in doc["feeds"]] == ["feed/f/R1/a", "feed/f/R1/b"]
     assert doc["racks"][0]["entity"] == "rack/f/R1" and doc["racks"][0]["load_kw"] == 20.4
@@ -593,7 +594,8 @@ def test_cli_a_liquid_hall_whose_cdus_are_over_while_the_plant_is_under(
     assert run.err == "" and run.code == 1
     assert run.lines == [
         "liquid/facility.yaml:21:5: error cooling.cdu-capacity CDU hall/CDU-L takes 965.6 kW of liquid heat "
-        "from its 8 racks at peak, over the 800 kW it keeps at N+1 (1600 kW over 2 units)",
+        "from its 8 racks at peak, over the 800 kW it keeps at N+1 (1600 kW over 2 units, less its largest, "
+        "800 kW)",
         summary(error=1),
     ]
     doc = json.loads(cli("audit", "liquid", *AS_OF, "--format", "json").out)["capacity"]
@@ -605,6 +607,7 @@ def test_cli_a_liquid_hall_whose_cdus_are_over_while_the_plant_is_under(
             "entity": "cdu/hall/CDU-L",
             "rack_count": 8,
             "liquid_heat_kw": 965.6,
+            "largest_unit_kw": 800,
             "usable_kw": 800,
             "utilization_pct": 120.7,
             "headroom_kw": -165.6,
@@ -617,6 +620,82 @@ def test_cli_a_liquid_hall_whose_cdus_are_over_while_the_plant_is_under(
     assert l01["airflow_cfm"] == 3399.394
     nvl = doc["servers"][0]
     assert (nvl["liquid_share"], nvl["liquid_heat_w"], nvl["air_heat_w"]) == (0.85, 120700, 21300)
+
+
+def test_cli_cdus_and_air_handlers_of_unequal_units_keep_the_total_minus_the_largest(
+    cli: CliRunner, in_fixtures: Path
+) -> None:
+    """tests/fixtures/cdu-units. CDU-A, 3 x 600 + 1 x 300 = 2,100 kW at N+1: any one unit may fail, so it
+    keeps 2,100 - 600 = 1,500 kW for 4 x 380 = 1,520 kW (101.3 %), over; capacity x (units - 1) / units
+    would credit 2,100 x 3/4 = 1,575 kW and pass it. The air handlers, 500 + 2 x 250 kW at N+1, keep
+    1,000 - 500 = 500 kW for 6 x 95 = 570 kW (114 %), where 1,000 x 2/3 = 666.7 kW would pass. CDU-B,
+    3 equal units of 1,500 kW in all, keeps 1,500 x 2/3 = 1,000 kW for 760 kW: under, as before."""
+    run = cli("audit", "cdu-units", *AS_OF)
+    assert run.err == "" and run.code == 1
+    assert run.lines == [
+        "cdu-units/facility.yaml:24:3: error cooling.room-air-capacity facility hall gives 570.0 kW to the "
+        "room air at peak (2280 kW of its 2850 kW goes to liquid), over the 500 kW its air handlers keep "
+        "at N+1",
+        "cdu-units/facility.yaml:32:5: error cooling.cdu-capacity CDU hall/CDU-A takes 1520 kW of liquid "
+        "heat from its 4 racks at peak, over the 1500 kW it keeps at N+1 (2100 kW over 4 units, less its "
+        "largest, 600 kW)",
+        summary(error=2),
+    ]
+    doc = json.loads(cli("audit", "cdu-units", *AS_OF, "--format", "json").out)["capacity"]
+    cdus = [(c["entity"], c["largest_unit_kw"], c["usable_kw"], c["utilization_pct"]) for c in doc["cdus"]]
+    assert cdus == [
+        ("cdu/hall/CDU-A", 600, 1500, 101.333),
+        ("cdu/hall/CDU-B", 500, 1000, 76),
+    ]
+    (hall,) = doc["facilities"]
+    assert (hall["room_air_usable_kw"], hall["room_air_utilization_pct"]) == (500, 114)
+
+
+@pytest.mark.parametrize(
+    ("cdu", "usable", "largest"),
+    [
+        # N+1: the total minus the largest unit; the count form is the same for equal units.
+        ("units: [{name: A, capacity_kw: 600}, {name: B, capacity_kw: 600}, {name: C, capacity_kw: 600},"
+         " {name: D, capacity_kw: 300}], redundancy: N+1", 1500, 600),
+        ("capacity_kw: 2100, units: 4, redundancy: N+1", 1575, 525),
+        ("units: [{name: A, capacity_kw: 400}, {name: B, capacity_kw: 400}], redundancy: N+1", 400, 400),
+        ("units: [{name: A, capacity_kw: 600}, {name: B, capacity_kw: 300}], redundancy: 2N", 450, 600),
+        ("units: [{name: A, capacity_kw: 600}, {name: B, capacity_kw: 300}]", 900, 600),
+    ],
+)
+def test_a_cdu_set_keeps_what_its_redundancy_leaves(
+    audit: Auditor, cdu: str, usable: float, largest: float
+) -> None:
+    facility = f"kind: Facility\nname: f\nracks: [{{name: R1}}]\ncdus:\n  - {{name: C, racks: [R1], {cdu}}}\n"
+    run = audit(facility)
+    row = run.capacity.cdus.row(("f", "C"))
+    assert (row["usable_kw"], row["largest_unit_kw"]) == (usable, largest)
+
+
+def test_cdu_and_room_air_facts_read_a_listed_set_as_its_total_and_count() -> None:
+    """Facts read a listed set as numbers (m.UnitSet), so a rule's `units` is never a list."""
+    inv, problems = load([Path(__file__).parents[2] / "fixtures" / "cdu-units"])
+    assert problems == []
+    facts = {f.entity: f.values for f in build_all(inv, compute(inv), Context(dt.date(2027, 1, 15)))}
+    a, b = facts["cdu/hall/CDU-A"], facts["cdu/hall/CDU-B"]
+    assert (a["capacity_kw"], a["units"], a["units_listed"], a["largest_unit_kw"]) == (2100, 4, True, 600)
+    assert (b["capacity_kw"], b["units"], b["units_listed"], b["largest_unit_kw"]) == (1500, 3, False, 500)
+    hall = facts["facility/hall"]
+    air = [hall[f"cooling.room_air.{k}"] for k in ("capacity_kw", "units", "largest_unit_kw", "redundancy")]
+    assert air == [1000, 3, 500, "N+1"]
+
+
+def test_a_listed_unit_name_is_unique_within_its_set(cli: CliRunner, tmp_path: Path) -> None:
+    (tmp_path / "f.yaml").write_text(
+        "kind: Facility\nname: f\nracks: [{name: R1}]\ncdus:\n  - name: C\n    racks: [R1]\n    units:\n"
+        "      - {name: A, capacity_kw: 600}\n      - {name: A, capacity_kw: 300}\n"
+    )
+    run = cli("audit", str(tmp_path / "f.yaml"), "--no-cache")
+    assert run.code == 2
+    assert run.lines[0].endswith(
+        "f.yaml:9:16: error schema.duplicate-name duplicate unit name 'A' (first defined at "
+        f"{tmp_path / 'f.yaml'}:8)"
+    )
 
 
 def test_cli_an_nvl72_on_a_floor_rated_below_its_caster_load(cli: CliRunner, in_fixtures: Path) -> None:
@@ -764,7 +843,7 @@ def test_liquid_fraction_needs_liquid_cooling(cli: CliRunner, tmp_path: Path) ->
         ("capacity_kw: 300, units: 3, redundancy: N+1", 200, 50),
         ("capacity_kw: 300, units: 2, redundancy: N+1", 150, 66.667),
         ("capacity_kw: 300, units: 2, redundancy: 2N", 150, 66.667),
-        ("capacity_kw: 300, units: 1, redundancy: N+1", 0, None),  # one unit cannot lose one
+        # One unit cannot lose one: N+1 with one unit is an input error (tests/load/test_models.py).
     ],
 )
 def test_cdu_usable_capacity(audit: Auditor, cdu: str, usable: float, pct: float | None) -> None:
@@ -780,7 +859,7 @@ def test_cdu_usable_capacity(audit: Auditor, cdu: str, usable: float, pct: float
     [
         ([400, 400, 400, 200], [True, False, False, False], [1000, 1000, 1000, 1200]),
         ([200, 500, 500], [False, True, False], [1000, 700, 700]),
-        ([300], [True], [0]),
+        ([300, 300], [True, False], [300, 300]),
     ],
 )
 def test_each_cooling_unit_and_what_the_plant_keeps_without_it(

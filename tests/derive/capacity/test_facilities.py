@@ -21,7 +21,7 @@ def units(*kw: float) -> list[dict[str, object]]:
         ({"capacity_kw": 220, "units": 4, "redundancy": "N"}, 220),
         ({"capacity_kw": 220, "units": 4, "redundancy": "N+1"}, 165),
         ({"capacity_kw": 220, "units": 10, "redundancy": "N+1"}, 198),
-        ({"capacity_kw": 220, "units": 1, "redundancy": "N+1"}, 0),
+        ({"capacity_kw": 220, "units": 2, "redundancy": "N+1"}, 110),  # one unit: an input error
         ({"capacity_kw": 220, "units": 2, "redundancy": "2N"}, 110),
         # units of their own sizes: N+1 keeps the total minus the largest (1,400 - 400), not 1,050
         ({"units": units(400, 400, 400, 200), "redundancy": "N+1"}, 1000),

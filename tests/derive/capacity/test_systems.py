@@ -53,12 +53,15 @@ def test_cli_nvl72_power_shelves_busbar_and_power_cap(cli: CliRunner, in_fixture
     run = cli("audit", "nvl72", *AS_OF)
     assert run.err == "" and run.code == 1
     assert run.lines == [
-        "nvl72/servers.yaml:6:30: warning power.shelf-side-loss system gb300-r01 in 2N rack R01: after a "
-        "side loss (side A) its 4 remaining power shelves give 132.0 kW for its 142.0 kW peak (93.0 %): it "
-        "rides through only on power capping",
+        # Each of the 8 shelves is over after a side loss (142 / 4 = 35.5 kW on 33 kW): one line for all.
+        "nvl72/facility.yaml:23:15: warning power.shelf-side-loss power shelf 1 of system gb300-r01 in 2N "
+        "rack hall/R01 carries 35.5 kW after a side loss, 107.6 % of its 33.0 kW: the 4 shelves left give "
+        "132.0 kW for the system's 142.0 kW peak (93.0 %), so it rides through only on power capping (and 7 "
+        "more alike: "
+        + ", ".join(f"hall/R01/gb300-r01/{n}" for n in range(2, 9)) + ")",
         "nvl72/servers.yaml:8:54: error power.busbar-capacity system gb200-r03: its 132.0 kW peak draw is "
         "110 % of its 120.0 kW busbar rating",
-        summary(error=1, warning=1),
+        summary(error=1, warning=8),
     ]
     doc = json.loads(cli("audit", "nvl72", *AS_OF, "--format", "json").out)["capacity"]
     servers = {s["entity"]: s for s in doc["servers"]}
@@ -225,3 +228,117 @@ def test_the_nvl72_example_passes_with_its_readme_figures(cli: CliRunner) -> Non
     assert (cdu["liquid_heat_kw"], cdu["usable_kw"], cdu["utilization_pct"]) == (844.8, 1200, 70.4)
     (su1,) = doc["facilities"]
     assert (su1["heat_kw"], su1["air_heat_kw"], su1["cooling_usable_kw"]) == (1080, 235.2, 1500)
+
+
+# ---------------------------------------------------------------- power shelves as entities
+def test_cli_a_gb200_nvl72_at_142_kw_keeps_132_kw_on_the_four_shelves_left(
+    cli: CliRunner, in_fixtures: Path
+) -> None:
+    """tests/fixtures/shelves. R01: a GB200 NVL72 at 142 kW, its 8 shelves of 33 kW one a feed (psu_order
+    A1 B1 A2 B2 ...): with every shelf up each carries 142 / 8 = 17.75 kW (53.8 %); a side loss leaves
+    4 x 33 = 132 kW, each shelf left carrying 142 / 4 = 35.5 kW, 107.6 %, and the system 132 / 142 = 93.0 %:
+    a warning on each shelf, at its psu_order entry. R02: psu.feeds puts 5 shelves on side A, 3 on B;
+    side A's loss leaves 3 x 33 = 99 kW for 132 kW (75 %), the system's error power.psu-side-loss (one
+    rule for it, not a shelf warning as well). R03: spread evenly, 4 a side, 132 kW on 132 kW: nothing."""
+    run = cli("audit", "shelves", *AS_OF)
+    assert run.err == "" and run.code == 1
+    assert run.lines == [
+        "shelves/facility.yaml:26:17: warning power.shelf-side-loss power shelf 1 of system nvl-r01 in 2N "
+        "rack hall/R01 carries 35.5 kW after a side loss, 107.6 % of its 33.0 kW: the 4 shelves left give "
+        "132.0 kW for the system's 142.0 kW peak (93.0 %), so it rides through only on power capping (and 7 "
+        "more alike: "
+        + ", ".join(f"hall/R01/nvl-r01/{n}" for n in range(2, 9)) + ")",
+        "shelves/servers.yaml:11:5: error power.psu-side-loss server nvl-r02 in 2N rack R02 keeps 99000 W of "
+        "PSUs when a side fails, 75 % of its 132000 W peak draw: it throttles hard or shuts down though the "
+        "rack's feeds survive",
+        summary(error=1, warning=8),
+    ]
+    doc = json.loads(cli("audit", "shelves", *AS_OF, "--format", "json").out)
+    located = {f["entity"]: (f["line"], f["column"]) for f in doc["findings"]}
+    # Each shelf at its own entry of psu_order: [A1, B1, A2, B2, A3, B3, A4, B4] from column 17, 4 apart.
+    r01 = [located[f"shelf/hall/R01/nvl-r01/{n}"] for n in range(1, 9)]
+    assert r01 == [(26, 17 + 4 * i) for i in range(8)]
+    shelves = {r["entity"]: r for r in doc["capacity"]["shelves"]}
+    assert len(shelves) == 24
+    assert shelves["shelf/hall/R01/nvl-r01/2"] == {
+        "entity": "shelf/hall/R01/nvl-r01/2",
+        "feed": "B1",
+        "side": "B",
+        "rating_w": 33000,
+        "phase": 3,
+        "load_w": 17750,
+        "utilization_pct": 53.788,
+        "failover_load_w": 35500,
+        "failover_utilization_pct": 107.576,
+        "failover_case": "side A",
+        "shelves_left": 4,
+        "kept_w": 132000,
+        "kept_pct": 92.958,
+    }
+    # R02, psu.feeds {A1: 2, A2: 2, A3: 1, B1: 1, B2: 1, B3: 1}: shelves 1-2 on A1 ... 8 on B3. Side B's loss
+    # leaves 5 on side A, 132 / 5 = 26.4 kW each; side A's leaves 3 on side B, 132 / 3 = 44 kW each.
+    r02 = [shelves[f"shelf/hall/R02/nvl-r02/{n}"] for n in range(1, 9)]
+    assert [r["feed"] for r in r02] == ["A1", "A1", "A2", "A2", "A3", "B1", "B2", "B3"]
+    assert [(r["failover_load_w"], r["shelves_left"], r["kept_pct"]) for r in (r02[0], r02[7])] == [
+        (26400, 5, 125), (44000, 3, 75)
+    ]
+    # R03: not said, so dealt 4 a side, one a feed, in the rack's feed order.
+    r03 = [shelves[f"shelf/hall/R03/nvl-r03/{n}"] for n in range(1, 9)]
+    assert [r["feed"] for r in r03] == ["A1", "A2", "A3", "A4", "B1", "B2", "B3", "B4"]
+    assert {(r["failover_load_w"], r["kept_pct"]) for r in r03} == {(33000, 100)}
+
+
+@pytest.mark.parametrize(
+    ("shelf", "where"),
+    [
+        ("shelf/hall/R02/nvl-r02/1", ("servers.yaml", 11, 56)),  # its psu.feeds entry, A1
+        ("shelf/hall/R02/nvl-r02/8", ("servers.yaml", 11, 91)),  # B3
+        ("shelf/hall/R03/nvl-r03/5", ("servers.yaml", 12, 28)),  # the catalog's psu: the `model:` value
+        ("shelf/hall/R01/nvl-r01/8", ("facility.yaml", 26, 45)),  # its rack's psu_order entry, B4
+    ],
+)
+def test_a_shelf_is_placed_at_the_line_that_cables_it(shelf: str, where: tuple[str, int, int]) -> None:
+    inv, problems = load([Path(__file__).parents[2] / "fixtures" / "shelves"])
+    assert problems == []
+    loc = inv.entities()[shelf]
+    assert (Path(loc.file).name, loc.line, loc.column) == where
+
+
+def test_only_rack_scale_systems_have_shelves(tmp_path: Path) -> None:
+    facts = _facts(
+        tmp_path,
+        "  - {name: n1, model: gb200-nvl72, rack: R1}\n"
+        "  - {name: sw, rack: R1, position: 48, u_height: 1, power_w: {max: 500},\n"
+        "     psu: {count: 2, rating_w: 400}}\n",
+    )
+    shelves = sorted(k for k in facts if k.startswith("shelf/"))
+    assert shelves == [f"shelf/f/R1/n1/{n}" for n in range(1, 9)]
+    one = facts["shelf/f/R1/n1/1"]
+    assert (one["server"], one["rack"], one["name"], one["feed"], one["rack_redundancy"]) == (
+        "n1", "R1", "1", "A1", "2N"
+    )
+
+
+def test_a_shelf_behind_a_transfer_switch_is_on_the_ats_its_cabling_names(tmp_path: Path) -> None:
+    """Shelves on A1 and B1, two behind ATS T (A2, else B2), 132 kW. Side A's loss takes A1, and T moves
+    its shelves to B2: 3 up, 132 / 3 = 44 kW each. Side B's takes B1; T stays on A2: 3 up, 44 kW each.
+    The ATS's shelves are up in both (the first, side A, named)."""
+    (tmp_path / "facility.yaml").write_text(
+        "kind: Facility\nname: f\npower: {it_capacity_kw: 1000}\nracks:\n"
+        "  - name: R1\n    u_height: 48\n    cooling: liquid\n    redundancy: 2N\n"
+        "    psu_order: [A1, B1, T, T]\n"
+        "    ats: [{name: T, primary: A2, secondary: B2, amps: 100}]\n    feeds:\n" + FEEDS
+    )
+    (tmp_path / "servers.yaml").write_text(
+        "kind: Servers\nfacility: f\nservers:\n"
+        "  - {name: n1, model: gb200-nvl72, rack: R1, psu: {count: 4, rating_w: 33000, phase: 3}}\n"
+    )
+    inv, problems = load([tmp_path])
+    assert problems == []
+    shelves = compute(inv).shelves
+    rows = [shelves.row(("f", "R1", "n1", str(n))) for n in range(1, 5)]
+    assert [r["feed"] for r in rows] == ["A1", "B1", "T", "T"]
+    assert [r["load_w"] for r in rows] == [33000] * 4  # every shelf up: 132 / 4
+    assert [r["failover_load_w"] for r in rows] == [44000] * 4
+    assert [r["failover_case"] for r in rows] == ["side B", "side A", "side A", "side A"]
+    assert [r["kept_pct"] for r in rows] == [75] * 4  # 3 x 33 / 132

@@ -1,0 +1,131 @@
+"""`checker diff` says where the change's own settings check less than the base's.
+
+Both trees are audited with the change's checker.yaml, so a pull request that
+ignores the rules (or adds a checker.yaml of its own nearer the inventories,
+which wins) made both trees quiet alike and the diff passed with nothing
+said. Each weakening is now a new `config.weakened` warning at its line.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import AS_OF, CliRunner
+from tests.test_diff import _add_two, _git, repo  # noqa: F401  (the fixture)
+
+PASS_LINE = "checker diff: {new} new, 0 worsened, 0 resolved, 0 waived, 0 capacity changes: pass"
+
+
+def _commit_config(repo: Path, text: str, name: str = "checker.yaml") -> None:  # noqa: F811
+    (repo / name).write_text(text)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "config")
+
+
+def _weakened(run_lines: list[str]) -> list[str]:
+    return [line.strip() for line in run_lines if "config.weakened" in line]
+
+
+@pytest.mark.parametrize(
+    ("base", "head", "expected"),
+    [
+        # The rules turned off: every rule but the input checks and this one.
+        ("", 'ignore: ["power.*"]\n', "checker.yaml:1:1: warning config.weakened the change stops"),
+        ("fail_on: warning\n", "fail_on: error\n",
+         "checker.yaml:1:1: warning config.weakened the change raises fail_on from warning to error, "
+         "against the base's checker.yaml"),
+        ("", "headroom_pct: 0\n",
+         "checker.yaml:1:1: warning config.weakened the change loosens headroom_pct from 10 to 0, "
+         "against the base's defaults (it had no checker.yaml)"),
+        ("", "support_level: nbd\n",
+         "checker.yaml:1:1: warning config.weakened the change loosens support_level from 24x7 to nbd"),
+        ("", "support_horizon_days: 30\n", "loosens support_horizon_days from 365 to 30"),
+        ("", "large_model_params_b: 500\n", "loosens large_model_params_b from 1 to 500"),
+        ("", 'severity: {"power.rack-capacity": warning}\n',
+         "checker.yaml:1:1: warning config.weakened the change lowers the severity of 1 rules: "
+         "power.rack-capacity (error -> warning), against the base's defaults (it had no checker.yaml)"),
+    ],
+)
+def test_each_weakening_is_a_new_warning_at_its_line(
+    repo: Path, cli: CliRunner, base: str, head: str, expected: str  # noqa: F811
+) -> None:
+    if base:
+        _commit_config(repo, base)
+    (repo / "checker.yaml").write_text(head)
+    run = cli("diff", "--base", "HEAD", "inv", *AS_OF)
+    assert run.code == 0, run.lines
+    (line,) = _weakened(run.lines)
+    assert line.startswith(expected) or expected in line, line
+    assert PASS_LINE.format(new=1) in run.lines
+
+
+@pytest.mark.parametrize(
+    ("base", "head"),
+    [
+        ("", ""),  # no config either side
+        ("fail_on: error\n", "fail_on: warning\n"),  # stricter
+        ('ignore: ["power.*"]\n', 'ignore: ["power.rack-*"]\n'),  # runs more
+        ("headroom_pct: 10\n", "headroom_pct: 20\n"),
+        ('severity: {"power.rack-capacity": warning}\n', ""),  # back to the rule's own, error
+    ],
+)
+def test_settings_that_check_as_much_or_more_say_nothing(
+    repo: Path, cli: CliRunner, base: str, head: str  # noqa: F811
+) -> None:
+    if base:
+        _commit_config(repo, base)
+    (repo / "checker.yaml").write_text(head)
+    run = cli("diff", "--base", "HEAD", "inv", *AS_OF)
+    assert _weakened(run.lines) == [] and run.code in (0, 1), run.lines  # 1: fail_on warning, stricter
+
+
+def test_a_config_of_its_own_beside_the_inventories_is_judged_against_the_base(
+    repo: Path, cli: CliRunner  # noqa: F811
+) -> None:
+    # The repository's checker.yaml fails on warnings; the change adds inv/checker.yaml
+    # (the nearest config wins) that ignores every rule and an overloaded rack.
+    _commit_config(repo, "fail_on: warning\n")
+    (repo / "inv" / "checker.yaml").write_text('ignore: ["*"]\n')
+    _add_two(repo, "H01")
+    run = cli("diff", "--base", "HEAD", "inv", *AS_OF, "--fail-on-new")
+    weak = _weakened(run.lines)
+    assert [w.split(" config.weakened ")[0] for w in weak] == [
+        "inv/checker.yaml:1:1: warning",  # the rules stopped
+        "inv/checker.yaml:1:1: warning",  # fail_on back to its default, error
+    ]
+    (stops,) = [w for w in weak if "the change stops" in w]
+    assert "power.rack-capacity" in stops or "more" in stops
+    assert any("raises fail_on from warning to error" in w for w in weak)
+    # The change's own settings cannot hide what judges them.
+    assert run.code == 0  # fail_on is error there: the warnings are shown, not failed
+    run = cli("diff", "--base", "HEAD", "inv", *AS_OF, "--fail-on-new", "--fail-on", "warning")
+    assert run.code == 1
+
+
+def test_the_json_and_the_comment_carry_it(repo: Path, cli: CliRunner, tmp_path: Path) -> None:  # noqa: F811
+    (repo / "checker.yaml").write_text('ignore: ["power.*"]\n')
+    md, js = tmp_path / "c.md", tmp_path / "c.json"
+    run = cli("diff", "--base", "HEAD", "inv", *AS_OF, "--format", f"markdown:{md}", "--format", f"json:{js}")
+    assert run.code == 0
+    new = json.loads(js.read_text())["new"]
+    assert [f["rule"] for f in new] == ["config.weakened"]
+    assert new[0]["file"] == "checker.yaml" and new[0]["line"] == 1
+    assert "config.weakened" in md.read_text()
+
+
+def test_a_broken_base_config_is_judged_by_the_defaults(repo: Path, cli: CliRunner) -> None:  # noqa: F811
+    _commit_config(repo, "fail_on: sometimes\n")
+    (repo / "checker.yaml").write_text("headroom_pct: 0\n")
+    run = cli("diff", "--base", "HEAD", "inv", *AS_OF)
+    (line,) = _weakened(run.lines)
+    assert line.endswith("against the base's checker.yaml (not valid there, so its defaults)"), line
+
+
+def test_the_change_cannot_ignore_what_judges_it(repo: Path, cli: CliRunner) -> None:  # noqa: F811
+    (repo / "checker.yaml").write_text('ignore: ["config.weakened", "power.*"]\n')
+    run = cli("diff", "--base", "HEAD", "inv", *AS_OF)
+    (line,) = _weakened(run.lines)
+    assert "the change stops" in line and "config.weakened," not in line
