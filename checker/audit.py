@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from checker.core.findings import Finding
+from checker.core.perf import keep
 from checker.decide.config import Settings, check_selection
 from checker.decide.result import AuditResult
 from checker.decide.verdict import override_severity, verdict
@@ -39,6 +40,7 @@ def run_audit(
     check_selection(cfg, known)
     inv, schema = load(paths, exclude=cfg.config_file, options=options, tables=list(TABLE_KINDS),
                        knowledge=book.knowledge)
+    keep(inv)  # to the end of a process that ends itself: not freed model by model (8 ms at 10,000 servers)
     # The user's knowledge documents (docs/knowledge.md) merged into the built-in tables.
     knowledge = extend(builtin(), inv.tables)
     schema += knowledge.problems

@@ -25,7 +25,7 @@ from checker import __version__
 from checker.core import progress, signals
 from checker.core.errors import MAX_LISTED, MAX_SHOWN, UserError, clip, shown_value
 from checker.core.findings import SEVERITIES
-from checker.core.perf import gc_paused
+from checker.core.perf import ending_process, gc_paused, keep
 from checker.core.suggest import did_you_mean
 from checker.core.terminal import SafeStream, StreamError, escape, escape_lines, whole_writes
 from checker.importers import IMPORTERS, Importer
@@ -152,7 +152,9 @@ def _audit(
     options = _read_options(args)
     # A progress line while it runs (on a terminal), unless only the summary is wanted.
     with progress.shown(sys.stderr) if not quiet else contextlib.nullcontext():
-        return run_audit(paths, cfg, args.as_of or dt.date.today(), options=options), cfg
+        result = run_audit(paths, cfg, args.as_of or dt.date.today(), options=options)
+    keep(result)
+    return result, cfg
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
@@ -246,6 +248,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
             fail_on_new=args.fail_on_new,
             settings_change=settings_change,
         )
+    keep(result)
     shared = args.link_base.rstrip("/") + "/" if args.link_base else ""
     shared = shared or (github_commit_base(env) if env is not None else "")
     per_rule, alike = cfg.max_per_rule, cfg.group_findings
@@ -818,7 +821,11 @@ def run() -> NoReturn:
     ends without tearing the interpreter down. Everything a run writes is closed
     by then (outputs and cache entries by `with`, the workers joined), so what
     is left is freeing every object and module one by one: 15 % of a small
-    audit's CPU (as mypy's command line, which exits the same way)."""
+    audit's CPU (as mypy's command line, which exits the same way). The same
+    goes for the run's own data: the collector is not resumed for a last pass
+    and the audit's result is not freed (checker.core.perf.ending_process), 6 %
+    of a 10,000-server audit's."""
+    ending_process()
     code = main()
     for stream in (sys.stdout, sys.stderr):
         try:

@@ -102,6 +102,40 @@ def test_a_command_imports_what_it_runs_with_the_collector_paused() -> None:
                            "checker.render.step_summary", "checker.render.text"])
 
 
+ENDING = """
+import gc, os, sys
+from checker import cli
+from checker.core import perf
+where = []
+gc.callbacks.append(lambda phase, info: phase == "start" and where.append(sys._getframe(1).f_code.co_name))
+ends = os._exit
+def ended(code):
+    held = [type(value).__name__ for value in perf._kept or ()]
+    print(code, where, gc.isenabled(), held, file=sys.stderr, flush=True)
+    ends(code)
+os._exit = ended
+sys.argv = ["checker", "audit", sys.argv[1], "--as-of", "2027-01-15", "--quiet"]
+cli.run()
+"""
+
+
+def test_the_command_ends_without_collecting_or_freeing_what_the_audit_built() -> None:
+    """cli.run ends the process itself: the collector stays paused to the end (no
+    last pass, as main() makes when its pause ends: above) and the audit's inventory and result
+    are held to the end, not freed object by object (checker.core.perf.ending_process)."""
+    minimal = str(Path(__file__).parent / "fixtures" / "minimal")
+    run = subprocess.run([sys.executable, "-c", ENDING, minimal], capture_output=True, text=True, check=False)
+    assert (run.returncode, run.stderr.splitlines()[-1]) == (0, "0 [] False ['Inventory', 'AuditResult']")
+
+
+def test_a_library_call_keeps_nothing() -> None:
+    """main(argv) in a process that goes on: what the audit built is freed as it returns."""
+    code = "import sys; from checker.cli import main; from checker.core import perf; main(sys.argv[1:]); " \
+        "print(perf._kept)"
+    minimal = str(Path(__file__).parent / "fixtures" / "minimal")
+    assert _python(code, "audit", minimal, "--as-of", "2027-01-15", "--quiet").splitlines()[-1] == "None"
+
+
 BROKEN = (
     "import sys; sys.modules['checker._vendor.durable_rules_engine'] = None; "  # its import now fails
     "from checker.__main__ import main; sys.exit(main())"

@@ -12,10 +12,12 @@ thresholds the tables give. `checker facts [KIND]` prints this registry.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import operator
 from collections.abc import Callable, Hashable, ItemsView, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 import numpy as np
@@ -192,8 +194,13 @@ class FactKind:
             model = next(_inner_models(info.annotation), None)
         return True
 
-    def field_types(self) -> dict[str, FieldType]:
-        return {f.name: f.type for f in self.fields}
+    def field_types(self) -> Mapping[str, FieldType]:
+        """Each field's type by name: made once (each rule of the kind asks, three times)."""
+        return self._field_types
+
+    @cached_property
+    def _field_types(self) -> Mapping[str, FieldType]:
+        return MappingProxyType({f.name: f.type for f in self.fields})
 
     def field(self, name: str) -> FactField | None:
         return next((f for f in self.fields if f.name == name), None)
@@ -269,11 +276,18 @@ def _assemble(
     """One row per entity, its cells in column order and taken by zip() at C
     speed; a column no entity has is left out of the header. Rows with the
     same columns share one header (from `headers`)."""
-    kept = [(name, cell) for name, cell in zip(names, cells, strict=True) if cell.count(None) < count]
+    kept = [(name, cell) for name, cell in zip(names, cells, strict=True) if _any_value(cell)]
     kept_names = tuple(name for name, _ in kept)
     header = headers.get(kept_names) or headers.setdefault(kept_names, Header(kept_names))
     rows = zip(*(cell for _, cell in kept), strict=True) if kept else [()] * count
     return [Row(header, row) for row in rows]
+
+
+def _any_value(cell: Sequence[Any]) -> bool:
+    """Whether any entity has a value in this column: the first one not None
+    ends the scan (most columns have a value in their first entity; counting
+    the Nones read all of every column)."""
+    return any(map(operator.is_not, cell, itertools.repeat(None)))
 
 
 # An entity's id, its placed model and the derived values not given as columns.

@@ -432,6 +432,12 @@ class UnitSet(Model):
             )
         if self.redundancy == "N+1" and self.unit_count < 2:
             raise ValueError("N+1 needs two or more units")
+        # 2N keeps half only if either half may fail: two equal halves, as for generators.
+        if self.redundancy == "2N" and self.unit_count > 1 and self.unit_count % 2:
+            raise ValueError(f"2N is two equal halves: an even count of units, not {self.unit_count}")
+        mixed = isinstance(self.units, list) and len({u.capacity_kw for u in self.units}) > 1
+        if self.redundancy == "2N" and mixed:
+            raise ValueError("2N is two equal halves: list units of one rating (or use N+1)")
         return self
 
     @property

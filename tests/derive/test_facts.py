@@ -345,3 +345,30 @@ def test_cli_an_a2_design_at_altitude_fails_on_its_derated_maximum(cli: CliRunne
         " air, outside the allowable range of ASHRAE class A2 (its maximum 3.0 °C lower at 1800 m)",
         summary(error=1),
     ], "")
+
+
+@pytest.mark.parametrize(
+    ("cells", "kept"),
+    [
+        ([None, None, None], False),
+        ([], False),
+        ([None, None, 0], True),  # a zero, False or "" is a value: only None is absent
+        ([False, None], True),
+        (["", None], True),
+        ([np.nan, None], True),
+        (["x", None, None], True),
+    ],
+)
+def test_a_column_is_kept_when_any_entity_has_a_value(cells: list[object], kept: bool) -> None:
+    header: dict[tuple[str, ...], Header] = {}
+    rows = facts_module._assemble(["a", "b"], [cells, ["y"] * len(cells)], len(cells), header)
+    assert facts_module._any_value(cells) is kept
+    assert all(row.header.names == (("a", "b") if kept else ("b",)) for row in rows)
+
+
+def test_a_kinds_field_types_are_made_once_and_read_only() -> None:
+    kind = fact_kind("server")
+    types = kind.field_types()
+    assert types is kind.field_types() and types["gpu.count"] == "number"
+    with pytest.raises(TypeError):
+        types["gpu.count"] = "string"  # type: ignore[index]

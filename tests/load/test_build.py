@@ -355,6 +355,17 @@ def test_waiver_for_unknown_entity_is_reported_once(cli: CliRunner, workdir: Wri
     ]  # and not also as waiver.unused: the waiver is dropped
 
 
+def test_without_waivers_no_entity_is_looked_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Waivers' entities are checked against every entity's id; with no waiver, those
+    ids are not made at all (6 ms of a 10,000-server load)."""
+    def unwanted(self: loader.Inventory) -> None:
+        raise AssertionError("every entity's id made for no waiver")
+
+    monkeypatch.setattr(loader.Inventory, "entities", unwanted)
+    inv, problems = load([FIXTURES / "minimal"])
+    assert problems == [] and inv.waivers == [] and len(inv.servers) > 0
+
+
 # ---------------------------------------------------------------- defaults, anchors, documents
 DEFAULTS = """\
     kind: Servers

@@ -157,6 +157,12 @@ def test_invalid(model: type[BaseModel], data: dict[str, Any], loc: tuple[str | 
     (m.RoomAir, {"units": [{"name": "A", "capacity_kw": 60}], "capacity_kw": 61},
      "capacity_kw 61 is not the 60 kW its units add up to"),
     (m.FacilityCooling, {"capacity_kw": 100, "redundancy": "N+1"}, "N+1 needs two or more units"),
+    # 2N keeps half only when either half may fail: two equal halves (as generator sets).
+    (m.FacilityCooling, {"capacity_kw": 900, "units": 3, "redundancy": "2N"},
+     "2N is two equal halves: an even count of units, not 3"),
+    (m.Cdu, {"name": "C", "redundancy": "2N", "rows": ["A"],
+             "units": [{"name": "A", "capacity_kw": 600}, {"name": "B", "capacity_kw": 300}]},
+     "2N is two equal halves: list units of one rating (or use N+1)"),
 ])
 def test_own_messages(model: type[BaseModel], data: dict[str, Any], message: str) -> None:
     with pytest.raises(ValidationError) as exc:

@@ -225,6 +225,19 @@ def test_the_characters_looked_at_are_those_yaml_does_not_print_or_opens_syntax_
         assert (fastpath._LOOK.match(char) is not None) == looked, hex(code)
 
 
+@pytest.mark.parametrize("code", range(128))
+def test_an_ascii_text_is_looked_through_when_it_holds_a_character_look_finds(code: int) -> None:
+    """The shortcut for ASCII texts (a text with none of _LOOK's characters needs no
+    event parser) keeps each character _LOOK finds: at a node's start, a text with
+    it is refused as before, and one with only the others is read."""
+    char = chr(code)
+    kept = bytes([code]).translate(None, fastpath._UNLOOKED)
+    assert (kept == char.encode()) == (fastpath._LOOK.match(char) is not None)
+    needs = fastpath._needs_events(f"a: [x, {char}y]\n")
+    looked = fastpath._LOOK.match(char) is not None
+    assert needs == (char in fastpath._NODE_START or (looked and char != "<"))
+
+
 @pytest.mark.parametrize("text", [pytest.param(t, id=i) for i, t in REFUSED])
 def test_refused(text: str) -> None:
     assert fastpath.load(text) is None
@@ -558,3 +571,17 @@ def test_a_scalars_offset_comes_from_its_address_in_the_text_without_a_copy() ->
     assert [fastpath._address(v) for v in views] == framed
     base = fastpath._address(memoryview(buffer))
     assert [fastpath._address(v) - base for v in views] == [3, 14, 18, 26]
+
+
+class _Uncounted(str):
+    def count(self, *args: object) -> int:  # type: ignore[override]
+        raise AssertionError("a small text's nodes were counted")
+
+
+def test_only_a_large_text_has_its_nodes_counted() -> None:
+    """A node every few bytes is refused only in a text of a megabyte or more
+    (_DENSE_MIN_BYTES): a smaller one is not read through twice to count them."""
+    assert not fastpath._dense(_Uncounted("- 1\n" * 1000))
+    dense = "- 1\n" * 300_000
+    assert fastpath._dense(dense) and fastpath._dense(dense.encode())
+    assert not fastpath._dense("x" * 2_000_000) and not fastpath._dense(b"x" * 2_000_000)

@@ -26,7 +26,7 @@ def units(*kw: float) -> list[dict[str, object]]:
         # units of their own sizes: N+1 keeps the total minus the largest (1,400 - 400), not 1,050
         ({"units": units(400, 400, 400, 200), "redundancy": "N+1"}, 1000),
         ({"units": units(400, 400, 400, 200), "redundancy": "N"}, 1400),
-        ({"units": units(400, 400, 400, 200), "redundancy": "2N"}, 700),
+        ({"units": units(400, 400, 400, 400), "redundancy": "2N"}, 800),  # two equal halves
         ({"units": units(200, 500), "capacity_kw": 700, "redundancy": "N+1"}, 200),
         # listed equal units mean what the count meant
         ({"units": units(120, 120, 120, 120), "redundancy": "N+1"}, 360),
