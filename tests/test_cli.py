@@ -307,9 +307,10 @@ def test_json_contract(cli: CliRunner, in_fixtures: Path) -> None:
         "file": "overload/facility.yaml", "line": 12, "column": 5, "waived": True,
     }
     assert doc["findings"][1]["entity"] == "server/s2"
-    # The contract only adds: the 0.1.0 sections first, then the cooling plant, the UPS blocks and
-    # the power shelves.
-    sections = ["facilities", "racks", "feeds", "servers", "cooling_units", "cdus", "ups_blocks", "shelves"]
+    # The contract only adds: the 0.1.0 sections first, then the cooling plant, the UPS blocks,
+    # the power shelves, the panels.
+    sections = ["facilities", "racks", "feeds", "servers", "cooling_units", "cdus", "ups_blocks", "shelves",
+                "panels"]
     assert list(doc["capacity"]) == sections
     assert doc["capacity"]["facilities"][0]["entity"] == "facility/f1"
     rack = doc["capacity"]["racks"][0]
@@ -466,8 +467,8 @@ def test_facts_rack(cli: CliRunner) -> None:
 def test_facts_lists_every_kind(cli: CliRunner) -> None:
     run = cli("facts")
     kinds = [line.split(":")[0] for line in run.lines if not line.startswith(" ")]
-    kinds_ = ["facility", "rack", "feed", "cooling_unit", "cdu", "ups", "server", "shelf", "workload"]
-    assert (run.code, kinds) == (0, [*kinds_, "framework", "container", "engine", "jax"])
+    kinds_ = ["facility", "rack", "feed", "cooling_unit", "cdu", "ups", "panel", "server", "shelf"]
+    assert (run.code, kinds) == (0, [*kinds_, "workload", "framework", "container", "engine", "jax"])
 
 
 @pytest.mark.parametrize(("kind", "hint"), [

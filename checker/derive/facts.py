@@ -31,6 +31,7 @@ from checker.derive.capacity import (
     COOLING_UNIT_COLUMNS,
     FACILITY_COLUMNS,
     FEED_COLUMNS,
+    PANEL_COLUMNS,
     RACK_COLUMNS,
     SERVER_COLUMNS,
     SHELF_COLUMNS,
@@ -529,6 +530,24 @@ def _ups_blocks(run: Derivation) -> list[Fact]:
     return _facility_parts(run, "ups", UPS_FIELDS, run.cap.ups_blocks)
 
 
+# ---------------------------------------------------------------- panel
+PANEL_FIELDS = (
+    derived("facility", "string", "", "facility whose distribution the panel is"),
+    written("name", "string", "", "panel name"),
+    written("voltage", "number", "V", "line-to-line voltage for three-phase"),
+    written("amps", "number", "A", "the upstream breaker's rating (panel main, PDU output, busway feed)"),
+    written("phase", "number", "", "1 | 3"),
+    written("max_utilization", "number", "%", "continuous-load limit, default 80, as a feed's"),
+    written("power_factor", "number", "", "power factor"),
+    written("ups", "string", "", "the UPS block it is fed from"),
+    *_columns(PANEL_COLUMNS),
+)
+
+
+def _panels(run: Derivation) -> list[Fact]:
+    return _facility_parts(run, "panel", PANEL_FIELDS, run.cap.panels)
+
+
 # ---------------------------------------------------------------- CDU
 CDU_FIELDS = (
     derived("facility", "string", "", "facility the CDU is in"),
@@ -621,6 +640,7 @@ FEED_FIELDS = (
         "sets no blanket figure, I_B <= I_n <= I_Z: at IEC sites it is operator policy)",
     ),
     written("power_factor", "number", "", "power factor"),
+    written("panel", "string", "", "the panel (power.panels) it is a circuit or tap-off of"),
     *_columns(FEED_COLUMNS),
 )
 
@@ -1050,6 +1070,14 @@ REGISTRY: dict[str, FactKind] = {
         FactKind("cdu", "a coolant distribution unit and its racks", CDU_FIELDS, _cdus, m.Cdu),
         FactKind(
             "ups", "one block of a facility's UPS (power.ups.blocks)", UPS_FIELDS, _ups_blocks, m.UpsBlock
+        ),
+        FactKind(
+            "panel",
+            "distribution many feeds share behind one breaker: a panelboard, floor PDU or busway"
+            " (power.panels)",
+            PANEL_FIELDS,
+            _panels,
+            m.Panel,
         ),
         FactKind(
             "server", "a server, with catalog and defaults merged in", SERVER_FIELDS, _servers, m.Server

@@ -161,6 +161,7 @@ class Inventory:
     cooling_units: dict[tuple[str, str], Placed[m.CoolingUnit]] = field(default_factory=dict)
     cdus: dict[tuple[str, str], Placed[m.Cdu]] = field(default_factory=dict)
     ups_blocks: dict[tuple[str, str], Placed[m.UpsBlock]] = field(default_factory=dict)
+    panels: dict[tuple[str, str], Placed[m.Panel]] = field(default_factory=dict)
     servers: dict[str, ServerEntry] = field(default_factory=dict)
     # The power shelves of rack-scale systems, keyed (facility, rack, server, number).
     shelves: dict[tuple[str, str, str, str], Placed[m.PowerShelf]] = field(default_factory=dict)
@@ -201,6 +202,7 @@ ENTITIES: dict[str, Entity] = {
     "cooling_unit": Entity("cooling_units", ("facility", "unit")),
     "cdu": Entity("cdus", ("facility", "cdu")),
     "ups": Entity("ups_blocks", ("facility", "block")),
+    "panel": Entity("panels", ("facility", "panel")),
     "server": Entity("servers", ("server",)),
     "shelf": Entity("shelves", ("facility", "rack", "server", "shelf")),
     "workload": Entity("workloads", ("workload",)),
@@ -604,10 +606,16 @@ class _Builder:
                 self.inv.ups_blocks[(fac.name, block.name)] = block_place
             if ups is not None:
                 self._check_mechanical(fac, ups, block, block_place)
+        for i, panel in enumerate(fac.power.panels if fac.power else []):
+            panel_place = Placed(panel, doc.file, doc.src.descend("power", "panels", i))
+            if self.unique(self.inv.panels, (fac.name, panel.name), "panel", panel_place):
+                self.inv.panels[(fac.name, panel.name)] = panel_place
+            self._check_panel_block(fac, ups, panel, panel_place)
         for i, rack in enumerate(fac.racks):
             rack_place = Placed(rack, doc.file, doc.src.descend("racks", i))
             self._add_rack(fac.name, rack, rack_place)
             self._check_feed_blocks(fac, ups, rack, rack_place)
+            self._check_feed_panels(fac, rack, rack_place)
         room_air = fac.cooling.room_air if fac.cooling else None
         if room_air is not None:
             self._unique_units(room_air, Placed(room_air, doc.file, doc.src.descend("cooling", "room_air")))
@@ -655,17 +663,73 @@ class _Builder:
                 f"facility {fac.name} has no UPS block '{target}'{did_you_mean(target, blocks)}",
             )
 
+    def _check_panel_block(
+        self, fac: m.Facility, ups: m.Ups | None, panel: m.Panel, place: Placed[m.Panel]
+    ) -> None:
+        """A panel's `ups` is a block of its facility's UPS, one that feeds name
+        (not a module of an N+1 bus)."""
+        if panel.ups is None:
+            return
+        blocks = [b.name for b in ups.blocks] if ups else []
+        if ups is None:
+            self.p.add(
+                SCHEMA_REFERENCE,
+                place.at(["ups"], key=True),
+                f"panel {panel.name}: facility {fac.name} has no UPS blocks (power.ups)",
+            )
+        elif panel.ups not in blocks:
+            self.p.add(
+                SCHEMA_REFERENCE,
+                place.at(["ups"], key=False),
+                f"panel {panel.name}: facility {fac.name} has no UPS block '{panel.ups}'"
+                f"{did_you_mean(panel.ups, blocks)}",
+            )
+        elif ups.redundancy == "N+1":
+            self.p.add(
+                SCHEMA_REFERENCE,
+                place.at(["ups"], key=True),
+                f"panel {panel.name}: facility {fac.name}'s N+1 UPS is modules on one bus: its panels"
+                " name no block",
+            )
+
+    def _check_feed_panels(self, fac: m.Facility, rack: m.Rack, place: Placed[m.Rack]) -> None:
+        """A feed's panel is one of its facility's, and a feed names no other UPS
+        block than its panel is fed from: the panel checks would otherwise move
+        load onto the wrong distribution."""
+        panels = {p.name: p for p in fac.power.panels} if fac.power else {}
+        for i, feed in enumerate(rack.feeds):
+            if feed.panel is None:
+                continue
+            panel = panels.get(feed.panel)
+            if panel is None:
+                hint = did_you_mean(feed.panel, list(panels)) if panels else " (it lists no power.panels)"
+                self.p.add(
+                    SCHEMA_REFERENCE,
+                    place.at(["feeds", i, "panel"], key=False),
+                    f"feed {feed.name} of rack {rack.name}: facility {fac.name} has no panel"
+                    f" '{feed.panel}'{hint}",
+                )
+            elif panel.ups is not None and feed.ups is not None and feed.ups != panel.ups:
+                self.p.add(
+                    SCHEMA_REFERENCE,
+                    place.at(["feeds", i, "ups"], key=False),
+                    f"feed {feed.name} of rack {rack.name} is on UPS block {feed.ups}, but its panel"
+                    f" {panel.name} is fed from {panel.ups}",
+                )
+
     def _check_feed_blocks(
         self, fac: m.Facility, ups: m.Ups | None, rack: m.Rack, place: Placed[m.Rack]
     ) -> None:
         """A feed names a UPS block of its facility where the blocks are mapped
         (Ups.mapped), and only then: an unmapped feed would be on no block, and
-        the block checks would pass on less than the load."""
+        the block checks would pass on less than the load. A feed on a panel
+        fed from a block (Panel.ups) is on that block without naming it."""
         blocks = [b.name for b in ups.blocks] if ups else []
+        fed_from = {p.name: p.ups for p in fac.power.panels} if fac.power else {}
         for i, feed in enumerate(rack.feeds):
             where = place.at(["feeds", i, "ups"], key=True)
             if feed.ups is None:
-                if ups is not None and ups.mapped:
+                if ups is not None and ups.mapped and fed_from.get(feed.panel or "") is None:
                     self.p.add(
                         SCHEMA_MISSING_FIELD,
                         place.at(["feeds", i]),

@@ -84,7 +84,15 @@ DESCRIPTIONS: dict[str, str] = {
     # FacilityPower
     "it_capacity_kw": "the UPS capacity peak IT load is checked against (or give `ups` blocks, not both)",
     "ups": "the UPS as blocks, with its redundancy",
-    "Feed.ups": "the facility UPS block this feed is on (power.ups)",
+    "Feed.ups": "the facility UPS block this feed is on (power.ups; without it, its panel's)",
+    "panels": "distribution many feeds share behind one upstream breaker: a panelboard or remote power"
+    " panel, a floor PDU's output, or a busway whose tap-offs are the feeds",
+    "Feed.panel": "the panel (power.panels) this feed is a circuit or tap-off of",
+    "Panel.ups": "the facility UPS block the panel is fed from (power.ups); its feeds are on it",
+    "Panel.voltage": "the panel's voltage (line to line for three-phase)",
+    "Panel.amps": "the upstream breaker's rating: the panel main, PDU output or busway feed breaker",
+    "Panel.phase": "1 for single-phase, 3 for three-phase (the default)",
+    "Panel.max_utilization": "the share of the breaker it may carry continuously (NEC 210.20(A): 80)",
     "utility_kw": "the utility supply for the whole site (IT, cooling and losses)",
     "generators": "standby generators that carry the site while the utility is out",
     "basis": "which server draw the site's load is figured at: max (nameplate peak) or typical",

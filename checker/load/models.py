@@ -175,6 +175,7 @@ class Feed(Model):
     max_utilization: Percent = 80  # NetBox default: the NEC 210.20(A) 80 % rule
     power_factor: Annotated[float, Strict(), Field(gt=0, le=1)] = 1.0
     ups: Name | None = None  # the facility's UPS block it is fed from (power.ups)
+    panel: Name | None = None  # the facility's panel it is a circuit of (power.panels)
 
     @property
     def phases(self) -> tuple[str, ...]:
@@ -349,10 +350,27 @@ class Generators(Model):
         return self
 
 
+class Panel(Model):
+    """What one upstream breaker protects between the UPS and the racks' feeds,
+    shared by many feeds: a panelboard or remote power panel (its circuits are
+    the feeds), a floor PDU's output, or an overhead busway (its tap-offs are
+    the feeds). It is rated as a feed is, by NetBox's formula."""
+
+    name: Name
+    voltage: Pos
+    amps: Pos
+    phase: Annotated[Literal[1, 3], BeforeValidator(_whole_number)] = 3
+    max_utilization: Percent = 80  # as Feed: the NEC 210.20(A) 80 % rule
+    power_factor: Annotated[float, Strict(), Field(gt=0, le=1)] = 1.0
+    ups: Name | None = None  # the facility's UPS block it is fed from (power.ups)
+
+
 class FacilityPower(Model):
     # The UPS capacity peak IT is checked against; with `ups`, its blocks' (not both).
     it_capacity_kw: Pos | None = None
     ups: Ups | None = None
+    # Distribution between the UPS and the racks' feeds (Feed.panel names one).
+    panels: Annotated[list[Panel], Items] = []
     utility_kw: Pos | None = None
     generators: Generators | None = None
     basis: Literal["max", "typical"] = "max"

@@ -26,6 +26,7 @@ from checker.derive.capacity.feeds import (
     feed_table,
     pairs,
 )
+from checker.derive.capacity.panels import PANEL_COLUMNS, panel_table
 from checker.derive.capacity.racks import rack_inputs, rack_table
 from checker.derive.capacity.servers import server_table
 from checker.derive.capacity.shelves import SHELF_COLUMNS, shelf_table
@@ -37,6 +38,7 @@ __all__ = [
     "COOLING_UNIT_COLUMNS",
     "FACILITY_COLUMNS",
     "FEED_COLUMNS",
+    "PANEL_COLUMNS",
     "RACK_COLUMNS",
     "SERVER_COLUMNS",
     "SHELF_COLUMNS",
@@ -68,6 +70,7 @@ class Capacity:
     cdus: Table[tuple[str, str]]
     ups_blocks: Table[tuple[str, str]]
     shelves: Table[tuple[str, str, str, str]]
+    panels: Table[tuple[str, str]]
 
     def to_json(self) -> dict[str, Any]:
         """The JSON `capacity` section: one object per entity, sorted by entity id."""
@@ -80,6 +83,7 @@ class Capacity:
             "cdus": _entities("cdu", self.cdus),
             "ups_blocks": _entities("ups", self.ups_blocks),
             "shelves": _entities("shelf", self.shelves),
+            "panels": _entities("panel", self.panels),
         }
 
 
@@ -128,4 +132,5 @@ def compute(inv: Inventory) -> Capacity:
     shelves_t = shelf_table(
         inv, f, switches, racks["redundancy"], arrays, cabled, (loads.scenarios, loads.rows)
     )
-    return Capacity(facility_t, rack_t, feed_t, server_t, units_t, cdus_t, ups_t, shelves_t)
+    panels_t = panel_table(inv, f, cabled, arrays, feed_columns["load_kw"])
+    return Capacity(facility_t, rack_t, feed_t, server_t, units_t, cdus_t, ups_t, shelves_t, panels_t)

@@ -430,6 +430,45 @@ def scenario_rows(p: Pairs, f: FeedArrays, s: ServerArrays, sc: Scenarios) -> Ro
     return Rows(row_scen, row_pair, row_feed, row_server, live, carried, at, groups, live_psus)
 
 
+def group_failures(
+    p: Pairs,
+    f: FeedArrays,
+    s: ServerArrays,
+    fails: IDX,
+    cases: npt.NDArray[Any],
+    lands: IDX,
+    n_lands: int,
+    n_racks: int,
+) -> tuple[F64, Scenarios, Rows]:
+    """Failures that each take a group of feeds down at once (a UPS block, a
+    panel): feed g is lost in failure `fails[g]` (-1: in none), `cases[x]`
+    names failure x. Each rack a failure touches is one scenario, its servers'
+    PSUs on the surviving feeds carrying their whole draw (scenario_rows).
+    Returns what each failure moves onto each group of `lands` (feed g lands
+    on `lands[g]`, -1: on none) as [failure x, group y]: the rows' load where
+    they now draw, less what the same PSUs drew with every feed up; and the
+    scenarios with their rows."""
+    n_feeds, width = len(f.kw), max(n_racks, 1)
+    lost_feed = np.flatnonzero(fails >= 0)
+    pair_key = fails[lost_feed].astype(np.int64) * width + f.rack[lost_feed]
+    scenario_keys, scenario_of = np.unique(pair_key, return_inverse=True)
+    scenario_of = scenario_of.reshape(-1)
+    failed = (scenario_keys // width).astype(np.intp)  # the failure of each scenario
+    sc = Scenarios(
+        (scenario_keys % width).astype(np.intp),
+        np.asarray(cases, dtype=object)[failed],
+        np.sort(scenario_of.astype(np.int64) * n_feeds + lost_feed),
+    )
+    rows = scenario_rows(p, f, s, sc)
+    normal = np.nan_to_num(p.psus * p.each_kw)
+    now, before = lands[rows.feed], lands[p.feed[rows.pair]]
+    x = failed[rows.scen].astype(np.int64)
+    moved = np.zeros(len(cases) * n_lands)
+    np.add.at(moved, x[now >= 0] * n_lands + now[now >= 0], rows.carried[now >= 0])
+    np.subtract.at(moved, x[before >= 0] * n_lands + before[before >= 0], normal[rows.pair][before >= 0])
+    return moved.reshape(len(cases), n_lands), sc, rows
+
+
 @dataclass(frozen=True)
 class Loads:
     """What feed_loads works out: the feed columns that come of the loads

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from checker.derive.capacity.feeds import FeedArrays, Pairs, Rows, Scenarios, scenario_rows
+from checker.derive.capacity.feeds import FeedArrays, Pairs, Rows, Scenarios, group_failures
 from checker.derive.capacity.servers import F64, IDX, NAN, ServerArrays
 from checker.derive.capacity.table import Column, Table
 from checker.load.build import Inventory
@@ -144,13 +144,16 @@ def facility_capacity(inv: Inventory, b: Blocks) -> tuple[F64, F64]:
 
 
 def feed_blocks(inv: Inventory, b: Blocks) -> IDX:
-    """The block each feed is on: the one it names, or its facility's only block
-    (-1: none, or modules of an N+1 bus, which no feed names)."""
+    """The block each feed is on: the one it names, else the one its panel is fed
+    from, else its facility's only block (-1: none, or modules of an N+1 bus,
+    which no feed names)."""
     index = {key: i for i, key in enumerate(inv.ups_blocks)}
     only = {fac: i for (fac, _), i in index.items() if int(np.sum(b.facility == b.facility[i])) == 1}
     out = []
     for (fac, _, _), placed in inv.feeds.items():
-        named = placed.value.ups
+        feed = placed.value
+        panel = inv.panels.get((fac, feed.panel)) if feed.panel is not None else None
+        named = feed.ups if feed.ups is not None else panel.value.ups if panel is not None else None
         out.append(index.get((fac, named), -1) if named is not None else only.get(fac, -1))
     return np.asarray(out, dtype=np.intp)
 
@@ -255,27 +258,10 @@ def _moved_it(
 ) -> dict[str, npt.NDArray[Any]]:
     """Adds to `moved` ([failed X x block Y], flat) the IT load each block failure
     moves onto each other block through the racks' feeds; the racks' short servers."""
-    n_blocks = len(b.kw)
     moving = (on >= 0) & np.isin(b.redundancy[np.maximum(on, 0)], ("2N", "distributed"))
-    n_feeds = len(f.kw)
-    lost_feed = np.flatnonzero(moving)
-    pair_key = on[lost_feed].astype(np.int64) * max(n_racks, 1) + f.rack[lost_feed]
-    scenario_keys, scenario_of = np.unique(pair_key, return_inverse=True)
-    scenario_of = scenario_of.reshape(-1)
-    failed = (scenario_keys // max(n_racks, 1)).astype(np.intp)  # the block each scenario fails
-    sc = Scenarios(
-        (scenario_keys % max(n_racks, 1)).astype(np.intp),
-        np.asarray([f"block {name}" for name in b.name[failed].tolist()], dtype=object),
-        np.sort(scenario_of.astype(np.int64) * n_feeds + lost_feed),
-    )
-    rows = scenario_rows(p, f, s, sc)
-    # What moves onto block Y when X fails: the rows' load where they now draw,
-    # less what the same PSUs drew with every block up.
-    normal = np.nan_to_num(p.psus * p.each_kw)
-    now, before = on[rows.feed], on[p.feed[rows.pair]]
-    x = failed[rows.scen].astype(np.int64)
-    np.add.at(moved, x[now >= 0] * n_blocks + now[now >= 0], rows.carried[now >= 0])
-    np.subtract.at(moved, x[before >= 0] * n_blocks + before[before >= 0], normal[rows.pair][before >= 0])
+    cases = np.asarray([f"block {name}" for name in b.name.tolist()], dtype=object)
+    kw, sc, rows = group_failures(p, f, s, np.where(moving, on, -1), cases, on, len(b.kw), n_racks)
+    moved += kw.reshape(-1)
     return _short_servers(s, sc, rows, n_racks)
 
 

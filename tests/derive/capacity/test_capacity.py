@@ -408,7 +408,8 @@ def test_ups_headroom_warning(audit: Auditor) -> None:
 def test_json_capacity_section_is_keyed_by_entity_id(audit: Auditor) -> None:
     doc = audit(rack(AB_415), TWO_DGX_H100).capacity.to_json()
     assert list(doc) == [
-        "facilities", "racks", "feeds", "servers", "cooling_units", "cdus", "ups_blocks", "shelves"
+        "facilities", "racks", "feeds", "servers", "cooling_units", "cdus", "ups_blocks", "shelves",
+        "panels",
     ]
     assert [r["entity"] for r in doc["feeds"]] == ["feed/f/R1/a", "feed/f/R1/b"]
     assert doc["racks"][0]["entity"] == "rack/f/R1" and doc["racks"][0]["load_kw"] == 20.4

@@ -1,0 +1,128 @@
+"""Panels: the distribution many racks' feeds share between the UPS and the
+racks, each behind one upstream breaker (power.panels): a panelboard or remote
+power panel, a floor PDU's output, or an overhead busway whose tap-offs are the
+feeds. Every feed and rack can be within its rating while the busway they all
+hang from is not, most of all when the other side's busway fails and every
+rack's servers draw their whole load from this side.
+
+A panel is rated as a feed is (NetBox's formula, feeds.feed_kw). Its load is
+the sum of its feeds' load at peak draw (feeds.py, as feeds are checked); its
+failover load the worst after one single failure of its facility:
+
+- each other panel failing: its feeds are lost;
+- each UPS block of a 2N or distributed UPS failing: the feeds on it are lost
+  (ups.py: an N+1 bus keeps its total, a catcher's reserve takes a block whole,
+  N designs no failure).
+
+Either way the racks' servers' PSUs on the surviving feeds carry their whole
+draw, shared equally (feeds.group_failures, the same computation as a UPS
+block's failure).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from checker.derive.capacity.feeds import FeedArrays, Pairs, feed_kw, group_failures
+from checker.derive.capacity.servers import F64, IDX, NAN, ServerArrays
+from checker.derive.capacity.table import Column, Table
+from checker.derive.capacity.ups import block_arrays, feed_blocks
+from checker.load.build import Inventory
+
+PANEL_COLUMNS = (
+    Column(
+        "capacity_kw", "kW", "V x A x max_utilization/100 x (sqrt 3 if three-phase) x PF / 1000, as a feed"
+    ),
+    Column("feed_count", "", "the feeds on it (feeds[].panel)"),
+    Column("rack_count", "", "the racks those feeds power"),
+    Column("load_kw", "kW", "the sum of its feeds' load_kw: their servers' peak draw with every feed up"),
+    Column("utilization_pct", "%", "load_kw / capacity_kw x 100"),
+    Column(
+        "failover_load_kw",
+        "kW",
+        "its largest load after one other panel of its facility fails, or one block of a 2N or"
+        " distributed UPS: the racks' servers' PSUs on the surviving feeds carry their whole draw",
+    ),
+    Column("failover_utilization_pct", "%", "failover_load_kw / capacity_kw x 100"),
+    Column("failover_case", "", "the failure behind failover_load_kw: panel NAME | UPS block NAME", "string"),
+)
+
+# The UPS designs whose single-block failure loses the feeds on the block (ups.py).
+MOVING = ("2N", "distributed")
+
+
+def panel_table(inv: Inventory, f: FeedArrays, p: Pairs, s: ServerArrays, feed_load_kw: F64) -> Table[Any]:
+    keys = list(inv.panels)
+    n, n_racks = len(keys), len(inv.racks)
+    if not n:
+        return Table(keys, PANEL_COLUMNS, {c.name: np.zeros(0) for c in PANEL_COLUMNS})
+    panels = [placed.value for placed in inv.panels.values()]
+    figures = np.asarray(
+        [(x.voltage, x.amps, x.max_utilization, x.phase, x.power_factor) for x in panels], dtype=np.float64
+    ).reshape(-1, 5)
+    kw = feed_kw(*figures.T)
+    fac_index = {name: i for i, name in enumerate(inv.facilities)}
+    facility = np.asarray([fac_index[fac] for fac, _ in keys], dtype=np.intp)
+    index = {key: i for i, key in enumerate(keys)}
+    of = np.asarray(
+        [index.get((fac, placed.value.panel or ""), -1) for (fac, _, _), placed in inv.feeds.items()],
+        dtype=np.intp,
+    )
+    on = of >= 0
+    load = np.bincount(of[on], weights=np.nan_to_num(feed_load_kw[on]), minlength=n).astype(np.float64)
+    racks = np.unique(of[on].astype(np.int64) * max(n_racks, 1) + f.rack[on]) // max(n_racks, 1)
+    failover, case = _failover(p, f, s, inv, facility, of, load, n_racks)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        columns: dict[str, npt.NDArray[Any]] = {
+            "capacity_kw": kw,
+            "feed_count": np.bincount(of[on], minlength=n).astype(np.float64),
+            "rack_count": np.bincount(racks.astype(np.intp), minlength=n).astype(np.float64),
+            "load_kw": load,
+            "utilization_pct": 100.0 * load / kw,
+            "failover_load_kw": failover,
+            "failover_utilization_pct": 100.0 * failover / kw,
+            "failover_case": case,
+        }
+    return Table(keys, PANEL_COLUMNS, columns)
+
+
+def _failover(
+    p: Pairs, f: FeedArrays, s: ServerArrays, inv: Inventory, facility: IDX, of: IDX, load: F64, n_racks: int
+) -> tuple[F64, npt.NDArray[Any]]:
+    """Each panel's worst load over its facility's single failures, and that failure;
+    NaN / None where its facility designs for none (one panel, no 2N or distributed UPS).
+    Ties go to the first failure listed: the panels, then the UPS blocks."""
+    n = len(load)
+    names = [name for _, name in inv.panels]
+    after: list[F64] = []
+    valid: list[npt.NDArray[np.bool_]] = []
+    # Every other panel of the facility.
+    cases = np.asarray([f"panel {name}" for name in names], dtype=object)
+    moved = np.zeros((n, n))
+    if (of >= 0).any():
+        moved, _, _ = group_failures(p, f, s, of, cases, of, n, n_racks)
+    after.append(load[None, :] + moved)
+    valid.append((facility[:, None] == facility[None, :]) & ~np.eye(n, dtype=bool))
+    # Every block of a 2N or distributed UPS.
+    b = block_arrays(inv)
+    on = feed_blocks(inv, b)
+    lost = (on >= 0) & (np.isin(b.redundancy[np.maximum(on, 0)], MOVING) if len(b.kw) else False)
+    blocks = np.asarray([f"UPS block {name}" for name in b.name.tolist()], dtype=object)
+    moved = np.zeros((len(b.kw), n))
+    if lost.any():
+        moved, _, _ = group_failures(p, f, s, np.where(lost, on, -1), blocks, of, n, n_racks)
+    after.append(load[None, :] + moved)
+    valid.append((b.facility[:, None] == facility[None, :]) & np.isin(b.redundancy, MOVING)[:, None])
+    every = np.concatenate(after)
+    allowed = np.concatenate(valid)
+    labels = np.concatenate((cases, blocks))
+    every = np.where(allowed, every, -np.inf)
+    worst = np.argmax(every, axis=0)
+    has = allowed.any(axis=0)
+    failover, case = np.full(n, NAN), np.full(n, None, dtype=object)
+    failover[has] = every[worst[has], np.flatnonzero(has)]
+    case[has] = labels[worst[has]]
+    return failover, case

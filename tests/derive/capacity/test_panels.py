@@ -1,0 +1,244 @@
+"""Panels, hand-computed: the distribution many racks' feeds share (a busway
+whose tap-offs are the feeds), with every feed up and after the worst single
+panel or UPS block failure.
+
+Racks are 2N, each with one 415 V 125 A three-phase feed a side (415 x 125 x
+1.732 x 0.8 / 1000 = 71.9 kW), and 4 servers of 15 kW, 60 kW a rack, each
+with 4 PSUs of 8 kW, two a side: a side alone carries a server whole. A
+busway of 415 V 400 A three-phase at 80 % is 415 x 400 x 1.732 x 0.8 / 1000
+= 230.0 kW. With both sides up a rack puts 30 kW on each side's busway; when
+the other side fails, 60 kW on this one.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from checker.load.build import load
+from tests.conftest import AS_OF, CliRunner, summary
+from tests.derive.capacity.test_capacity import Auditor, audit, rulebook
+
+__all__ = ["audit", "rulebook"]  # fixtures, used by name
+
+ROOT = Path(__file__).resolve().parents[3]
+FEED = "voltage: 415, amps: 125, phase: 3"
+PANEL = "voltage: 415, amps: 400"  # three-phase and 80 %: the defaults
+TWO_N = "ups: {redundancy: 2N, blocks: [{name: UPS-A, capacity_kw: 1000}, {name: UPS-B, capacity_kw: 1000}]}"
+
+
+def facility(panels: list[str], racks: list[tuple[str, str]], power: str = "it_capacity_kw: 2000") -> str:
+    """A facility `f` with `panels` (flow mappings) and one 2N rack per (A feed's, B feed's) extra fields."""
+    lines = ["kind: Facility", "name: f", "power:", f"  {power}", "  panels:"]
+    lines += [f"    - {{{p}}}" for p in panels]
+    lines.append("racks:" if racks else "racks: []")
+    for i, (a, b) in enumerate(racks, 1):
+        lines += [
+            f"  - name: R{i}",
+            "    redundancy: 2N",
+            "    feeds:",
+            f"      - {{name: A, side: A, {FEED}, {a}}}",
+            f"      - {{name: B, side: B, {FEED}, {b}}}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def servers(racks: int) -> str:
+    rows = [
+        f"  - {{name: s{r}{k}, rack: R{r}, position: {4 * k - 3}, u_height: 4, power_w: {{max: 15000}},"
+        " psu: {count: 4, rating_w: 8000, redundant: 2}}"
+        for r in range(1, racks + 1)
+        for k in range(1, 5)
+    ]
+    return "kind: Servers\nfacility: f\nservers:\n" + "\n".join(rows) + "\n"
+
+
+BUSWAYS = [f"name: BW-A, {PANEL}", f"name: BW-B, {PANEL}"]
+ON_BUSWAYS = ("panel: BW-A", "panel: BW-B")
+# The B sides on two smaller busways fed from UPS-B: losing one of them moves
+# two racks onto BW-A, losing UPS-B moves all four.
+SPLIT_B = [
+    f"name: BW-A, {PANEL}, ups: UPS-A",
+    "name: BW-B1, voltage: 415, amps: 250, ups: UPS-B",  # 143.8 kW
+    "name: BW-B2, voltage: 415, amps: 250, ups: UPS-B",
+]
+SPLIT_RACKS = [("panel: BW-A", "panel: BW-B1")] * 2 + [("panel: BW-A", "panel: BW-B2")] * 2
+
+
+@pytest.mark.parametrize(
+    ("panels", "racks", "power", "load_kw", "failover_kw", "pct", "case", "fires"),
+    [
+        # Four racks: 4 x 30 = 120 kW (52.2 %) on BW-A; BW-B fails: 4 x 60 = 240 kW, 104.3 %.
+        (BUSWAYS, [ON_BUSWAYS] * 4, "it_capacity_kw: 2000", 120, 240, 104.34, "panel BW-B", True),
+        # Three racks: 3 x 60 = 180 kW, 78.3 % after BW-B fails: within the rating.
+        (BUSWAYS, [ON_BUSWAYS] * 3, "it_capacity_kw: 2000", 90, 180, 78.26, "panel BW-B", False),
+        # The same four racks on a 2N UPS whose blocks the busways are fed from: BW-B's
+        # failure and UPS-B's move the same 240 kW (a tie: the panel, listed first).
+        (
+            [f"{BUSWAYS[0]}, ups: UPS-A", f"{BUSWAYS[1]}, ups: UPS-B"],
+            [ON_BUSWAYS] * 4, TWO_N, 120, 240, 104.34, "panel BW-B", True,
+        ),
+        # B sides split over BW-B1 and BW-B2: either fails, 2 x 60 + 2 x 30 = 180 kW on
+        # BW-A; UPS-B fails, both do: 240 kW, the worst case.
+        (SPLIT_B, SPLIT_RACKS, TWO_N, 120, 240, 104.34, "UPS block UPS-B", True),
+        # The feeds, not the panels, say the block (feeds' ups): the same.
+        (
+            SPLIT_B[:1] + [p.replace(", ups: UPS-B", "") for p in SPLIT_B[1:]],
+            [(f"{a}, ups: UPS-A", f"{b}, ups: UPS-B") for a, b in SPLIT_RACKS],
+            TWO_N, 120, 240, 104.34, "UPS block UPS-B", True,
+        ),
+        # An N UPS designs no block failure: the worst is a panel's, 180 kW.
+        (
+            [p.replace(", ups: UPS-A", "").replace(", ups: UPS-B", "") for p in SPLIT_B],
+            SPLIT_RACKS, "it_capacity_kw: 2000", 120, 180, 78.26, "panel BW-B1", False,
+        ),
+    ],
+)
+def test_a_busway_carries_every_rack_on_it_when_the_other_side_fails(
+    audit: Auditor,
+    panels: list[str],
+    racks: list[tuple[str, str]],
+    power: str,
+    load_kw: float,
+    failover_kw: float,
+    pct: float,
+    case: str,
+    fires: bool,
+) -> None:
+    run = audit(facility(panels, racks, power), servers(len(racks)))
+    bw = run.capacity.panels.row(("f", "BW-A"))
+    assert (bw["capacity_kw"], bw["feed_count"], bw["rack_count"]) == (230.016, len(racks), len(racks))
+    assert (bw["load_kw"], bw["failover_load_kw"], bw["failover_case"]) == (load_kw, failover_kw, case)
+    assert bw["failover_utilization_pct"] == pytest.approx(pct, abs=0.01)
+    assert ("power.panel-failover" in run.fired("panel/f/BW-A")) == fires
+    assert "power.panel-capacity" not in run.fired("panel/f/BW-A")
+    # Each rack alone passes: 60 of 71.9 kW a side.
+    rack = run.capacity.racks.row(("f", "R1"))
+    assert (rack["load_kw"], round(rack["capacity_kw"], 1)) == (60, 71.9)
+    others = {f.rule for f in run.findings if f.category == "power" and not f.entity.startswith("panel/")}
+    assert others == set()
+
+
+def test_the_failover_message_names_the_failure(audit: Auditor) -> None:
+    run = audit(facility(SPLIT_B, SPLIT_RACKS, TWO_N), servers(4))
+    assert run.finding("power.panel-failover", "panel/f/BW-A").message == (
+        "when UPS block UPS-B fails, panel f/BW-A carries 240 kW, 104 % of its 230.0 kW (4 feeds of 4 racks):"
+        " its breaker trips and those racks lose this side too"
+    )
+    # BW-B1 carries its two racks whole when BW-A (or UPS-A) fails: 120 of 143.8 kW.
+    b1 = run.capacity.panels.row(("f", "BW-B1"))
+    assert (b1["load_kw"], b1["failover_load_kw"], b1["failover_case"]) == (60, 120, "panel BW-A")
+    assert not run.fired("panel/f/BW-B1")
+    # The feeds name no block: each is on its panel's, so UPS-A carries the four A sides, 4 x 30 kW,
+    # and all 240 kW when UPS-B fails.
+    ups_a = run.capacity.ups_blocks.row(("f", "UPS-A"))
+    assert (ups_a["load_kw"], ups_a["failover_load_kw"], ups_a["failover_case"]) == (120, 240, "block UPS-B")
+
+
+def test_a_panel_over_with_everything_up(audit: Auditor) -> None:
+    # Eight racks: 8 x 30 = 240 kW on BW-A with both sides up, 104.3 %: the capacity rule,
+    # not the failover one (480 kW, 208.7 %).
+    run = audit(facility(BUSWAYS, [ON_BUSWAYS] * 8), servers(8))
+    bw = run.capacity.panels.row(("f", "BW-A"))
+    assert (bw["load_kw"], bw["failover_load_kw"]) == (240, 480)
+    assert run.fired("panel/f/BW-A") == {"power.panel-capacity"}
+    assert run.finding("power.panel-capacity", "panel/f/BW-A").message == (
+        "panel f/BW-A carries 240 kW at peak with every feed up (8 feeds of 8 racks), 104 % of its 230.0 kW:"
+        " its breaker trips in normal operation"
+    )
+
+
+def test_a_lone_panel_has_no_failure_to_carry(audit: Auditor) -> None:
+    run = audit(facility([f"name: BW-A, {PANEL}"], [("panel: BW-A", "power_factor: 1.0")] * 2), servers(2))
+    bw = run.capacity.panels.row(("f", "BW-A"))
+    assert (bw["load_kw"], bw["feed_count"]) == (60, 2)
+    assert "failover_load_kw" not in bw and "failover_case" not in bw
+
+
+@pytest.mark.parametrize(
+    ("panels", "racks", "power", "where", "message"),
+    [
+        (BUSWAYS, [("panel: BW-A", "panel: BW-BB")], "it_capacity_kw: 2000", (13, 70),
+         "feed B of rack R1: facility f has no panel 'BW-BB' (did you mean 'BW-B'?)"),
+        ([f"{BUSWAYS[0]}, ups: UPS-A", f"{BUSWAYS[1]}, ups: UPS-B"],
+         [("panel: BW-A", "panel: BW-A, ups: UPS-B")], TWO_N, (13, 81),
+         "feed B of rack R1 is on UPS block UPS-B, but its panel BW-A is fed from UPS-A"),
+        ([BUSWAYS[0], BUSWAYS[0]], [], "it_capacity_kw: 2000", (7, 14), "duplicate panel name 'BW-A'"),
+        ([f"{BUSWAYS[0]}, ups: UPS-C"], [], TWO_N, (6, 50),
+         "panel BW-A: facility f has no UPS block 'UPS-C' (did you mean 'UPS-B'?)"),
+        ([f"{BUSWAYS[0]}, ups: UPS-A"], [], "it_capacity_kw: 2000", (6, 45),
+         "panel BW-A: facility f has no UPS blocks (power.ups)"),
+    ],
+)
+def test_panel_inputs_that_cannot_be_checked_are_located_errors(
+    tmp_path: Path,
+    panels: list[str],
+    racks: list[tuple[str, str]],
+    power: str,
+    where: tuple[int, int],
+    message: str,
+) -> None:
+    (tmp_path / "facility.yaml").write_text(facility(panels, racks, power))
+    _, problems = load([tmp_path])
+    assert [(Path(p.file).name, p.line, p.column) for p in problems] == [("facility.yaml", *where)]
+    assert message in problems[0].message
+
+
+def test_cli_a_feed_on_a_panel_of_another_block_exits_2(tmp_path: Path, cli: CliRunner) -> None:
+    panels = [f"{BUSWAYS[0]}, ups: UPS-A", f"{BUSWAYS[1]}, ups: UPS-B"]
+    racks = [("panel: BW-A", "panel: BW-A, ups: UPS-B")]
+    (tmp_path / "facility.yaml").write_text(facility(panels, racks, TWO_N))
+    run = cli("audit", str(tmp_path), *AS_OF)
+    assert (run.code, run.err) == (2, "")
+    assert run.lines == [
+        f"{tmp_path / 'facility.yaml'}:13:81: error schema.reference feed B of rack R1 is on UPS block UPS-B,"
+        " but its panel BW-A is fed from UPS-A",
+        summary(error=1),
+    ]
+
+
+def test_cli_finds_the_busway_over_when_the_other_fails(
+    monkeypatch: pytest.MonkeyPatch, cli: CliRunner
+) -> None:
+    monkeypatch.chdir(ROOT / "tests" / "fixtures")
+    run = cli("audit", "panels", "--select", "power.*", *AS_OF)
+    assert (run.code, run.err) == (1, "")
+    assert run.lines == [
+        "panels/facility.yaml:15:7: error power.panel-failover when UPS block UPS-B fails, panel dc1/BW-LA"
+        " carries 240 kW, 104 % of its 230.0 kW (4 feeds of 4 racks): its breaker trips and those racks"
+        " lose this side too",
+        summary(error=1),
+    ]
+
+
+def test_the_report_has_a_row_per_panel(monkeypatch: pytest.MonkeyPatch, cli: CliRunner) -> None:
+    monkeypatch.chdir(ROOT / "tests" / "fixtures")
+    run = cli("report", "panels", *AS_OF)
+    assert run.code == 1
+    assert (
+        "| [BW-LA](panels/facility.yaml#L15) | dc1 | UPS-A | 4 | 4 | 230.02 kW | 120 kW | 52.17 %"
+        " | UPS block UPS-B | 240 kW | 104.34 % |"
+    ) in run.lines
+    html = cli("report", "panels", "--format", "html", *AS_OF)
+    assert "<h3>Panels (panelboards, floor PDUs, busways)</h3>" in html.lines
+    assert (
+        '<tr><td><a href="panels/facility.yaml#L16">BW-LB1</a></td><td>dc1</td><td>UPS-B</td>'
+        '<td class="n">2</td><td class="n">2</td><td class="n">143.76 kW</td><td class="n">60 kW</td>'
+        '<td class="n">41.74 %</td>'
+        '<td>panel BW-LA</td><td class="n">120 kW</td><td class="n">83.47 %</td></tr>'
+    ) in html.lines
+
+
+def test_the_schema_gives_panels_and_a_feeds_panel(cli: CliRunner) -> None:
+    run = cli("schema")
+    defs = json.loads(run.out)["$defs"]
+    assert defs["FacilityPower"]["properties"]["panels"]["items"] == {"$ref": "#/$defs/Panel"}
+    assert sorted(defs["Panel"]["properties"]) == [
+        "amps", "max_utilization", "name", "phase", "power_factor", "ups", "voltage"
+    ]
+    assert (defs["Panel"]["properties"]["phase"]["default"], defs["Panel"]["required"]) == (
+        3, ["name", "voltage", "amps"]
+    )
+    assert defs["Feed"]["properties"]["panel"]["type"] == ["string", "null"]
