@@ -14,6 +14,7 @@ from typing import Any
 
 from checker.core.entity import entity_id
 from checker.derive.capacity import feeds, servers, ups
+from checker.derive.capacity import panels as panel_figures
 from checker.derive.capacity import racks as rack_figures
 from checker.derive.capacity.cooling import CDU_COLUMNS, COOLING_UNIT_COLUMNS, cdu_table, cooling_unit_table
 from checker.derive.capacity.facilities import FACILITY_COLUMNS, facility_inputs, facility_table
@@ -54,7 +55,7 @@ __all__ = [
 # A server's own figures, then what it keeps when a feed fails (feeds.py).
 SERVER_COLUMNS = servers.SERVER_COLUMNS + feeds.SERVER_COLUMNS
 # A rack's own figures, then what a UPS block's failure does to it (ups.py).
-RACK_COLUMNS = rack_figures.RACK_COLUMNS + ups.RACK_COLUMNS
+RACK_COLUMNS = rack_figures.RACK_COLUMNS + ups.RACK_COLUMNS + panel_figures.RACK_COLUMNS
 UPS_COLUMNS = ups.UPS_COLUMNS
 
 
@@ -124,7 +125,8 @@ def compute(inv: Inventory) -> Capacity:
     side_pct = failover["psu_side_pct"]
     own_rack = rack_table(inv, racks, facilities, f, feed_columns, (switches, ats_pct), arrays, side_pct)
     ups_t, ups_racks, ups_capacity = ups.ups_table(inv, f, cabled, arrays, feed_columns["load_kw"])
-    rack_t = Table(own_rack.keys, RACK_COLUMNS, {**own_rack.columns, **ups_racks})
+    panels_t, panel_racks = panel_table(inv, f, cabled, arrays, feed_columns["load_kw"], racks["redundancy"])
+    rack_t = Table(own_rack.keys, RACK_COLUMNS, {**own_rack.columns, **ups_racks, **panel_racks})
     feed_t = feed_table(inv, f, feed_columns, rack_t.column("utilization_pct"))
     facility_t = facility_table(inv, racks["facility"], arrays, ups_capacity)
     units_t = cooling_unit_table(inv, facility_t.column("heat_kw"))
@@ -132,5 +134,4 @@ def compute(inv: Inventory) -> Capacity:
     shelves_t = shelf_table(
         inv, f, switches, racks["redundancy"], arrays, cabled, (loads.scenarios, loads.rows)
     )
-    panels_t = panel_table(inv, f, cabled, arrays, feed_columns["load_kw"])
     return Capacity(facility_t, rack_t, feed_t, server_t, units_t, cdus_t, ups_t, shelves_t, panels_t)

@@ -29,7 +29,7 @@ import numpy.typing as npt
 from checker.derive.capacity.feeds import FeedArrays, Pairs, feed_kw, group_failures
 from checker.derive.capacity.servers import F64, IDX, NAN, ServerArrays
 from checker.derive.capacity.table import Column, Table
-from checker.derive.capacity.ups import block_arrays, feed_blocks
+from checker.derive.capacity.ups import block_arrays, feed_blocks, groups_per_rack
 from checker.load.build import Inventory
 
 PANEL_COLUMNS = (
@@ -54,11 +54,30 @@ PANEL_COLUMNS = (
 MOVING = ("2N", "distributed")
 
 
-def panel_table(inv: Inventory, f: FeedArrays, p: Pairs, s: ServerArrays, feed_load_kw: F64) -> Table[Any]:
+RACK_COLUMNS = (
+    Column("panels", "", "panels its feeds are on (feeds[].panel; absent: none of them names one)"),
+    Column(
+        "panel_single_point",
+        "",
+        "the first panel whose failure takes more than the rack is designed to lose: feeds of both"
+        " sides of a 2N rack, or two or more feeds of an N+1 rack",
+        "string",
+    ),
+)
+
+
+def panel_table(
+    inv: Inventory, f: FeedArrays, p: Pairs, s: ServerArrays, feed_load_kw: F64, redundancy: npt.NDArray[Any]
+) -> tuple[Table[Any], dict[str, npt.NDArray[Any]]]:
+    """The panel table, and the racks' RACK_COLUMNS."""
     keys = list(inv.panels)
     n, n_racks = len(keys), len(inv.racks)
+    racks_out: dict[str, npt.NDArray[Any]] = {
+        "panels": np.full(n_racks, NAN),
+        "panel_single_point": np.full(n_racks, None, dtype=object),
+    }
     if not n:
-        return Table(keys, PANEL_COLUMNS, {c.name: np.zeros(0) for c in PANEL_COLUMNS})
+        return Table(keys, PANEL_COLUMNS, {c.name: np.zeros(0) for c in PANEL_COLUMNS}), racks_out
     panels = [placed.value for placed in inv.panels.values()]
     figures = np.asarray(
         [(x.voltage, x.amps, x.max_utilization, x.phase, x.power_factor) for x in panels], dtype=np.float64
@@ -75,6 +94,8 @@ def panel_table(inv: Inventory, f: FeedArrays, p: Pairs, s: ServerArrays, feed_l
     load = np.bincount(of[on], weights=np.nan_to_num(feed_load_kw[on]), minlength=n).astype(np.float64)
     racks = np.unique(of[on].astype(np.int64) * max(n_racks, 1) + f.rack[on]) // max(n_racks, 1)
     failover, case = _failover(p, f, s, inv, facility, of, load, n_racks)
+    racks_out["panels"] = groups_per_rack(f, of, n_racks, n)
+    racks_out["panel_single_point"] = _single_points(f, of, redundancy, keys, n_racks)
     with np.errstate(invalid="ignore", divide="ignore"):
         columns: dict[str, npt.NDArray[Any]] = {
             "capacity_kw": kw,
@@ -86,7 +107,29 @@ def panel_table(inv: Inventory, f: FeedArrays, p: Pairs, s: ServerArrays, feed_l
             "failover_utilization_pct": 100.0 * failover / kw,
             "failover_case": case,
         }
-    return Table(keys, PANEL_COLUMNS, columns)
+    return Table(keys, PANEL_COLUMNS, columns), racks_out
+
+
+def _single_points(
+    f: FeedArrays, of: IDX, redundancy: npt.NDArray[Any], keys: list[tuple[str, str]], n_racks: int
+) -> npt.NDArray[Any]:
+    """Per rack, the first panel (in the facility's order) whose failure is beyond its
+    design: it holds feeds of both sides of a 2N rack, or two or more of an N+1
+    rack's feeds, which are sized to lose one (None: no such panel)."""
+    on = np.flatnonzero(of >= 0)
+    pair = f.rack[on].astype(np.int64) * len(keys) + of[on]
+    side_a = np.zeros(n_racks * len(keys), dtype=bool)
+    side_b = np.zeros(n_racks * len(keys), dtype=bool)
+    side_a[pair[f.side[on] == "A"]] = True
+    side_b[pair[f.side[on] == "B"]] = True
+    feeds = np.bincount(pair, minlength=n_racks * len(keys)).reshape(n_racks, len(keys))
+    both = (side_a & side_b).reshape(n_racks, len(keys))
+    beyond = np.where((redundancy == "2N")[:, None], both, (redundancy == "N+1")[:, None] & (feeds >= 2))
+    first = np.argmax(beyond, axis=1)
+    out = np.full(n_racks, None, dtype=object)
+    hit = beyond.any(axis=1)
+    out[hit] = [keys[i][1] for i in first[hit].tolist()]
+    return out
 
 
 def _failover(

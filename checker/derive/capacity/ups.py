@@ -227,7 +227,7 @@ def _failovers(
         j = primaries[int(np.argmax(load[primaries]))]
         failover[i], case[i] = load[i] + load[j], f"block {b.name[j]}"
     racks: dict[str, npt.NDArray[Any]] = {
-        "ups_blocks": _blocks_per_rack(f, on, n_racks, n_blocks),
+        "ups_blocks": groups_per_rack(f, on, n_racks, n_blocks),
         "ups_failover_short_servers": np.full(n_racks, NAN),
         "ups_failover_case": np.full(n_racks, None, dtype=object),
     }
@@ -262,10 +262,13 @@ def _moved_it(
     cases = np.asarray([f"block {name}" for name in b.name.tolist()], dtype=object)
     kw, sc, rows = group_failures(p, f, s, np.where(moving, on, -1), cases, on, len(b.kw), n_racks)
     moved += kw.reshape(-1)
-    return _short_servers(s, sc, rows, n_racks)
+    short, cases = short_servers(s, sc, rows, n_racks)
+    return {"ups_failover_short_servers": short, "ups_failover_case": cases}
 
 
-def _blocks_per_rack(f: FeedArrays, on: IDX, n_racks: int, n_blocks: int) -> F64:
+def groups_per_rack(f: FeedArrays, on: IDX, n_racks: int, n_blocks: int) -> F64:
+    """How many groups (UPS blocks, panels) each rack's feeds are on (`on[feed]`,
+    -1: none); NaN for a rack none of whose feeds is on one."""
     fed = on >= 0
     pairs = np.unique(f.rack[fed].astype(np.int64) * max(n_blocks, 1) + on[fed])
     count = np.bincount((pairs // max(n_blocks, 1)).astype(np.intp), minlength=n_racks).astype(np.float64)
@@ -273,11 +276,12 @@ def _blocks_per_rack(f: FeedArrays, on: IDX, n_racks: int, n_blocks: int) -> F64
     return np.where(has_feeds, count, NAN)
 
 
-def _short_servers(
+def short_servers(
     s: ServerArrays, sc: Scenarios, rows: Rows, n_racks: int
-) -> dict[str, npt.NDArray[Any]]:
-    """Per rack, the most servers left short of their peak draw by one block's
-    failure: live PSUs x rating below peak (no PSU live: short, whatever the rating)."""
+) -> tuple[F64, npt.NDArray[Any]]:
+    """Per rack, the most servers left short of their peak draw by one group's
+    failure (a UPS block, a panel): live PSUs x rating below peak (no PSU live:
+    short, whatever the rating), and that failure's case."""
     n_servers = len(s.rack)
     server = rows.groups % max(n_servers, 1)
     scenario = rows.groups // max(n_servers, 1)
@@ -293,6 +297,6 @@ def _short_servers(
     out[sc.rack[pick]] = per_scenario[pick]
     picked = zip(sc.case[pick].tolist(), per_scenario[pick].tolist(), strict=True)
     cases[sc.rack[pick]] = [c if n > 0 else None for c, n in picked]
-    return {"ups_failover_short_servers": out, "ups_failover_case": cases}
+    return out, cases
 
 

@@ -242,3 +242,47 @@ def test_the_schema_gives_panels_and_a_feeds_panel(cli: CliRunner) -> None:
         3, ["name", "voltage", "amps"]
     )
     assert defs["Feed"]["properties"]["panel"]["type"] == ["string", "null"]
+
+
+@pytest.mark.parametrize(
+    ("feeds", "redundancy", "point"),
+    [
+        # 2N: both sides behind BW-A: one breaker takes the whole rack.
+        ([("A", "BW-A"), ("B", "BW-A")], "2N", "BW-A"),
+        ([("A", "BW-A"), ("B", "BW-B")], "2N", None),
+        ([("A", "BW-A"), ("A", "BW-A"), ("B", "BW-B")], "2N", None),  # two feeds of a side: as designed
+        ([("A", "BW-A"), ("B", None)], "2N", None),  # B on no panel of the inventory
+        # N+1: any one feed may fail; two on one panel is two at once.
+        ([("", "BW-A"), ("", "BW-A"), ("", "BW-B")], "N+1", "BW-A"),
+        ([("", "BW-A"), ("", "BW-B"), ("", None)], "N+1", None),
+        # N: nothing is designed to be lost.
+        ([("", "BW-A"), ("", "BW-A")], "N", None),
+    ],
+)
+def test_a_panel_holding_more_of_a_rack_than_it_may_lose_is_a_single_point(
+    audit: Auditor, feeds: list[tuple[str, str | None]], redundancy: str, point: str | None
+) -> None:
+    written = [
+        f"      - {{name: F{i}, {FEED}" + (f", side: {side}" if side else "")
+        + (f", panel: {panel}" if panel else "") + "}"
+        for i, (side, panel) in enumerate(feeds, 1)
+    ]
+    text = "\n".join([
+        "kind: Facility", "name: f", "power:", "  it_capacity_kw: 2000", "  panels:",
+        *(f"    - {{{p}}}" for p in BUSWAYS), "racks:", "  - name: R1", f"    redundancy: {redundancy}",
+        "    feeds:", *written,
+    ]) + "\n"
+    run = audit(text, "kind: Servers\nfacility: f\nservers: []\n")
+    rack = run.capacity.racks.row(("f", "R1"))
+    assert rack.get("panel_single_point") == point
+    assert ("power.rack-panel-loss" in run.fired("rack/f/R1")) is (point is not None)
+
+
+def test_cli_a_2n_rack_with_both_sides_on_one_busway(cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT / "tests" / "fixtures")
+    run = cli("audit", "panel-single-point", *AS_OF, "--no-cache", "--select", "power.rack-panel-loss")
+    assert run.lines == [
+        "panel-single-point/facility.yaml:12:5: error power.rack-panel-loss 2N rack f/R1 has feeds of both "
+        "sides on panel BW-1: when that panel's breaker opens the rack loses both sides",
+        summary(error=1),
+    ]
