@@ -34,6 +34,7 @@ SERVER_COLUMNS = (
     Column("peak_w", "W", "draw on branch circuits: power_cap_w where declared, else power_w.max"),
     Column("basis_w", "W", "draw per the facility's power.basis (capped by power_cap_w)"),
     Column("psu_usable_w", "W", "(psu.count - psu.redundant) x psu.rating_w"),
+    Column("psu_total_w", "W", "psu.count x psu.rating_w: what every PSU together delivers"),
     Column("top_u", "U", "highest U occupied: position + u_height - 1 (rack-mounted servers)"),
     Column(
         "fills_rack",
@@ -139,7 +140,7 @@ def _psus(index: IDX, parts: tuple[m.Psu | None, ...]) -> dict[str, F64]:
     count = _col([p.count if p else None for p in parts])
     rating = _col([p.rating_w if p else None for p in parts])
     redundant = _col([p.redundant if p else None for p in parts])
-    return {"psu_usable_w": ((count - redundant) * rating)[index]}
+    return {"psu_usable_w": ((count - redundant) * rating)[index], "psu_total_w": (count * rating)[index]}
 
 
 def overlaps(rack: IDX, position: F64, u_height: F64, mounted: npt.NDArray[np.bool_]) -> IDX:

@@ -229,14 +229,37 @@ def test_no_side_figures_for_servers_in_n_racks(audit: Auditor) -> None:
     assert "psu_side_w" not in run.capacity.servers.row("s")
 
 
-def test_psu_redundancy(audit: Auditor) -> None:
-    """2 x 1,000 W at 1+1 for a 5 kW server."""
-    psu = "psu: {count: 2, rating_w: 1000, redundant: 1}"
-    run = audit(rack(AB_415), servers(srv("s", "position: 1, u_height: 2, power_w: {max: 5000}", psu)))
-    assert run.capacity.servers.row("s")["psu_usable_w"] == 1000
-    assert run.finding("power.psu-redundancy", "server/s").message == (
-        "server s: 1 of its 2 x 1000 W PSUs (1+1) deliver 1000 W, under its 5000 W peak draw"
-    )
+ALL_SHORT = (
+    "server s: its 2 x 1000 W PSUs deliver 2000 W with every one of them up, under its 5000 W peak draw"
+)
+
+
+@pytest.mark.parametrize(
+    ("psu", "peak", "usable", "total", "rule", "message"),
+    [
+        # 2 x 1,000 W at 1+1 for a 1.5 kW server: one PSU alone is short.
+        ("{count: 2, rating_w: 1000, redundant: 1}", 1500, 1000, 2000, "power.psu-redundancy",
+         "server s: 1 of its 2 x 1000 W PSUs (1+1) deliver 1000 W, under its 1500 W peak draw"),
+        # ... for a 5 kW server: both together are short; said once, by the capacity rule.
+        ("{count: 2, rating_w: 1000, redundant: 1}", 5000, 1000, 2000, "power.psu-capacity",
+         ALL_SHORT),
+        # No redundancy given (as the catalog's NVL72): the total still bounds the draw.
+        ("{count: 2, rating_w: 1000}", 5000, None, 2000, "power.psu-capacity",
+         ALL_SHORT),
+        ("{count: 2, rating_w: 3000}", 5000, None, 6000, None, None),
+    ],
+)
+def test_psus_against_peak_draw(
+    audit: Auditor, psu: str, peak: int, usable: int | None, total: int, rule: str | None, message: str | None
+) -> None:
+    run = audit(rack(AB_415, "N"), servers(srv("s", f"position: 1, u_height: 2, power_w: {{max: {peak}}}",
+                                                f"psu: {psu}")))
+    row = run.capacity.servers.row("s")
+    assert (row.get("psu_usable_w"), row["psu_total_w"]) == (usable, total)
+    fired = {r for r in run.fired("server/s") if r.startswith("power.psu-")}
+    assert fired == ({rule} if rule else set())
+    if rule:
+        assert run.finding(rule, "server/s").message == message
 
 
 # ---------------------------------------------------------------- cooling
