@@ -733,7 +733,8 @@ class _Builder:
                     self.p.add(
                         SCHEMA_MISSING_FIELD,
                         place.at(["feeds", i]),
-                        f"feed {feed.name} of rack {rack.name}: say which UPS block feeds it (ups: NAME);"
+                        f"feed {feed.name} of rack {rack.name}: say which UPS block feeds it (ups: NAME"
+                        f"{', or a panel whose ups names it' if fed_from else ''});"
                         f" facility {fac.name} has {', '.join(blocks)} ({ups.redundancy})",
                     )
             elif ups is None:

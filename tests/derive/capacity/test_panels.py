@@ -170,6 +170,9 @@ def test_a_lone_panel_has_no_failure_to_carry(audit: Auditor) -> None:
          "panel BW-A: facility f has no UPS block 'UPS-C' (did you mean 'UPS-B'?)"),
         ([f"{BUSWAYS[0]}, ups: UPS-A"], [], "it_capacity_kw: 2000", (6, 45),
          "panel BW-A: facility f has no UPS blocks (power.ups)"),
+        # A feed on a panel that names no block says how it could name one.
+        ([f"{BUSWAYS[0]}, ups: UPS-A", BUSWAYS[1]], [("panel: BW-A", "panel: BW-B")], TWO_N, (13, 9),
+         "feed B of rack R1: say which UPS block feeds it (ups: NAME, or a panel whose ups names it)"),
     ],
 )
 def test_panel_inputs_that_cannot_be_checked_are_located_errors(
