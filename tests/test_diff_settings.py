@@ -25,6 +25,15 @@ def _commit_config(repo: Path, text: str, name: str = "checker.yaml") -> None:  
     _git(repo, "commit", "-qm", "config")
 
 
+def _own_rules(repo: Path) -> None:  # noqa: F811
+    """A team's rule folder, `own/`, with one rule of its own."""
+    (repo / "own").mkdir()
+    (repo / "own" / "r.yaml").write_text(
+        "rules:\n  - {id: acme.big, title: t, category: power, severity: warning, on: server,"
+        " when: 'peak_w > 1000000', message: m, remediation: r}\n"
+    )
+
+
 def _weakened(run_lines: list[str]) -> list[str]:
     return [line.strip() for line in run_lines if "config.weakened" in line]
 
@@ -44,6 +53,8 @@ def _weakened(run_lines: list[str]) -> list[str]:
          "checker.yaml:1:1: warning config.weakened the change loosens support_level from 24x7 to nbd"),
         ("", "support_horizon_days: 30\n", "loosens support_horizon_days from 365 to 30"),
         ("", "large_model_params_b: 500\n", "loosens large_model_params_b from 1 to 500"),
+        ("rules: [own]\n", "",
+         "checker.yaml:1:1: warning config.weakened the change no longer reads the rule folders own"),
         ("", 'severity: {"power.rack-capacity": warning}\n',
          "checker.yaml:1:1: warning config.weakened the change lowers the severity of 1 rules: "
          "power.rack-capacity (error -> warning), against the base's defaults (it had no checker.yaml)"),
@@ -52,6 +63,7 @@ def _weakened(run_lines: list[str]) -> list[str]:
 def test_each_weakening_is_a_new_warning_at_its_line(
     repo: Path, cli: CliRunner, base: str, head: str, expected: str  # noqa: F811
 ) -> None:
+    _own_rules(repo)
     if base:
         _commit_config(repo, base)
     (repo / "checker.yaml").write_text(head)
@@ -70,11 +82,13 @@ def test_each_weakening_is_a_new_warning_at_its_line(
         ('ignore: ["power.*"]\n', 'ignore: ["power.rack-*"]\n'),  # runs more
         ("headroom_pct: 10\n", "headroom_pct: 20\n"),
         ('severity: {"power.rack-capacity": warning}\n', ""),  # back to the rule's own, error
+        ("rules: [./own]\n", "rules: [own]\n"),  # the same folder, written another way
     ],
 )
 def test_settings_that_check_as_much_or_more_say_nothing(
     repo: Path, cli: CliRunner, base: str, head: str  # noqa: F811
 ) -> None:
+    _own_rules(repo)
     if base:
         _commit_config(repo, base)
     (repo / "checker.yaml").write_text(head)

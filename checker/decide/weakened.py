@@ -10,6 +10,7 @@ Each way the head's settings check less than the base's is one finding
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -107,7 +108,8 @@ def weakened(
             add(where(name), f"the change loosens {name} from {_shown(was)} to {_shown(now)}")
     # The team's own rule folders (relative to each config): one the base read and the
     # head does not takes its rules with it, which `off` cannot see (the head never loaded them).
-    dropped = [folder for folder in base_config.rules if folder not in head_config.rules]
+    kept = {os.path.normpath(folder) for folder in head_config.rules}
+    dropped = [folder for folder in base_config.rules if os.path.normpath(folder) not in kept]
     if dropped:
         add(where("rules"), f"the change no longer reads the rule folders {', '.join(dropped)}")
     return found
