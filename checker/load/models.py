@@ -166,14 +166,20 @@ PsusOnFeed = Annotated[
 ]
 
 
+# A circuit's phases (a whole 1 or 3: not `true`, not `3.0`) and its load's
+# power factor: a feed's, a panel's and a PSU's alike.
+Phases = Annotated[Literal[1, 3], BeforeValidator(_whole_number)]
+PowerFactor = Annotated[float, Strict(), Field(gt=0, le=1)]
+
+
 class Feed(Model):
     name: Name
     side: Literal["A", "B"] | None = None
     voltage: Pos
     amps: Pos
-    phase: Annotated[Literal[1, 3], BeforeValidator(_whole_number)] = 1
+    phase: Phases = 1
     max_utilization: Percent = 80  # NetBox default: the NEC 210.20(A) 80 % rule
-    power_factor: Annotated[float, Strict(), Field(gt=0, le=1)] = 1.0
+    power_factor: PowerFactor = 1.0
     ups: Name | None = None  # the facility's UPS block it is fed from (power.ups)
     panel: Name | None = None  # the facility's panel it is a circuit of (power.panels)
 
@@ -359,9 +365,9 @@ class Panel(Model):
     name: Name
     voltage: Pos
     amps: Pos
-    phase: Annotated[Literal[1, 3], BeforeValidator(_whole_number)] = 3
+    phase: Phases = 3
     max_utilization: Percent = 80  # as Feed: the NEC 210.20(A) 80 % rule
-    power_factor: Annotated[float, Strict(), Field(gt=0, le=1)] = 1.0
+    power_factor: PowerFactor = 1.0
     ups: Name | None = None  # the facility's UPS block it is fed from (power.ups)
 
 
@@ -565,7 +571,7 @@ class Psu(Model):
     # three-phase feed; 3: each takes three-phase input and draws evenly from
     # the three lines (a rack-scale system's power shelf: an NVL72 shelf holds
     # 6 PSUs, two a phase).
-    phase: Annotated[Literal[1, 3], BeforeValidator(_whole_number)] = 1
+    phase: Phases = 1
 
     @model_validator(mode="after")
     def _redundant_below_count(self) -> Psu:
