@@ -205,8 +205,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     head commit on GitHub, else relative to where each output is read."""
     from checker.audit import run_audit
     from checker.core.findings import Finding
-    from checker.decide.weakened import weakened
-    from checker.diff import base_config, diff
+    from checker.decide.weakened import rules_changed, weakened
+    from checker.diff import base_config, base_rules, diff
     from checker.evaluate.rulebook import load_rulebook
     from checker.gitref import repo_root
     from checker.render.context import RenderContext
@@ -230,14 +230,23 @@ def cmd_diff(args: argparse.Namespace) -> int:
     root = repo_root(Path.cwd())
 
     def settings_change(commit: str) -> list[Finding]:
-        """What the change's settings turn off against those the base would have used."""
+        """What the change's settings turn off against those the base would have used,
+        and what it does to the team's own rules."""
         with tempfile.TemporaryDirectory(prefix="checker-base-config-") as tmp:
             found, name = base_config(root, commit, paths, args.config, Path(tmp))
             try:
                 base = _configured_from(args, found)
             except UserError:  # the base's own config was broken: compare with the defaults
                 base, name = _configured_from(args, None), f"{name} (not valid there, so its defaults)"
-        return weakened(*base, name, config, cfg, book.metadata())
+        own = load_rulebook(cfg.rule_dirs, builtin=False).rules  # the team's, as the change has them
+        with tempfile.TemporaryDirectory(prefix="checker-base-rules-") as tmp:
+            try:  # the same folders as of the base (a folder the base lacks: no rules)
+                folders = base_rules(root, commit, cfg.rule_dirs, Path(tmp))
+                earlier = load_rulebook(folders, builtin=False).rules
+            except UserError:  # broken at the base: every rule of the head's is new
+                earlier = ()
+        return [*weakened(*base, name, config, cfg, book.metadata()),
+                *rules_changed(earlier, own, config, cfg.config_file)]
 
     with progress.shown(sys.stderr):
         result = diff(

@@ -152,3 +152,10 @@ def base_config(
         return None, ""
     found = found.resolve()
     return found, found.relative_to(into.resolve()).as_posix()
+
+
+def base_rules(root: Path, commit: str, folders: Sequence[Path], into: Path) -> list[Path]:
+    """The rule folders `folders` as of `commit`, laid out under `into`: those that
+    held a rule file there (a folder the base lacks holds no rule)."""
+    inside = root.resolve()
+    return materialize(root, commit, [f for f in folders if f.resolve().is_relative_to(inside)], into)

@@ -143,3 +143,38 @@ def test_the_change_cannot_ignore_what_judges_it(repo: Path, cli: CliRunner) -> 
     run = cli("diff", "--base", "HEAD", "inv", *AS_OF)
     (line,) = _weakened(run.lines)
     assert "the change stops" in line and "config.weakened," not in line
+
+
+# ---------------------------------------------------------------- the team's own rules
+OWN_RULE = ("rules:\n  - {{id: acme.big, title: t, category: power, severity: {severity}, on: server,"
+            " when: '{when}', message: m, remediation: r}}\n")
+
+
+@pytest.mark.parametrize(
+    ("head", "expected"),
+    [
+        (OWN_RULE.format(severity="warning", when="peak_w > 2000000"),
+         "own/r.yaml:2:5: warning config.weakened the change edits rule acme.big: its condition, "
+         "'peak_w > 1000000' -> 'peak_w > 2000000'; both trees are audited with the new rule"),
+        (OWN_RULE.format(severity="info", when="peak_w > 1000000"),
+         "own/r.yaml:2:5: warning config.weakened the change edits rule acme.big: its severity, "
+         "warning -> info"),
+        ("rules: []\n",
+         "checker.yaml:1:1: warning config.weakened the change removes 1 of the team's rules: acme.big, "
+         "which the base's rule folders hold"),
+        (OWN_RULE.format(severity="error", when="peak_w > 1000000"), None),  # stricter: nothing to say
+    ],
+)
+def test_an_edit_to_the_teams_own_rules_is_said(
+    repo: Path, cli: CliRunner, head: str, expected: str | None  # noqa: F811
+) -> None:
+    _own_rules(repo)
+    _commit_config(repo, "rules: [own]\n")
+    (repo / "own" / "r.yaml").write_text(head)
+    run = cli("diff", "--base", "HEAD", "inv", *AS_OF)
+    weak = _weakened(run.lines)
+    if expected is None:
+        assert weak == [], weak
+    else:
+        (line,) = weak
+        assert line.startswith(expected), line

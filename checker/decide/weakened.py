@@ -15,10 +15,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from checker.core.builtin import CONFIG_WEAKENED
+from checker.core.errors import clip
 from checker.core.findings import SEVERITY_RANK, Finding, Location, Severity, located
 from checker.core.rulemeta import RuleMeta
 from checker.decide.config import Config, Settings
-from checker.evaluate.rulebook import matches
+from checker.evaluate.rulebook import CompiledRule, matches
 from checker.source.reader import display_path
 
 SHOWN = 10  # rule ids a message names, then how many more
@@ -112,4 +113,34 @@ def weakened(
     dropped = [folder for folder in base_config.rules if os.path.normpath(folder) not in kept]
     if dropped:
         add(where("rules"), f"the change no longer reads the rule folders {', '.join(dropped)}")
+    return found
+
+
+def rules_changed(
+    base: Sequence[CompiledRule], head: Sequence[CompiledRule], head_config: Config, head_file: Path | None
+) -> list[Finding]:
+    """What the change does to the team's own rules (the head's rule folders, as
+    of the base and now): both trees are audited with the head's rules, so a
+    rule removed or rewritten changes the base's findings as well as the head's."""
+    before, after = {r.id: r for r in base}, {r.id: r for r in head}
+    found: list[Finding] = []
+    removed = sorted(set(before) - set(after))
+    if removed:
+        message = f"the change removes {len(removed)} of the team's rules: {_named(removed)}"
+        found.append(located(CONFIG_WEAKENED, "config", _Where(head_config, head_file)("rules"),
+                             f"{message}, which the base's rule folders hold", severity="warning"))
+    for rule_id in sorted(set(before) & set(after)):
+        was, now = before[rule_id], after[rule_id]
+        edits = []
+        if was.when.source != now.when.source:
+            edits.append(f"its condition, '{clip(was.when.source)}' -> '{clip(now.when.source)}'")
+        if SEVERITY_RANK[now.rule.severity] < SEVERITY_RANK[was.rule.severity]:
+            edits.append(f"its severity, {was.rule.severity} -> {now.rule.severity}")
+        if was.rule.on != now.rule.on:
+            edits.append(f"what it checks, {was.rule.on} -> {now.rule.on}")
+        if edits:
+            where = Location(now.file, now.src.line, now.src.column)
+            message = (f"the change edits rule {rule_id}: {'; '.join(edits)}; both trees are audited with "
+                       "the new rule, so its findings at the base are the new rule's too")
+            found.append(located(CONFIG_WEAKENED, "config", where, message, severity="warning"))
     return found
