@@ -514,6 +514,20 @@ def _cooling_units(run: Derivation) -> list[Fact]:
     return _facility_parts(run, "cooling_unit", COOLING_UNIT_FIELDS, run.cap.cooling_units)
 
 
+# A circuit's rating, written alike on a feed and a panel (m.Feed, m.Panel: feed_kw).
+RATING_FIELDS = (
+    written("voltage", "number", "V", "line-to-line voltage for three-phase"),
+    written("amps", "number", "A", "breaker rating"),
+    written("phase", "number", "", "1 | 3"),
+    written(
+        "max_utilization", "number", "%",
+        "continuous-load limit, default 80: NEC 210.20(A) and common operator policy (IEC 60364-4-43 "
+        "sets no blanket figure, I_B <= I_n <= I_Z: at IEC sites it is operator policy)",
+    ),
+    written("power_factor", "number", "", "power factor"),
+)
+
+
 # ---------------------------------------------------------------- UPS block
 UPS_FIELDS = (
     derived("facility", "string", "", "facility whose UPS the block is"),
@@ -534,11 +548,7 @@ def _ups_blocks(run: Derivation) -> list[Fact]:
 PANEL_FIELDS = (
     derived("facility", "string", "", "facility whose distribution the panel is"),
     written("name", "string", "", "panel name"),
-    written("voltage", "number", "V", "line-to-line voltage for three-phase"),
-    written("amps", "number", "A", "the upstream breaker's rating (panel main, PDU output, busway feed)"),
-    written("phase", "number", "", "1 | 3"),
-    written("max_utilization", "number", "%", "continuous-load limit, default 80, as a feed's"),
-    written("power_factor", "number", "", "power factor"),
+    *RATING_FIELDS,  # as a feed's: the upstream breaker (panel main, PDU output, busway feed)
     written("ups", "string", "", "the UPS block it is fed from"),
     *_columns(PANEL_COLUMNS),
 )
@@ -631,15 +641,7 @@ FEED_FIELDS = (
     derived("rack", "string", "", "rack the feed powers"),
     written("name", "string", "", "feed name"),
     written("side", "string", "", "A | B (2N racks)"),
-    written("voltage", "number", "V", "line-to-line voltage for three-phase"),
-    written("amps", "number", "A", "breaker rating"),
-    written("phase", "number", "", "1 | 3"),
-    written(
-        "max_utilization", "number", "%",
-        "continuous-load limit, default 80: NEC 210.20(A) and common operator policy (IEC 60364-4-43 "
-        "sets no blanket figure, I_B <= I_n <= I_Z: at IEC sites it is operator policy)",
-    ),
-    written("power_factor", "number", "", "power factor"),
+    *RATING_FIELDS,
     written("panel", "string", "", "the panel (power.panels) it is a circuit or tap-off of"),
     *_columns(FEED_COLUMNS),
 )
