@@ -207,7 +207,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from checker.core.findings import Finding
     from checker.decide.weakened import rules_changed, weakened
     from checker.diff import base_config, base_rules, diff
-    from checker.evaluate.rulebook import load_rulebook
+    from checker.evaluate.rulebook import is_builtin, load_rulebook
     from checker.gitref import repo_root
     from checker.render.context import RenderContext
     from checker.render.output import (
@@ -238,7 +238,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
                 base = _configured_from(args, found)
             except UserError:  # the base's own config was broken: compare with the defaults
                 base, name = _configured_from(args, None), f"{name} (not valid there, so its defaults)"
-        own = load_rulebook(cfg.rule_dirs, builtin=False).rules  # the team's, as the change has them
+        own = [r for r in book.rules if not is_builtin(Path(r.file))]  # the team's, as the change has them
         with tempfile.TemporaryDirectory(prefix="checker-base-rules-") as tmp:
             try:  # the same folders as of the base (a folder the base lacks: no rules)
                 folders = base_rules(root, commit, cfg.rule_dirs, Path(tmp))

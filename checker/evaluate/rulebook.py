@@ -434,7 +434,7 @@ def _compiled(files: Sequence[Path], read: Sequence[tuple[Path, bytes]] | None =
     ahead = builtin_rules(files, data)
     if ahead is not None:  # the built-in rules as compiled ahead: the other files compiled here
         rules += ahead
-        files = [path for path in files if not _is_builtin(path)]
+        files = [path for path in files if not is_builtin(path)]
     for path in files:
         got = _load_file(path, data.get(path))
         rules += got.rules
@@ -622,12 +622,13 @@ AHEAD = Path(__file__).with_name("builtin_rulebook.json")
 AHEAD_FORMAT = 1
 
 
-def _is_builtin(path: Path) -> bool:
+def is_builtin(path: Path) -> bool:
+    """A file of the built-in rulebook (rules/, installed or in a checkout)."""
     return path.resolve().is_relative_to(rules_dir().resolve())
 
 
 def _builtin_files(files: Sequence[Path]) -> list[Path]:
-    return [path for path in files if _is_builtin(path)]
+    return [path for path in files if is_builtin(path)]
 
 
 def _ahead_key(named: Sequence[tuple[str, bytes]]) -> str:
