@@ -88,13 +88,17 @@ class Config(BaseModel):
     # Where each value was written, so a `select:` entry that matches nothing is located.
     _where: tuple[str, Src] | None = PrivateAttr(default=None)
 
+    def place(self, *path: str | int, key: bool = False) -> tuple[str, int, int] | None:
+        """(file, line, column) of a config value (or key), or None for defaults."""
+        if self._where is None:
+            return None
+        file, src = self._where
+        return (file, *src.locate(path, key=key))
+
     def position(self, *path: str | int, key: bool = False) -> str:
         """`file:line:column` of a config value (or key), or '' for defaults."""
-        if self._where is None:
-            return ""
-        file, src = self._where
-        line, column = src.locate(path, key=key)
-        return f"{file}:{line}:{column}"
+        place = self.place(*path, key=key)
+        return "" if place is None else ":".join(map(str, place))
 
 
 @dataclass(frozen=True)

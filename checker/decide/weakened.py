@@ -62,9 +62,9 @@ class _Where:
 
     def __call__(self, *names: str) -> Location:
         for name in names:
-            if name in self.config.model_fields_set:
-                _, line, column = self.config.position(name, key=True).rsplit(":", 2)
-                return Location(self.file, int(line), int(column))
+            place = self.config.place(name, key=True) if name in self.config.model_fields_set else None
+            if place is not None:
+                return Location(self.file, place[1], place[2])
         return Location(self.file, 1, 1)
 
 
