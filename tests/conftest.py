@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from checker.cli import main
+from tests.gitrepo import repo  # noqa: F401  (a fixture: a git repository for diff tests)
 from tests.helpers import write_file
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -11,34 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import AS_OF, CliRunner, Run
+from tests.gitrepo import FACILITY, SERVERS, TWO_MORE, add_two, git
 
-FACILITY = """\
-    kind: Facility
-    name: hx1
-    power: {it_capacity_kw: 500}
-    racks:
-      - name: H01
-        redundancy: 2N
-        feeds:
-          - {name: H01-A, side: A, voltage: 415, amps: 32, phase: 3, max_utilization: 80}
-          - {name: H01-B, side: B, voltage: 415, amps: 32, phase: 3, max_utilization: 80}
-      - name: H02
-        redundancy: 2N
-        feeds:
-          - {name: H02-A, side: A, voltage: 415, amps: 63, phase: 3, max_utilization: 80}
-          - {name: H02-B, side: B, voltage: 415, amps: 63, phase: 3, max_utilization: 80}
-    cooling: {capacity_kw: 600}
-    """
-SERVERS = """\
-    kind: Servers
-    facility: hx1
-    defaults:
-      support: {vendor: NVIDIA, level: 24x7, until: 2030-12-31}
-    servers:
-      - {name: g1, model: dgx-h100, rack: H01, position: 1}
-    """
-TWO_MORE = ("  - {name: g2, model: dgx-h100, rack: %s, position: 10}\n"
-            "  - {name: g3, model: dgx-h100, rack: %s, position: 20}\n")
 NEW_AT_RACK = ("inv/facility.yaml:7:5: error power.rack-capacity "
                "rack hx1/H01 draws 30.6 kW, over its 18.4 kW 2N feed capacity")
 # The rack's finding on g2, the first server the change added to it (servers.yaml line 7),
@@ -54,32 +27,8 @@ TWO_DGX = [
 ]
 
 
-def _git(repo: Path, *args: str) -> None:
-    who = ["-c", "user.name=t", "-c", "user.email=t@example.com"]
-    subprocess.run(["git", *who, *args], cwd=repo, check=True, capture_output=True)
-
-
-@pytest.fixture
-def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A repository whose HEAD holds a clean inventory: one DGX H100 in 2N rack H01."""
-    (tmp_path / "inv").mkdir()
-    (tmp_path / "inv" / "facility.yaml").write_text(textwrap.dedent(FACILITY))
-    (tmp_path / "inv" / "servers.yaml").write_text(textwrap.dedent(SERVERS))
-    _git(tmp_path, "init", "-q")
-    _git(tmp_path, "commit", "-q", "--allow-empty", "-m", "0")
-    _git(tmp_path, "add", "-A")
-    _git(tmp_path, "commit", "-q", "-m", "clean")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-def _add_two(repo: Path, rack: str) -> None:
-    with (repo / "inv" / "servers.yaml").open("a") as f:
-        f.write(TWO_MORE % (rack, rack))
-
-
 def test_two_dgx_in_a_2n_rack_are_one_new_finding_and_a_delta(repo: Path, cli: CliRunner) -> None:
-    _add_two(repo, "H01")
+    add_two(repo, "H01")
     run = cli("diff", "--base", "HEAD", "inv", *AS_OF)
     assert (run.code, run.err) == (1, "")
     assert run.lines[0].startswith("checker diff against HEAD (")
@@ -108,15 +57,15 @@ def test_a_facility_delta_is_peak_draw_whatever_the_basis(repo: Path, cli: CliRu
     facility.write_text(facility.read_text().replace("500}", "500, basis: typical}"))
     servers = repo / "inv" / "servers.yaml"
     servers.write_text(servers.read_text().replace("support:", "power_w: {typical: 7000}\n  support:"))
-    _git(repo, "commit", "-qam", "typical")
-    _add_two(repo, "H02")
+    git(repo, "commit", "-qam", "typical")
+    add_two(repo, "H02")
     run = cli("diff", "--base", "HEAD", "inv", *AS_OF)
     assert _delta(run, "facility hx1").startswith("  facility hx1: +20.4 kW, headroom 489.8 -> 469.4 kW;")
 
 
 def test_moving_them_elsewhere_resolves_the_finding(repo: Path, cli: CliRunner) -> None:
-    _add_two(repo, "H01")
-    _git(repo, "commit", "-qam", "overload")
+    add_two(repo, "H01")
+    git(repo, "commit", "-qam", "overload")
     (repo / "inv" / "servers.yaml").write_text(textwrap.dedent(SERVERS) + TWO_MORE % ("H02", "H02"))
     run = cli("diff", "--base", "HEAD", "inv", *AS_OF)
     assert run.code == 0, run.out
@@ -127,8 +76,8 @@ def test_moving_them_elsewhere_resolves_the_finding(repo: Path, cli: CliRunner) 
 
 
 def test_fail_on_new_ignores_existing_debt(repo: Path, cli: CliRunner) -> None:
-    _add_two(repo, "H01")
-    _git(repo, "commit", "-qam", "debt")
+    add_two(repo, "H01")
+    git(repo, "commit", "-qam", "debt")
     assert cli("diff", "--base", "HEAD", "inv", *AS_OF).code == 1
     run = cli("diff", "--base", "HEAD", "inv", *AS_OF, "--fail-on-new")
     assert run.code == 0
@@ -136,7 +85,7 @@ def test_fail_on_new_ignores_existing_debt(repo: Path, cli: CliRunner) -> None:
 
 
 def test_json_and_markdown(repo: Path, cli: CliRunner, tmp_path: Path) -> None:
-    _add_two(repo, "H01")
+    add_two(repo, "H01")
     out = tmp_path.parent / f"{tmp_path.name}-comment.md"
     run = cli("diff", "--base", "HEAD", "inv", *AS_OF, "--format", "json", "--format", f"markdown:{out}")
     doc = json.loads(run.out)
@@ -172,7 +121,7 @@ def test_json_and_markdown(repo: Path, cli: CliRunner, tmp_path: Path) -> None:
 
 
 def test_github_annotations_show_only_new_findings(repo: Path, cli: CliRunner) -> None:
-    _add_two(repo, "H01")
+    add_two(repo, "H01")
     run = cli("diff", "--base", "HEAD", "inv", *AS_OF, "--format", "github")
     # On g2's line, which the change added: not on the rack's, which it did not touch.
     assert run.lines[0].startswith("::error file=inv/servers.yaml,line=7,col=5,title=power.rack-capacity::")
@@ -183,7 +132,7 @@ def test_code_review_formats_show_only_new_findings_as_the_audit_fingerprints_th
 ) -> None:
     """GitLab's issues and SARIF's results of `checker diff` are the new findings,
     each with the fingerprint the full audit gives it: the same issue or alert."""
-    _add_two(repo, "H01")
+    add_two(repo, "H01")
     issues = json.loads(cli("diff", "--base", "HEAD", "inv", *AS_OF, "--format", "gitlab").out)
     audit = json.loads(cli("audit", "inv", *AS_OF, "--format", "gitlab").out)
     results = json.loads(cli("diff", "--base", "HEAD", "inv", *AS_OF, "--format", "sarif").out)["runs"][0]
@@ -237,8 +186,8 @@ def _write_hx2(repo: Path) -> None:
 def debt(repo: Path) -> Path:
     """The repository with a finding at HEAD (rack hx1/H01 overloaded): a wrong base
     audit shows it resolved and hx1's racks as changed."""
-    _add_two(repo, "H01")
-    _git(repo, "commit", "-qam", "debt")
+    add_two(repo, "H01")
+    git(repo, "commit", "-qam", "debt")
     return repo
 
 
@@ -266,8 +215,8 @@ def test_a_path_the_base_lacks_is_an_empty_inventory_there(
 def test_a_folder_with_no_yaml_file_at_the_base_is_empty_there(debt: Path, cli: CliRunner) -> None:
     (debt / "more").mkdir()
     (debt / "more" / "README.md").write_text("hx2, soon\n")
-    _git(debt, "add", "-A")
-    _git(debt, "commit", "-qm", "placeholder")
+    git(debt, "add", "-A")
+    git(debt, "commit", "-qm", "placeholder")
     _write_hx2(debt)
     run = cli("diff", "--base", "HEAD", "inv", "more", *AS_OF)
     assert (run.code, run.err) == (1, "")
@@ -285,8 +234,8 @@ def test_the_default_path_the_base_lacks_is_empty_there(debt: Path, cli: CliRunn
 def test_a_file_named_whatever_its_name_is_read_at_the_base_too(debt: Path, cli: CliRunner) -> None:
     # The audit reads a file named on the command line whatever its name: so does the base.
     (debt / "inv" / "servers.yaml").rename(debt / "servers.inventory")
-    _git(debt, "add", "-A")
-    _git(debt, "commit", "-qm", "renamed")
+    git(debt, "add", "-A")
+    git(debt, "commit", "-qm", "renamed")
     run = cli("diff", "--base", "HEAD", "inv", "servers.inventory", *AS_OF)
     assert (run.code, run.err) == (1, "")
     assert run.lines[1:] == [
@@ -301,8 +250,8 @@ def test_a_file_named_whatever_its_name_is_read_at_the_base_too(debt: Path, cli:
 
 def test_a_file_deleted_below_a_path_resolves_its_findings(debt: Path, cli: CliRunner) -> None:
     _write_hx2(debt)
-    _git(debt, "add", "-A")
-    _git(debt, "commit", "-qm", "hx2")
+    git(debt, "add", "-A")
+    git(debt, "commit", "-qm", "hx2")
     (debt / "more" / "servers.yaml").unlink()
     run = cli("diff", "--base", "HEAD", "inv", "more", *AS_OF)
     assert (run.code, run.err) == (1, "")
@@ -324,9 +273,9 @@ def test_a_file_deleted_below_a_path_resolves_its_findings(debt: Path, cli: CliR
 def test_a_path_deleted_at_head_is_an_error_as_in_an_audit(debt: Path, cli: CliRunner) -> None:
     # The working tree is audited as `checker audit` would: a path it lacks is an error.
     _write_hx2(debt)
-    _git(debt, "add", "-A")
-    _git(debt, "commit", "-qm", "hx2")
-    _git(debt, "rm", "-rq", "more")
+    git(debt, "add", "-A")
+    git(debt, "commit", "-qm", "hx2")
+    git(debt, "rm", "-rq", "more")
     run = cli("diff", "--base", "HEAD", "inv", "more", *AS_OF)
     assert (run.code, run.out, run.err) == (2, "", "more: no such file or directory\n")
 
@@ -364,7 +313,7 @@ def test_a_second_finding_of_one_rule_on_one_entity_is_new(repo: Path, cli: CliR
     # Two frameworks of one server are two facts with the server's entity id:
     # a second unknown framework must not hide behind the first.
     _frameworks(repo, "{foo: '1.0'}")
-    _git(repo, "commit", "-qam", "one unknown framework")
+    git(repo, "commit", "-qam", "one unknown framework")
     _frameworks(repo, "{foo: '1.0', bar: '2.0'}")
     run = cli("diff", "--base", "HEAD", "inv", "--fail-on-new", "--fail-on", "warning", *AS_OF)
     assert run.code == 1, run.out
@@ -375,7 +324,7 @@ def test_a_second_finding_of_one_rule_on_one_entity_is_new(repo: Path, cli: CliR
 
 def test_a_changed_value_of_a_finding_is_neither_new_nor_resolved(repo: Path, cli: CliRunner) -> None:
     _frameworks(repo, "{foo: '1.0', bar: '2.0'}")
-    _git(repo, "commit", "-qam", "two unknown frameworks")
+    git(repo, "commit", "-qam", "two unknown frameworks")
     _frameworks(repo, "{foo: '1.1', bar: '2.0'}")
     run = cli("diff", "--base", "HEAD", "inv", "--fail-on-new", *AS_OF)
     summary = "checker diff: 0 new, 0 worsened, 0 resolved, 0 waived, 0 capacity changes: pass"
@@ -405,7 +354,7 @@ def test_an_inherited_fields_finding_is_on_the_server_the_change_added(
     header += "  support: {vendor: NVIDIA, level: 24x7, until: 2027-03-01}\n"
     servers = repo / "inv" / "servers.yaml"
     servers.write_text(header + "servers:\n" + base)
-    _git(repo, "commit", "-qam", "g1, support ending soon")  # g1's warning is debt: on line 4
+    git(repo, "commit", "-qam", "g1, support ending soon")  # g1's warning is debt: on line 4
     servers.write_text(header + "servers:\n" + base + added)
     run = cli("diff", "--base", "HEAD", "inv", *AS_OF)
     assert run.lines[1:3] == ["new findings: 1", f"  {where}: {ENDS_SOON}"], run.out
@@ -434,8 +383,8 @@ def test_a_finding_caused_elsewhere_stays_where_it_points(repo: Path, cli: CliRu
     (repo / "inv" / "models.yaml").write_text(MODELS)
     servers = repo / "inv" / "servers.yaml"
     servers.write_text(servers.read_text().replace("model: dgx-h100", "model: big"))
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "a 9 kW model")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a 9 kW model")
     (repo / "inv" / "models.yaml").write_text(MODELS.replace("9000", "19000"))
     run = cli("diff", "--base", "HEAD", "inv", *AS_OF)
     assert run.lines[1:3] == [
@@ -448,7 +397,7 @@ def test_a_finding_caused_elsewhere_stays_where_it_points(repo: Path, cli: CliRu
 def test_paths_are_named_from_the_repository_root_in_a_sub_directory(
     repo: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _add_two(repo, "H01")
+    add_two(repo, "H01")
     monkeypatch.chdir(repo / "inv")
     run = cli("diff", "--base", "HEAD", ".", *AS_OF)
     assert run.lines[2] == f"  {NEW}", run.out  # inv/servers.yaml, as git diff names it
@@ -461,7 +410,7 @@ FULL = "  - {name: g2, rack: H01, position: 10, power_w: {max: 6600}, u_height: 
 def test_a_warning_that_became_an_error_is_worsened_not_resolved(repo: Path, cli: CliRunner) -> None:
     with (repo / "inv" / "servers.yaml").open("a") as f:
         f.write(FULL)
-    _git(repo, "commit", "-qam", "a full rack: 91.3 %")
+    git(repo, "commit", "-qam", "a full rack: 91.3 %")
     with (repo / "inv" / "servers.yaml").open("a") as f:
         f.write("  - {name: g3, rack: H01, position: 20, power_w: {max: 2000}, u_height: 1}\n")
     # One format to standard output (two would interleave there), the other to a file.
@@ -497,9 +446,9 @@ waivers:
 
 def test_a_new_finding_a_waiver_covers_is_apart_and_does_not_fail_on_new(repo: Path, cli: CliRunner) -> None:
     (repo / "inv" / "waivers.yaml").write_text(WAIVER)
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "waiver ahead of the change")
-    _add_two(repo, "H01")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "waiver ahead of the change")
+    add_two(repo, "H01")
     run = cli("diff", "--base", "HEAD", "inv", "--fail-on-new", *AS_OF)
     assert run.code == 0, run.out
     assert run.lines[1:6] == [
@@ -515,9 +464,9 @@ def test_a_new_finding_a_waiver_covers_is_apart_and_does_not_fail_on_new(repo: P
 
 def test_a_lifted_waiver_is_worsened_and_fails_on_new(repo: Path, cli: CliRunner) -> None:
     (repo / "inv" / "waivers.yaml").write_text(WAIVER)
-    _add_two(repo, "H01")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "overloaded, waived")
+    add_two(repo, "H01")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "overloaded, waived")
     (repo / "inv" / "waivers.yaml").unlink()
     run = cli("diff", "--base", "HEAD", "inv", "--fail-on-new", *AS_OF)
     assert run.code == 1, run.out
@@ -555,7 +504,7 @@ def test_a_change_to_the_defaults_is_where_a_rack_finding_points_when_no_server_
 ) -> None:
     servers = repo / "inv" / "servers.yaml"
     servers.write_text(DEFAULTS_BELOW)
-    _git(repo, "commit", "-qam", "defaults written below the servers")
+    git(repo, "commit", "-qam", "defaults written below the servers")
     servers.write_text(change(DEFAULTS_BELOW))
     run = cli("diff", "--base", "HEAD", "inv", *AS_OF)
     new = [line for line in run.lines if "power.rack-capacity" in line]

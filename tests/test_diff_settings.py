@@ -14,18 +14,18 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import AS_OF, CliRunner
-from tests.test_diff import _add_two, _git, repo  # noqa: F401  (the fixture)
+from tests.gitrepo import add_two, git
 
 PASS_LINE = "checker diff: {new} new, 0 worsened, 0 resolved, 0 waived, 0 capacity changes: pass"
 
 
-def _commit_config(repo: Path, text: str, name: str = "checker.yaml") -> None:  # noqa: F811
+def _commit_config(repo: Path, text: str, name: str = "checker.yaml") -> None:
     (repo / name).write_text(text)
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "config")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "config")
 
 
-def _own_rules(repo: Path) -> None:  # noqa: F811
+def _own_rules(repo: Path) -> None:
     """A team's rule folder, `own/`, with one rule of its own."""
     (repo / "own").mkdir()
     (repo / "own" / "r.yaml").write_text(
@@ -61,7 +61,7 @@ def _weakened(run_lines: list[str]) -> list[str]:
     ],
 )
 def test_each_weakening_is_a_new_warning_at_its_line(
-    repo: Path, cli: CliRunner, base: str, head: str, expected: str  # noqa: F811
+    repo: Path, cli: CliRunner, base: str, head: str, expected: str
 ) -> None:
     _own_rules(repo)
     if base:
@@ -86,7 +86,7 @@ def test_each_weakening_is_a_new_warning_at_its_line(
     ],
 )
 def test_settings_that_check_as_much_or_more_say_nothing(
-    repo: Path, cli: CliRunner, base: str, head: str  # noqa: F811
+    repo: Path, cli: CliRunner, base: str, head: str
 ) -> None:
     _own_rules(repo)
     if base:
@@ -97,13 +97,13 @@ def test_settings_that_check_as_much_or_more_say_nothing(
 
 
 def test_a_config_of_its_own_beside_the_inventories_is_judged_against_the_base(
-    repo: Path, cli: CliRunner  # noqa: F811
+    repo: Path, cli: CliRunner
 ) -> None:
     # The repository's checker.yaml fails on warnings; the change adds inv/checker.yaml
     # (the nearest config wins) that ignores every rule and an overloaded rack.
     _commit_config(repo, "fail_on: warning\n")
     (repo / "inv" / "checker.yaml").write_text('ignore: ["*"]\n')
-    _add_two(repo, "H01")
+    add_two(repo, "H01")
     run = cli("diff", "--base", "HEAD", "inv", *AS_OF, "--fail-on-new")
     weak = _weakened(run.lines)
     assert [w.split(" config.weakened ")[0] for w in weak] == [
@@ -119,7 +119,7 @@ def test_a_config_of_its_own_beside_the_inventories_is_judged_against_the_base(
     assert run.code == 1
 
 
-def test_the_json_and_the_comment_carry_it(repo: Path, cli: CliRunner, tmp_path: Path) -> None:  # noqa: F811
+def test_the_json_and_the_comment_carry_it(repo: Path, cli: CliRunner, tmp_path: Path) -> None:
     (repo / "checker.yaml").write_text('ignore: ["power.*"]\n')
     md, js = tmp_path / "c.md", tmp_path / "c.json"
     run = cli("diff", "--base", "HEAD", "inv", *AS_OF, "--format", f"markdown:{md}", "--format", f"json:{js}")
@@ -130,7 +130,7 @@ def test_the_json_and_the_comment_carry_it(repo: Path, cli: CliRunner, tmp_path:
     assert "config.weakened" in md.read_text()
 
 
-def test_a_broken_base_config_is_judged_by_the_defaults(repo: Path, cli: CliRunner) -> None:  # noqa: F811
+def test_a_broken_base_config_is_judged_by_the_defaults(repo: Path, cli: CliRunner) -> None:
     _commit_config(repo, "fail_on: sometimes\n")
     (repo / "checker.yaml").write_text("headroom_pct: 0\n")
     run = cli("diff", "--base", "HEAD", "inv", *AS_OF)
@@ -138,7 +138,7 @@ def test_a_broken_base_config_is_judged_by_the_defaults(repo: Path, cli: CliRunn
     assert line.endswith("against the base's checker.yaml (not valid there, so its defaults)"), line
 
 
-def test_the_change_cannot_ignore_what_judges_it(repo: Path, cli: CliRunner) -> None:  # noqa: F811
+def test_the_change_cannot_ignore_what_judges_it(repo: Path, cli: CliRunner) -> None:
     (repo / "checker.yaml").write_text('ignore: ["config.weakened", "power.*"]\n')
     run = cli("diff", "--base", "HEAD", "inv", *AS_OF)
     (line,) = _weakened(run.lines)
@@ -166,7 +166,7 @@ OWN_RULE = ("rules:\n  - {{id: acme.big, title: t, category: power, severity: {s
     ],
 )
 def test_an_edit_to_the_teams_own_rules_is_said(
-    repo: Path, cli: CliRunner, head: str, expected: str | None  # noqa: F811
+    repo: Path, cli: CliRunner, head: str, expected: str | None
 ) -> None:
     _own_rules(repo)
     _commit_config(repo, "rules: [own]\n")
