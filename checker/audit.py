@@ -19,6 +19,7 @@ from checker.derive.capacity import Capacity, compute
 from checker.derive.facts import Context, Fact, build_all
 from checker.derive.knowledge import TABLE_KINDS, builtin, extend
 from checker.evaluate.engine import Messages, evaluate
+from checker.evaluate.memo import open_memo
 from checker.evaluate.rulebook import Rulebook, load_rulebook, matches
 from checker.load.build import load
 from checker.load.reading import ReadOptions
@@ -57,7 +58,8 @@ def run_audit(
             large_model_params_b=cfg.large_model_params_b, headroom_pct=cfg.headroom_pct,
             support_level=cfg.support_level,
         ))
-        found, messages = evaluate(active.rules, facts)
+        memo = open_memo(options.cache_dir, active.rules) if options and options.cache_dir else None
+        found, messages = evaluate(active.rules, facts, memo)
         findings += knowledge.overrides + found
     findings = override_severity(findings, cfg.severity)
     selected = [r for r in known if matches(r, cfg.select) and not matches(r, cfg.ignore)]

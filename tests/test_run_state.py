@@ -39,7 +39,8 @@ AS_OF = dt.date(2027, 1, 15)
 KEPT_CACHES = {
     ("checker.load.cache", "salt"),  # the cache key's salt: versions and code of the installed checker
     ("checker.derive.knowledge", "builtin"),  # the built-in knowledge tables, read once per process
-    ("checker.evaluate.rulebook", "_book_salt"),  # the cached rulebook's salt: library versions, code
+    ("checker.evaluate.rulebook", "code_salt"),  # the cached rulebook's salt: library versions, code
+    ("checker.evaluate.memo", "_salt"),  # the evaluate memo's salt: code_salt and durable's engine
     ("checker.load.build", "_servers"),  # the servers' validator, built at the first servers file
     ("checker.evaluate.sandbox", "environment"),  # the messages' Jinja environment: filters, no template
     ("checker.derive.knowledge", "_row_fields"),  # which fields of a table model hold rows: its code's

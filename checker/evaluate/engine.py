@@ -33,6 +33,7 @@ from checker.core.builtin import SCHEMA_INVALID
 from checker.core.findings import Finding, Location, entity_name, located
 from checker.derive.facts import Fact, Row
 from checker.evaluate.expr import MAX_ALTERNATIVES, CompiledWhen, alternatives, fact_key
+from checker.evaluate.memo import Memo, MessageMemo, Outcomes, plain, typed
 from checker.evaluate.rulebook import CompiledRule
 
 # Ruleset names, unique in the process: durable's C engine is one per process
@@ -183,34 +184,48 @@ def _fired(handle: int) -> set[tuple[int, int]]:
 
 
 def match_kind(
-    kind: str, conditions: Sequence[CompiledWhen], facts: Sequence[Mapping[str, Any]]
+    kind: str,
+    conditions: Sequence[CompiledWhen],
+    facts: Sequence[Mapping[str, Any]],
+    outcomes: Outcomes | None = None,
 ) -> list[tuple[int, int]]:
     """(condition index, fact index) for conditions over facts of one kind, the
-    conditions packed into rulesets within durable-rules' alternatives limits."""
+    conditions packed into rulesets within durable-rules' alternatives limits.
+    `outcomes`: what earlier runs found per distinct fact (checker.evaluate.memo);
+    durable is sent only the facts it does not know."""
     if not conditions or not facts:
         return []
     # durable stores every field it is sent: send only those the conditions read.
     fields = frozenset().union(*(c.fields for c in conditions))
-    names, distinct, members = _distinct(facts, fields)
+    names, distinct, members, keys = _distinct(facts, fields)
+    table = outcomes.table(kind, names, len(conditions)) if outcomes is not None else None
+    known = [table.get(key) for key in keys] if table is not None else [None] * len(keys)
+    todo = [i for i, got in enumerate(known) if got is None]
+    fired_on: dict[int, list[int]] = {i: [] for i in todo}
     chunks = _pack([alternatives(c.condition) for c in conditions])
-    fired: list[tuple[int, int]] = []
     # Every condition reads one fact, so facts can go in batches, each into
     # rulesets of its own: durable's memory (it keeps every fact it is sent)
     # and the JSON text stay the size of a batch, however large the fleet.
-    for first in range(0, len(distinct), FACT_BATCH):
-        text = cells_json(kind, names, distinct[first : first + FACT_BATCH], first)
+    for first in range(0, len(todo), FACT_BATCH):
+        text = cells_json(kind, names, [distinct[i] for i in todo[first : first + FACT_BATCH]], first)
         for chunk in chunks:
             wrapped = [{"$and": [{"kind": kind}, conditions[i].condition]} for i in chunk]
-            fired += [(chunk[j], one) for j, one in run_ruleset(wrapped, text)]
-    return sorted((condition, fact) for condition, one in fired for fact in members[one])
+            for j, one in run_ruleset(wrapped, text):
+                fired_on[todo[one]].append(chunk[j])
+    for i, fired in fired_on.items():
+        known[i] = tuple(sorted(fired))
+        # NaN is unequal to itself: a key holding one would never be found again.
+        if table is not None and all(map(operator.eq, distinct[i], distinct[i])):
+            table.put(keys[i], known[i])
+    return sorted((c, fact) for n, fired in enumerate(known) for c in fired or () for fact in members[n])
 
 
 def _distinct(
     facts: Sequence[Mapping[str, Any]], fields: frozenset[str]
-) -> tuple[list[str], list[tuple[Any, ...]], list[list[int]]]:
+) -> tuple[list[str], list[tuple[Any, ...]], list[list[int]], list[tuple[Any, ...]]]:
     """The `fields` the conditions read that the facts have, the distinct
-    tuples of their values, and for each tuple the indices of every fact
-    that holds it.
+    tuples of their values, for each tuple the indices of every fact
+    that holds it, and each tuple's key (its values and their types).
 
     A condition reads one fact and only those fields, so facts equal in them
     match the same conditions: durable is sent each distinct one once. A rollout
@@ -228,7 +243,7 @@ def _distinct(
             distinct.append(cells)
             members.append([])
         members[n].append(i)
-    return names, distinct, members
+    return names, distinct, members, list(seen)
 
 
 def _projected(
@@ -254,7 +269,9 @@ def _projected(
 
 
 def match(
-    rules: Sequence[CompiledRule], facts: Sequence[tuple[str, Mapping[str, Any]]]
+    rules: Sequence[CompiledRule],
+    facts: Sequence[tuple[str, Mapping[str, Any]]],
+    outcomes: Outcomes | None = None,
 ) -> list[tuple[int, int]]:
     """(rule index, fact index) for every rule that fires on a (kind, values) fact."""
     rules_by_kind: dict[str, list[int]] = {}
@@ -267,7 +284,7 @@ def match(
     for kind, rule_ids in rules_by_kind.items():
         fact_ids = facts_by_kind.get(kind, [])
         values = [facts[f][1] for f in fact_ids]
-        pairs = match_kind(kind, [rules[r].when for r in rule_ids], values)
+        pairs = match_kind(kind, [rules[r].when for r in rule_ids], values, outcomes)
         fired += [(rule_ids[r], fact_ids[f]) for r, f in pairs]
     return sorted(fired)
 
@@ -315,19 +332,40 @@ class Messages:
 
     rules: Mapping[str, CompiledRule] = field(default_factory=dict)
     facts: Sequence[Fact] = ()
+    # The messages earlier runs rendered (checker.evaluate.memo); None: render each.
+    memo: MessageMemo | None = None
 
     def of(self, f: Finding) -> Finding:
         """`f` with its message (as it is when it has one, or is not a rule's)."""
         if f.message or f.fact < 0:
             return f
         fact = self.facts[f.fact]
-        message = self.rules[f.rule].render(fact.values, fact.entity)
+        message = self._message(self.rules[f.rule], fact)
         # The constructor, not dataclasses.replace: a third of the cost of a message.
         return Finding(
             f.rule, f.severity, f.category, f.entity, message, f.remediation,
             f.file, f.line, f.column, f.waived, f.fact,
         )
 
+
+    def _message(self, rule: CompiledRule, fact: Fact) -> str:
+        if self.memo is None:
+            return rule.render(fact.values, fact.entity)
+        read = tuple(map(fact.values.get, rule.message_fields))
+        # NaN is unequal to itself: such a key would never be found again.
+        if not plain(read) or not all(map(operator.eq, read, read)):
+            return rule.render(fact.values, fact.entity)
+        table, key = self.memo.table(rule.id), typed(read)
+        message: str | None = table.get(key)
+        if message is None:
+            message = rule.render(fact.values, fact.entity)
+            table.put(key, message)
+        return message
+
+    def save(self) -> None:
+        """Keep the messages rendered so far for the next run (a no-op without a memo)."""
+        if self.memo is not None:
+            self.memo.save()
 
     def shape(self, f: Finding) -> Hashable:
         """What `f`'s message says but for the name of its entity, without
@@ -366,11 +404,15 @@ def _frozen(value: Any, own: set[str]) -> Hashable:
     return value if isinstance(value, Hashable) else repr(value)
 
 
-def evaluate(rules: Sequence[CompiledRule], facts: Sequence[Fact]) -> tuple[list[Finding], Messages]:
+def evaluate(
+    rules: Sequence[CompiledRule], facts: Sequence[Fact], memo: Memo | None = None
+) -> tuple[list[Finding], Messages]:
     """One finding per rule x matching fact, located at `locate` or the entity,
-    in output order; the messages of rule findings are rendered when shown."""
+    in output order; the messages of rule findings are rendered when shown.
+    `memo`: the outcomes and messages of earlier runs (checker.evaluate.memo),
+    the same findings and messages found cheaper."""
     findings = not_a_number(facts)
-    for r, i in match(rules, [(f.kind, f.values) for f in facts]):
+    for r, i in match(rules, [(f.kind, f.values) for f in facts], memo.outcomes if memo else None):
         rule, fact = rules[r], facts[i]
         loc = _location(rule, fact)
         findings.append(
@@ -387,4 +429,7 @@ def evaluate(rules: Sequence[CompiledRule], facts: Sequence[Fact]) -> tuple[list
                 fact=i,
             )
         )
-    return sorted(findings, key=Finding.sort_key), Messages({r.id: r for r in rules}, facts)
+    if memo is not None:
+        memo.outcomes.save()
+    messages = Messages({r.id: r for r in rules}, facts, memo.messages if memo else None)
+    return sorted(findings, key=Finding.sort_key), messages

@@ -487,7 +487,9 @@ def _read_all(files: Sequence[Path]) -> list[tuple[Path, bytes]] | None:
 
 
 @functools.lru_cache(maxsize=1)
-def _book_salt() -> bytes:
+def code_salt() -> bytes:
+    """What a result kept between runs depends on in the code: checker's modules
+    (their stamps: an edited checkout starts afresh), pydantic and Jinja."""
     digest = hashlib.sha256(cache.salt())
     digest.update(f"rulebook {BOOK_FORMAT}\x00pydantic {PYDANTIC_VERSION}\x00".encode())
     with contextlib.suppress(metadata.PackageNotFoundError):
@@ -501,7 +503,7 @@ def _book_salt() -> bytes:
 
 
 def _book_key(read: Sequence[tuple[Path, bytes]]) -> str:
-    digest = hashlib.sha256(_book_salt())
+    digest = hashlib.sha256(code_salt())
     for path, data in read:
         digest.update(display_path(path).encode("utf-8", "surrogateescape") + b"\x00")
         digest.update(hashlib.sha256(data).digest())

@@ -334,12 +334,12 @@ def test_the_key_is_the_files_names_and_bytes_and_the_code(
     assert rulebook._book_key([(path, data + b"\n")]) != key
     assert rulebook._book_key([(tmp_path / "s.yaml", data)]) != key
     monkeypatch.setattr(rulebook.metadata, "version", lambda name: "0")  # another Jinja
-    rulebook._book_salt.cache_clear()
+    rulebook.code_salt.cache_clear()
     try:
         assert rulebook._book_key([(path, data)]) != key
     finally:
         monkeypatch.undo()
-        rulebook._book_salt.cache_clear()
+        rulebook.code_salt.cache_clear()
     assert rulebook._book_key([(path, data)]) == key
 
 

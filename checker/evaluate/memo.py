@@ -1,0 +1,252 @@
+"""The evaluate stage's results, kept between runs in the cache folder.
+
+A rule's outcome on a fact depends on nothing but the rule's compiled
+condition and the values of the fields it reads; a message depends on nothing
+but its template and the values it reads. Everything else an audit takes in
+(the files, the catalog and knowledge tables, the defaults, the config, the
+`--as-of` date) reaches the rules only through those values. So both are
+kept per distinct value, not per file: a warm audit sends durable-rules only
+the facts it has not seen, and renders only the messages it has not rendered,
+whichever file changed (issue 25).
+
+Two entries, each keyed by the cache's salt, the code that made it
+(`rulebook.code_salt`: every module of checker, durable-rules' engine,
+pydantic and Jinja) and a digest of what it depends on in the rulebook:
+
+- outcomes: per fact kind, the names of the fields its conditions read and,
+  for each distinct tuple of their values, the conditions that fired; keyed
+  by every selected rule's kind and condition, in order;
+- messages: per rule, for each tuple of the values its message reads, the
+  text; keyed by every selected rule's id, message and the fields it reads.
+
+An entry is what this run used and what it added, and at most as many of
+the last run's others (a pull request that flips one file back and forth
+still hits): its size follows the inventory's number of distinct facts, not
+the number of runs. An entry is read as every cache entry is (signed,
+checked type by type as it is read; checker.load.cache) and anything wrong
+with it makes it empty: the run evaluates and renders as a cold one does.
+Output never depends on it: the tests compare warm runs with cold ones byte
+for byte.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from checker.load import cache
+
+if TYPE_CHECKING:
+    from checker.evaluate.rulebook import CompiledRule
+
+FORMAT = 1
+# A value the memo keys: what a fact's cell or a message's field can be.
+_SCALARS = (str, int, float, bool, type(None))
+_SCALAR_TYPES = frozenset(_SCALARS)
+
+Key = tuple[Any, ...]  # the values and their types: 1, 1.0 and true are three keys
+
+
+def typed(values: Sequence[Any]) -> Key:
+    """The key of a tuple of values: the values, then their types (as _distinct keys facts)."""
+    return (*values, *map(type, values))
+
+
+@functools.lru_cache(maxsize=1)
+def _salt() -> bytes:
+    from checker.evaluate.rulebook import code_salt
+
+    digest = hashlib.sha256(code_salt())
+    digest.update(f"evaluate memo {FORMAT}\x00".encode())
+    # durable-rules' engine is a compiled module: the .py files' stamps do not cover it.
+    from checker._vendor import durable_rules_engine
+
+    info = Path(durable_rules_engine.__file__ or "").stat()
+    digest.update(f"durable {info.st_size} {info.st_mtime_ns}\x00".encode())
+    return digest.digest()
+
+
+def _key(what: str, parts: Iterable[Any]) -> str:
+    digest = hashlib.sha256(_salt())
+    digest.update(what.encode() + b"\x00")
+    digest.update(json.dumps(list(parts), sort_keys=True, ensure_ascii=True, default=str).encode())
+    return digest.hexdigest()
+
+
+@dataclass
+class _Table:
+    """One part of an entry: what was known when the run began, and what it used or added."""
+
+    known: dict[Any, Any] = field(default_factory=dict)
+    used: dict[Any, Any] = field(default_factory=dict)
+    added: bool = False
+
+    def get(self, key: Any) -> Any:
+        got = self.known.get(key)
+        if got is not None:
+            self.used[key] = got
+        return got
+
+    def put(self, key: Any, value: Any) -> None:
+        self.used[key] = value
+        self.added = True
+
+    def kept(self) -> dict[Any, Any]:
+        """What the next run finds: this run's, then as many of the others."""
+        out = dict(self.used)
+        room = len(self.used)
+        for key, value in self.known.items():
+            if room <= 0:
+                break
+            if key not in out:
+                out[key] = value
+                room -= 1
+        return out
+
+
+@dataclass
+class _Entry:
+    store: cache.Cache | None
+    key: str
+    tables: dict[Any, _Table]
+
+    def table(self, name: Any) -> _Table:
+        got = self.tables.get(name)
+        if got is None:
+            got = self.tables[name] = _Table()
+        return got
+
+    def save(self, body: Any) -> None:
+        if self.store is None or not any(t.added for t in self.tables.values()):
+            return
+        with contextlib.suppress(cache.Unencodable):  # nesting marshal does not write: not kept
+            self.store.put(self.key, cache.pack(body))
+        for t in self.tables.values():
+            t.added = False
+
+
+def _load(store: cache.Cache | None, key: str, read: Callable[[Any], dict[Any, _Table]]) -> dict[Any, _Table]:
+    payload = store.payload(key) if store is not None else None
+    if payload is None:
+        return {}
+    try:
+        return read(cache.unpack(payload))
+    except Exception:  # BadEntry, or anything else wrong with it: nothing known
+        return {}
+
+
+def _expect(value: Any, kind: type) -> Any:
+    if type(value) is not kind:
+        raise cache.BadEntry(f"expected {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
+def _values(raw: Any) -> tuple[Any, ...]:
+    _expect(raw, tuple)
+    if not _SCALAR_TYPES.issuperset(map(type, raw)):
+        raise cache.BadEntry("a value that is not a scalar")
+    return raw  # type: ignore[no-any-return]
+
+
+# ---------------------------------------------------------------- rule outcomes
+class Outcomes:
+    """The conditions that fired per distinct fact, per kind and the fields read."""
+
+    def __init__(self, store: cache.Cache | None, rules: Sequence[CompiledRule]) -> None:
+        key = _key("outcomes", ((r.rule.on, r.when.condition) for r in rules))
+        self._entry = _Entry(store, key, _load(store, key, _outcomes_in))
+
+    def table(self, kind: str, names: Sequence[str], conditions: int) -> _Table:
+        """The outcomes of `conditions` conditions on facts of `kind`, keyed by the values of `names`."""
+        return self._entry.table((kind, tuple(names), conditions))
+
+    def save(self) -> None:
+        body = [
+            (kind, list(names), conditions, [(key[: len(key) // 2], got) for key, got in t.kept().items()])
+            for (kind, names, conditions), t in self._entry.tables.items()
+        ]
+        self._entry.save(("outcomes", FORMAT, body))
+
+
+def _outcomes_in(body: Any) -> dict[Any, _Table]:
+    if type(body) is not tuple or len(body) != 3 or body[:2] != ("outcomes", FORMAT):
+        raise cache.BadEntry("not outcomes")
+    tables: dict[Any, _Table] = {}
+    for item in _expect(body[2], list):
+        kind, names, conditions, rows = _expect(item, tuple)
+        _expect(kind, str), _expect(conditions, int)
+        names = tuple(_expect(n, str) for n in _expect(names, list))
+        known: dict[Any, Any] = {}
+        for row in _expect(rows, list):
+            cells, fired = _expect(row, tuple)
+            cells = _values(cells)
+            if len(cells) != len(names):
+                raise cache.BadEntry("cells that are not the names'")
+            fired = _expect(fired, tuple)
+            if not all(type(i) is int and 0 <= i < conditions for i in fired):
+                raise cache.BadEntry("a condition that is not the kind's")
+            known[typed(cells)] = fired
+        tables[(kind, names, conditions)] = _Table(known)
+    return tables
+
+
+# ---------------------------------------------------------------- messages
+class MessageMemo:
+    """Rendered messages per rule and the values its message reads."""
+
+    def __init__(self, store: cache.Cache | None, rules: Sequence[CompiledRule]) -> None:
+        key = _key("messages", ((r.id, r.template.source, r.message_fields) for r in rules))
+        self._entry = _Entry(store, key, _load(store, key, _messages_in))
+
+    def table(self, rule: str) -> _Table:
+        return self._entry.table(rule)
+
+    def save(self) -> None:
+        body = [
+            (str(rule), [(key[: len(key) // 2], text) for key, text in t.kept().items()])
+            for rule, t in self._entry.tables.items()
+        ]
+        self._entry.save(("messages", FORMAT, body))
+
+
+def plain(values: Sequence[Any]) -> bool:
+    """Whether values can key the memo (scalars: what marshal writes back as they were)."""
+    return _SCALAR_TYPES.issuperset(map(type, values))
+
+
+def _messages_in(body: Any) -> dict[Any, _Table]:
+    if type(body) is not tuple or len(body) != 3 or body[:2] != ("messages", FORMAT):
+        raise cache.BadEntry("not messages")
+    tables: dict[Any, _Table] = {}
+    for item in _expect(body[2], list):
+        rule, rows = _expect(item, tuple)
+        _expect(rule, str)
+        known: dict[Any, Any] = {}
+        for row in _expect(rows, list):
+            values, text = _expect(row, tuple)
+            known[typed(_values(values))] = _expect(text, str)
+        tables[rule] = _Table(known)
+    return tables
+
+
+# ---------------------------------------------------------------- both
+@dataclass(frozen=True)
+class Memo:
+    """What earlier runs evaluated and rendered, for the rules of this one."""
+
+    outcomes: Outcomes
+    messages: MessageMemo
+
+
+def open_memo(folder: Path | None, rules: Sequence[CompiledRule]) -> Memo | None:
+    """The memo kept in the cache `folder` for `rules` (None: no cache, or one that cannot be used)."""
+    store = cache.open_cache(folder) if folder is not None else None
+    if store is None:
+        return None
+    return Memo(Outcomes(store, rules), MessageMemo(store, rules))

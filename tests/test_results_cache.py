@@ -1,0 +1,249 @@
+"""A warm audit says, byte for byte, what a cold one says (issue 25).
+
+Each case audits a copy of the example inventories with a cache, changes
+something (a file, the catalog, the config, the rules, `--as-of`), audits
+again with the same cache and compares every output with an audit of the
+same state with no cache at all. The cache keeps parsed files
+(checker.load.cache) and the evaluate stage's results per distinct fact and
+message (checker.evaluate.memo); a result kept under a key that misses one
+of its inputs shows up here as a stale finding or message.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from checker.evaluate import engine, rulebook
+from checker.load import cache
+from tests.conftest import CliRunner
+
+ROOT = Path(__file__).resolve().parents[1]
+AS_OF = "2027-01-15"
+FORMATS = ("json", "sarif", "text", "markdown")
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CHECKER_NO_CACHE", raising=False)
+    monkeypatch.delenv("CI", raising=False)
+    shutil.copytree(ROOT / "inventories", tmp_path / "inv")
+    (tmp_path / "rules").mkdir()
+    # The team's rule, made to fire on the inference servers: its findings and messages show.
+    rule = (ROOT / "tests" / "fixtures" / "custom-rules" / "memory.yaml").read_text()
+    (tmp_path / "rules" / "memory.yaml").write_text(rule.replace("memory_gb < 64", "memory_gb < 1024"))
+    (tmp_path / "checker.yaml").write_text("rules: [rules]\n")
+    return tmp_path
+
+
+Audit = Callable[..., dict[str, bytes]]
+
+
+@pytest.fixture
+def audit(project: Path, cli: CliRunner) -> Audit:
+    """audit(cached, *args) -> every format's bytes (and the exit code), with the
+    project's cache or with none."""
+
+    def run(cached: bool, *args: str, as_of: str = AS_OF) -> dict[str, bytes]:
+        out = project / ("warm" if cached else "cold")
+        out.mkdir(exist_ok=True)
+        where = ["--cache-dir", str(project / "cache")] if cached else ["--no-cache"]
+        formats = [arg for fmt in FORMATS for arg in ("--format", f"{fmt}:{out / fmt}")]
+        done = cli("audit", "inv", "--as-of", as_of, *where, *formats, *args)
+        assert done.code in (0, 1), done.err
+        return {"exit": str(done.code).encode(), **{fmt: (out / fmt).read_bytes() for fmt in FORMATS}}
+
+    return run
+
+
+def same(audit: Audit, *args: str, as_of: str = AS_OF) -> dict[str, bytes]:
+    """A warm audit (the cache filled by earlier ones) and a cold one say the same bytes."""
+    warm = audit(True, *args, as_of=as_of)
+    assert warm == audit(False, *args, as_of=as_of)
+    return warm
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new, 1))
+
+
+CATALOG = """\
+kind: ServerModels
+servers:
+  - name: acme-gpu-box
+    description: An eight-GPU server of our own spec
+    source: https://example.com/acme-gpu-box
+    u_height: 4
+    power_w: {max: 6400, typical: 5200}
+    psu: {count: 4, rating_w: 3000, redundant: 2}
+    gpu: {model: h100-sxm-80gb, count: 8}
+"""
+ACME_SERVER = """\
+  - {name: sh1-a01-acme, model: acme-gpu-box, rack: A01, position: 30}
+"""
+
+
+def _change_a_server(project: Path) -> None:
+    edit(project / "inv" / "sh1" / "servers-training.yaml", "position: 15}", "position: 16}")
+
+
+def _add_a_file(project: Path) -> None:
+    (project / "inv" / "catalog.yaml").write_text(CATALOG)
+    text = (project / "inv" / "sh1" / "servers-training.yaml").read_text()
+    head, _, _ = text.partition("servers:\n")
+    (project / "inv" / "sh1" / "servers-more.yaml").write_text(head + "servers:\n" + ACME_SERVER)
+
+
+def _delete_a_file(project: Path) -> None:
+    (project / "inv" / "sh1" / "servers-inference.yaml").unlink()
+
+
+def _rename_a_file(project: Path) -> None:
+    folder = project / "inv" / "sh1"
+    (folder / "servers-inference.yaml").rename(folder / "servers-infer.yaml")
+
+
+def _change_the_config(project: Path) -> None:
+    (project / "checker.yaml").write_text(
+        "rules: [rules]\nheadroom_pct: 30\nseverity: {support.ends-soon: error}\nignore: [cooling.*]\n"
+    )
+
+
+def _change_a_rule(project: Path) -> None:
+    rule = project / "rules" / "memory.yaml"
+    edit(rule, "memory_gb < 1024", "memory_gb < 4096")
+    edit(rule, '"server {{ name }} has', '"server {{ name }} holds')
+
+
+def _change_a_message(project: Path) -> None:
+    """Only a message: the outcomes stay, the messages are keyed anew."""
+    rule = project / "rules" / "memory.yaml"
+    edit(rule, "GB of RAM for", "GB of memory for")
+
+
+CHANGES = {
+    "a server changed": _change_a_server,
+    "a file added": _add_a_file,
+    "a file deleted": _delete_a_file,
+    "a file renamed": _rename_a_file,
+    "the config changed": _change_the_config,
+    "a rule's condition and message changed": _change_a_rule,
+    "a message changed": _change_a_message,
+}
+
+
+@pytest.mark.parametrize("change", CHANGES.values(), ids=CHANGES.keys())
+def test_a_warm_audit_after_a_change_is_a_cold_one(project: Path, audit: Audit,
+                                                    change: Callable[[Path], None]) -> None:
+    before = same(audit)
+    change(project)
+    after = same(audit)
+    assert after != before  # every change shows: a memo that hid it would fail above
+
+
+def test_a_catalog_entry_changed(project: Path, audit: Audit) -> None:
+    _add_a_file(project)
+    before = same(audit)
+    edit(project / "inv" / "catalog.yaml", "max: 6400", "max: 16400")
+    after = same(audit)
+    assert after != before
+
+
+def test_another_as_of_date(audit: Audit) -> None:
+    before = same(audit)
+    assert same(audit, as_of="2029-06-01") != before
+    assert same(audit) == before
+
+
+def test_a_second_warm_run_sends_no_fact_to_durable_and_renders_no_message(
+    audit: Audit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = audit(True)
+    sent: list[str] = []
+    rendered: list[str] = []
+    real_run, real_render = engine.run_ruleset, rulebook.CompiledRule.render
+    monkeypatch.setattr(engine, "run_ruleset", lambda c, facts: sent.append(facts) or real_run(c, facts))
+    monkeypatch.setattr(rulebook.CompiledRule, "render",
+                        lambda self, *a: rendered.append(self.id) or real_render(self, *a))
+    assert audit(True) == first
+    assert sent == [] and rendered == []
+
+
+def _every_entry(folder: Path) -> list[Path]:
+    return sorted((folder / cache.ENTRIES).iterdir())
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty"])
+def test_a_corrupt_entry_is_ignored(project: Path, audit: Audit, damage: str) -> None:
+    first = audit(True)
+    for entry in _every_entry(project / "cache"):
+        data = entry.read_bytes()
+        damaged = {"garbage": b"\x00garbage" * 40, "truncated": data[: len(data) // 2], "empty": b""}
+        entry.write_bytes(damaged[damage])
+    assert audit(True) == first
+    assert same(audit) == first
+
+
+def _memo_entries(folder: Path) -> dict[str, tuple[str, object]]:
+    """The memo's entries in a cache folder: key -> (what, body)."""
+    store = cache.open_cache(folder)
+    assert store is not None
+    found = {}
+    for entry in _every_entry(folder):
+        body = cache.unpack(store.payload(entry.name) or b"N")
+        if type(body) is tuple and body and body[0] in ("outcomes", "messages"):
+            found[entry.name] = (body[0], body)
+    assert {what for what, _ in found.values()} == {"outcomes", "messages"}
+    return found
+
+
+def _forgeries(what: str, body: tuple) -> list[object]:
+    """Bodies signed as the real ones are, each wrong in one way the reader must catch."""
+    _, fmt, tables = body
+    if what == "outcomes":
+        def rows_as(change: Callable[[tuple, tuple, int], tuple]) -> list[object]:
+            return [(k, n, c, [change(cells, got, c) for cells, got in rows]) for k, n, c, rows in tables]
+
+        return [
+            (what, fmt, rows_as(lambda cells, got, c: (cells, (c + 5,)))),  # a condition the kind lacks
+            (what, fmt, rows_as(lambda cells, got, c: ([list(cells)], got))),  # cells that are no scalars
+            (what, fmt, rows_as(lambda cells, got, c: ((*cells, 1), got))),  # more cells than names
+            (what, fmt + 1, rows_as(lambda cells, got, c: (cells, ()))),  # another format
+            (what, fmt, [(k, n, -1, rows) for k, n, c, rows in tables]),
+        ]
+    return [
+        (what, fmt, [(rule, [(values, 7) for values, _ in rows]) for rule, rows in tables]),
+        (what, fmt, [(rule, [([values], text) for values, text in rows]) for rule, rows in tables]),
+        (what, fmt + 1, [(rule, [(values, "stale") for values, _ in rows]) for rule, rows in tables]),
+        "not a tuple",
+    ]
+
+
+def test_a_foreign_entry_is_ignored(project: Path, audit: Audit) -> None:
+    """Entries signed with this folder's key but not what the memo writes
+    (conditions the kind does not have, values that are no scalars, another
+    format, messages that are no text) are empty: the run is a cold one."""
+    first = audit(True)
+    store = cache.open_cache(project / "cache")
+    assert store is not None
+    for key, (what, body) in _memo_entries(project / "cache").items():
+        for forged in _forgeries(what, body):  # type: ignore[arg-type]
+            store.put(key, cache.pack(forged))
+            assert audit(True) == first, forged
+            store.put(key, cache.pack(body))
+
+
+def test_a_wrong_but_well_formed_outcome_is_not_trusted_across_rulebooks(project: Path, audit: Audit) -> None:
+    """The memo's entries are keyed by the rules' conditions and messages: the
+    entry another rulebook wrote is another key, never read for this one."""
+    same(audit)
+    names = {e.name for e in _every_entry(project / "cache")}
+    _change_a_rule(project)
+    same(audit)
+    assert {e.name for e in _every_entry(project / "cache")} - names  # new keys, not the old ones rewritten
