@@ -1012,7 +1012,8 @@ def test_damaged_cache_entries_are_rebuilt_silently(
     cold = _json_audit(cli, "--cache-dir", "cache")
     files = len(parsed)
     entries = sorted((rollout.parent / "cache" / "files").iterdir())
-    assert len(entries) == files + 3  # and the compiled rulebook, the rules' outcomes and messages
+    # and the compiled rulebook, the rules' outcomes and messages, the validated servers of 3 files
+    assert len(entries) == files + 6
     for i, entry in enumerate(entries):
         data = entry.read_bytes()
         entry.write_bytes(data[: len(data) // 2] if i % 2 else b"\x00garbage" * 10)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from checker.evaluate import engine, rulebook
-from checker.load import cache
+from checker.load import build, cache
 from tests.conftest import CliRunner
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,16 +54,18 @@ def audit(project: Path, cli: CliRunner) -> Audit:
         where = ["--cache-dir", str(project / "cache")] if cached else ["--no-cache"]
         formats = [arg for fmt in FORMATS for arg in ("--format", f"{fmt}:{out / fmt}")]
         done = cli("audit", "inv", "--as-of", as_of, *where, *formats, *args)
-        assert done.code in (0, 1), done.err
+        assert done.code in (0, 1, 2) and "Traceback" not in done.err, done.err
         return {"exit": str(done.code).encode(), **{fmt: (out / fmt).read_bytes() for fmt in FORMATS}}
 
     return run
 
 
 def same(audit: Audit, *args: str, as_of: str = AS_OF) -> dict[str, bytes]:
-    """A warm audit (the cache filled by earlier ones) and a cold one say the same bytes."""
+    """A warm audit (the cache filled by earlier ones), a second one (what the
+    first kept of the files it read afresh) and a cold one say the same bytes."""
     warm = audit(True, *args, as_of=as_of)
     assert warm == audit(False, *args, as_of=as_of)
+    assert audit(True, *args, as_of=as_of) == warm
     return warm
 
 
@@ -127,7 +129,18 @@ def _change_a_message(project: Path) -> None:
     edit(rule, "GB of RAM for", "GB of memory for")
 
 
+def _rename_the_facility(project: Path) -> None:
+    """The servers files are unchanged, their facility gone: each says so, as in a cold run."""
+    edit(project / "inv" / "sh1" / "facility.yaml", "name: sh1", "name: sh2")
+
+
+def _change_the_defaults(project: Path) -> None:
+    edit(project / "inv" / "sh1" / "servers-training.yaml", "model: dgx-h200", "model: dgx-h100")
+
+
 CHANGES = {
+    "the facility renamed": _rename_the_facility,
+    "a file's defaults changed": _change_the_defaults,
     "a server changed": _change_a_server,
     "a file added": _add_a_file,
     "a file deleted": _delete_a_file,
@@ -190,23 +203,40 @@ def test_a_corrupt_entry_is_ignored(project: Path, audit: Audit, damage: str) ->
     assert same(audit) == first
 
 
+def test_a_second_warm_run_validates_no_server(
+    audit: Audit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = audit(True)
+    validated: list[str] = []
+    kept: list[str] = []
+    real_add, real_kept = build._Builder._add_servers, build._Builder._add_kept
+    monkeypatch.setattr(build._Builder, "_add_servers",
+                        lambda self, doc, shell: validated.append(doc.file) or real_add(self, doc, shell))
+    monkeypatch.setattr(build._Builder, "_add_kept",
+                        lambda self, file: kept.append(file.file) or real_kept(self, file))
+    assert audit(True) == first
+    assert validated == []
+    assert sorted(kept) == ["inv/edge/servers.yaml", "inv/sh1/servers-inference.yaml",
+                            "inv/sh1/servers-training.yaml"]
+
+
 def _memo_entries(folder: Path) -> dict[str, tuple[str, object]]:
-    """The memo's entries in a cache folder: key -> (what, body)."""
+    """The memo's and the validated servers' entries in a cache folder: key -> (what, body)."""
     store = cache.open_cache(folder)
     assert store is not None
     found = {}
     for entry in _every_entry(folder):
         body = cache.unpack(store.payload(entry.name) or b"N")
-        if type(body) is tuple and body and body[0] in ("outcomes", "messages"):
+        if type(body) is tuple and body and body[0] in ("outcomes", "messages", "validated"):
             found[entry.name] = (body[0], body)
-    assert {what for what, _ in found.values()} == {"outcomes", "messages"}
+    assert {what for what, _ in found.values()} == {"outcomes", "messages", "validated"}
     return found
 
 
 def _forgeries(what: str, body: tuple) -> list[object]:
     """Bodies signed as the real ones are, each wrong in one way the reader must catch."""
-    _, fmt, tables = body
     if what == "outcomes":
+        _, fmt, tables = body
         def rows_as(change: Callable[[tuple, tuple, int], tuple]) -> list[object]:
             return [(k, n, c, [change(cells, got, c) for cells, got in rows]) for k, n, c, rows in tables]
 
@@ -217,12 +247,33 @@ def _forgeries(what: str, body: tuple) -> list[object]:
             (what, fmt + 1, rows_as(lambda cells, got, c: (cells, ()))),  # another format
             (what, fmt, [(k, n, -1, rows) for k, n, c, rows in tables]),
         ]
-    return [
-        (what, fmt, [(rule, [(values, 7) for values, _ in rows]) for rule, rows in tables]),
-        (what, fmt, [(rule, [([values], text) for values, text in rows]) for rule, rows in tables]),
-        (what, fmt + 1, [(rule, [(values, "stale") for values, _ in rows]) for rule, rows in tables]),
-        "not a tuple",
-    ]
+    if what == "messages":
+        _, fmt, tables = body
+        return [
+            (what, fmt, [(rule, [(values, 7) for values, _ in rows]) for rule, rows in tables]),
+            (what, fmt, [(rule, [([values], text) for values, text in rows]) for rule, rows in tables]),
+            (what, fmt + 1, [(rule, [(values, "stale") for values, _ in rows]) for rule, rows in tables]),
+            "not a tuple",
+        ]
+    if what == "validated":
+        _, fmt, digest, parts, docs = body
+
+        def servers_as(change: Callable[[tuple], tuple]) -> list[object]:
+            return [(*doc[:4], [change(one) for one in doc[4]]) for doc in docs]
+
+        return [
+            (what, fmt, digest, parts, servers_as(lambda s: (*s[:3], "Rack", *s[4:]))),  # another class
+            (what, fmt, digest, parts, servers_as(lambda s: (*s[:5], s[5][:-1]))),  # a field short
+            (what, fmt, digest, parts, servers_as(lambda s: (*s[:4], ("nonsense",), s[5]))),  # no such field
+            (what, fmt, digest, parts, servers_as(lambda s: (s[0], ("x", 1), *s[2:]))),  # no shape
+            (what, fmt, digest, parts,  # a part that is not there
+             servers_as(lambda s: (*s[:5], [("p", 10**6) if type(v) is tuple else v for v in s[5]]))),
+            (what, fmt, digest, parts, servers_as(lambda s: (*s[:5], [{1: 2} for _ in s[5]]))),  # no strings
+            (what, fmt, digest, [(*part[:2], []) for part in parts], docs),  # parts without fields
+            (what, fmt, digest, parts, [(doc[0], "yes", *doc[2:]) for doc in docs]),
+            (what, fmt + 1, digest, parts, docs),
+        ]
+    raise AssertionError(what)
 
 
 def test_a_foreign_entry_is_ignored(project: Path, audit: Audit) -> None:

@@ -38,8 +38,12 @@ AS_OF = dt.date(2027, 1, 15)
 # give (the same for every run), never an inventory's data.
 KEPT_CACHES = {
     ("checker.load.cache", "salt"),  # the cache key's salt: versions and code of the installed checker
+    ("checker.load.cache", "code_salt"),  # salt, pydantic and every module's stamp: validated results
     ("checker.derive.knowledge", "builtin"),  # the built-in knowledge tables, read once per process
     ("checker.evaluate.rulebook", "code_salt"),  # the cached rulebook's salt: library versions, code
+    ("checker.load.validated", "_classes"),  # checker.load.models' classes by name: its code's
+    ("checker.load.validated", "_fields"),  # each model class's field names: its code's
+    ("checker.load.validated", "_fast_ok"),  # whether this pydantic's model layout can be set directly
     ("checker.evaluate.memo", "_salt"),  # the evaluate memo's salt: code_salt and durable's engine
     ("checker.load.build", "_servers"),  # the servers' validator, built at the first servers file
     ("checker.evaluate.sandbox", "environment"),  # the messages' Jinja environment: filters, no template

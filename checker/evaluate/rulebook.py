@@ -22,7 +22,6 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import VERSION as PYDANTIC_VERSION
 from pydantic import BaseModel, ConfigDict, Field
 
 from checker.core.builtin import BUILTIN_CHECKS
@@ -488,17 +487,13 @@ def _read_all(files: Sequence[Path]) -> list[tuple[Path, bytes]] | None:
 
 @functools.lru_cache(maxsize=1)
 def code_salt() -> bytes:
-    """What a result kept between runs depends on in the code: checker's modules
-    (their stamps: an edited checkout starts afresh), pydantic and Jinja."""
-    digest = hashlib.sha256(cache.salt())
-    digest.update(f"rulebook {BOOK_FORMAT}\x00pydantic {PYDANTIC_VERSION}\x00".encode())
+    """What a compiled rulebook, or an outcome or message kept between runs,
+    depends on in the code: checker's modules and pydantic (cache.code_salt),
+    the rulebook's format and Jinja."""
+    digest = hashlib.sha256(cache.code_salt())
+    digest.update(f"rulebook {BOOK_FORMAT}\x00".encode())
     with contextlib.suppress(metadata.PackageNotFoundError):
         digest.update(f"jinja2 {metadata.version('jinja2')}\x00".encode())
-    package = Path(__file__).resolve().parents[1]
-    for path in sorted(package.rglob("*.py")):
-        info = path.stat()
-        name = path.relative_to(package).as_posix()
-        digest.update(f"{name} {info.st_size} {info.st_mtime_ns}\x00".encode())
     return digest.digest()
 
 

@@ -39,7 +39,10 @@ from checker.core.perf import gc_paused
 from checker.core.resources import knowledge_dir
 from checker.core.suggest import did_you_mean
 from checker.load import models as m
-from checker.load.reading import ReadOptions, read_all
+from checker.load import validated
+from checker.load.cache import Cache, Parsed, Unencodable
+from checker.load.reading import Kept, ReadOptions, read_files
+from checker.source import fastpath
 from checker.source.parse import Document, LazySrc, Src, YamlProblem
 from checker.source.reader import (
     PIECE,
@@ -240,6 +243,7 @@ class _Doc:
     file: str
     value: dict[str, Any]
     src: Src
+    index: int = 0  # the document's place in its file
 
 
 MAX_MESSAGE = 1_000  # characters of a message: every value in one is clipped already; this is the last guard
@@ -253,8 +257,14 @@ class _Problems:
         self._seen: dict[tuple[object, ...], Finding] = {}
         self._listed: dict[str, int] = {}
         self._unlisted: dict[str, tuple[int, Location]] = {}  # file -> (count, where the first is)
+        self._raised: dict[str, int] = {}  # file -> problems raised, duplicates and unlisted ones too
+
+    def raised(self, file: str) -> int:
+        """How many problems were raised in `file` so far (a change says one was)."""
+        return self._raised.get(file, 0)
 
     def add(self, rule: str, loc: Location, message: str) -> None:
+        self._raised[loc.file] = self._raised.get(loc.file, 0) + 1
         finding = located(rule, "schema", loc, clip(message, MAX_MESSAGE))
         key = finding.sort_key()
         if key in self._seen:
@@ -275,6 +285,7 @@ class _Problems:
 
     def unlisted(self, file: str, count: int, where: Callable[[], Location]) -> None:
         """`count` more problems of `file`; `where` the first is, asked for only if it is the first."""
+        self._raised[file] = self._raised.get(file, 0) + count
         before, first = self._unlisted[file] if file in self._unlisted else (0, where())
         self._unlisted[file] = (before + count, first)
 
@@ -478,22 +489,102 @@ def _validate(problems: _Problems, model: type[B], doc: _Doc) -> B | None:
 
 
 # ---------------------------------------------------------------- reading
+@dataclass(frozen=True)
+class _KeptFile:
+    """A file read as the servers an earlier run validated (checker.load.validated),
+    built in its place among the documents, as its `kind: Servers` documents are."""
+
+    file: str
+    kept: Kept
+    value: Mapping[str, Any] = field(default_factory=lambda: {"kind": "Servers"})
+    # The file's documents, once a position in a document the event parser read is asked for.
+    read: list[Parsed | OSError] = field(default_factory=list)
+
+    def source(self, index: int) -> Src:
+        """The source map of the file's document `index`, worked out when first asked."""
+        return _ReadSrc(self, index)
+
+    def documents(self) -> Parsed | OSError:
+        if not self.read:
+            self.read.append(self.kept.documents())
+        return self.read[0]
+
+
+class _ReadSrc(LazySrc):
+    """A kept document's source map, from its file's parsed entry (or the file)."""
+
+    __slots__ = ("_file", "_index")
+    _file: _KeptFile
+    _index: int
+
+    def __init__(self, file: _KeptFile, index: int) -> None:
+        super().__init__()
+        object.__setattr__(self, "_file", file)
+        object.__setattr__(self, "_index", index)
+
+    def _compute(self) -> Src:
+        docs = self._file.documents()
+        # The same bytes gave these documents when they were kept: anything else is a bug.
+        assert isinstance(docs, list) and self._index < len(docs), "a kept file's documents changed"
+        return docs[self._index].src
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_ReadSrc, (self._file, self._index))
+
+
+@dataclass
+class _Keeping:
+    """What is kept of the files whose validated servers may be kept for the next run."""
+
+    cache: Cache | None
+    known: Sequence[str]
+    # file -> (content key, its number of documents): all `kind: Servers`, fast-parsed, typed cleanly
+    offered: dict[str, tuple[str, int]] = field(default_factory=dict)
+
+
 def _documents(
     problems: _Problems, files: Sequence[Path], options: ReadOptions, known: Sequence[str]
-) -> list[list[_Doc]]:
-    """Each file's documents of a known kind; what is wrong with the others is a problem."""
-    docs: list[list[_Doc]] = []
+) -> tuple[list[list[_Doc | _KeptFile]], _Keeping]:
+    """Each file's documents of a known kind (a _KeptFile where an earlier run's
+    validated servers stand for them); what is wrong with the others is a problem."""
+    docs: list[list[_Doc | _KeptFile]] = []
+    read = read_files(files, options)
+    keeping = _Keeping(read.cache, known)
     # In the order of `files`, however they were read: the findings do not depend on it.
-    for path, outcome in zip(files, read_all(files, options), strict=True):
+    for path, outcome, key in zip(files, read.outcomes, read.keys, strict=True):
         shown = display_path(path)
+        if isinstance(outcome, Kept):
+            docs.append([_KeptFile(shown, outcome)])
+            continue
         docs.append([])
-        if isinstance(outcome, YamlProblem):
-            problems.add(outcome.rule, Location(shown, outcome.line, outcome.column), outcome.message)
-        elif isinstance(outcome, OSError):
-            problems.add(SCHEMA_FILE, Location(shown, 1, 1), f"cannot read: {outcome.strerror}")
-        else:
-            docs[-1].extend(d for d in (_typed(problems, shown, doc, known) for doc in outcome) if d)
-    return docs
+        docs[-1].extend(_typed_all(problems, shown, outcome, keeping, key))
+    return docs, keeping
+
+
+def _typed_all(
+    problems: _Problems, shown: str, outcome: Parsed | OSError, keeping: _Keeping, key: str | None
+) -> list[_Doc]:
+    """A file's documents of a known kind; the file is offered for keeping
+    (_Keeping.offered) when it holds only servers documents, read cleanly."""
+    if isinstance(outcome, YamlProblem):
+        problems.add(outcome.rule, Location(shown, outcome.line, outcome.column), outcome.message)
+        return []
+    if isinstance(outcome, OSError):
+        problems.add(SCHEMA_FILE, Location(shown, 1, 1), f"cannot read: {outcome.strerror}")
+        return []
+    before = problems.raised(shown)
+    every = [_typed(problems, shown, doc, keeping.known, i) for i, doc in enumerate(outcome)]
+    typed = [d for d in every if d]
+    if (
+        key is not None
+        and keeping.cache is not None
+        and outcome
+        and problems.raised(shown) == before
+        and len(typed) == len(outcome)
+        and all(d.value["kind"] == "Servers" for d in typed)
+    ):
+        keeping.offered[shown] = (key, len(typed))
+    return typed
 
 
 _YAML_TYPES = {
@@ -513,7 +604,9 @@ def without_anchors(value: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in value.items() if not k.startswith("x-")}
 
 
-def _typed(problems: _Problems, file: str, doc: Document, known: Sequence[str]) -> _Doc | None:
+def _typed(
+    problems: _Problems, file: str, doc: Document, known: Sequence[str], index: int = 0
+) -> _Doc | None:
     if not isinstance(doc.value, dict):
         got = _YAML_TYPES.get(type(doc.value).__name__, "a scalar")
         message = f"a document must be a mapping with a `kind`, not {got}"
@@ -534,7 +627,7 @@ def _typed(problems: _Problems, file: str, doc: Document, known: Sequence[str]) 
         hint = did_you_mean(kind, known)
         problems.add(SCHEMA_DOCUMENT, _at(file, doc.src, ["kind"]), f"unknown kind '{clip(kind)}'{hint}")
         return None
-    return _Doc(file, value, doc.src)
+    return _Doc(file, value, doc.src, index)
 
 
 def _at(file: str, src: Src, path: Sequence[str | int] = ()) -> Location:
@@ -547,7 +640,13 @@ class _Builder:
     def __init__(self, problems: _Problems) -> None:
         self.p = problems
         self.inv = Inventory()
-        self._server_docs: list[tuple[_Doc, m.ServersDoc]] = []
+        self._server_docs: list[tuple[_Doc, m.ServersDoc] | _KeptFile] = []
+        # Files whose validated servers are kept for the next run (checker.load.validated):
+        # those offered, the servers recorded of each, those spoilt by a problem.
+        self.keeping = _Keeping(None, ())
+        self._recorded: dict[str, list[validated.KeptDoc]] = {}
+        self._spoilt: set[str] = set()
+        self._digest: bytes | None = None
         self._shared_parts = _SharedParts()
         # Servers mostly share their keys: one tuple for each set this load
         # reads, not one a server (_merge_values).
@@ -570,14 +669,20 @@ class _Builder:
             return False
         return True
 
-    def add(self, doc: _Doc) -> None:
+    def add(self, doc: _Doc | _KeptFile) -> None:
+        if isinstance(doc, _KeptFile):
+            self._server_docs.append(doc)  # built in finish(), as servers documents are
+            return
         kind = doc.value["kind"]
         if kind not in KINDS:  # a knowledge table's: validated where the tables are merged
             self.inv.tables.append(Placed(doc.value, doc.file, doc.src))
             return
-        validated = _validate(self.p, KINDS[kind].model, doc)
-        if validated is not None:
-            KINDS[kind].add(self, doc, validated)
+        before = self.p.raised(doc.file)
+        model = _validate(self.p, KINDS[kind].model, doc)
+        if self.p.raised(doc.file) != before:
+            self._spoilt.add(doc.file)
+        if model is not None:
+            KINDS[kind].add(self, doc, model)
         else:
             self._unvalidated.update((kind, name) for name in _written_names(doc.value))
 
@@ -899,12 +1004,21 @@ class _Builder:
         pending = self._server_docs[::-1]
         self._server_docs = []
         while pending:
-            self._add_servers(*pending.pop())
+            item = pending.pop()
+            if isinstance(item, _KeptFile):
+                self._add_kept(item)
+            else:
+                self._add_servers(*item)
         self._check_waiver_entities()
+        self._keep()
         return self.inv
 
     def _add_servers(self, doc: _Doc, shell: m.ServersDoc) -> None:
+        # Recorded for the next run if its file may be kept, until a problem of its own shows.
+        record: list[validated.KeptServer] | None = [] if doc.file in self.keeping.offered else None
+        before = self.p.raised(doc.file)
         if shell.facility not in self.inv.facilities:
+            self._spoilt.add(doc.file)
             if not self.missing("Facility", shell.facility, self.inv.facilities):
                 return
             hint = did_you_mean(shell.facility, self.inv.facilities)
@@ -926,9 +1040,89 @@ class _Builder:
                 servers = list(_servers().validate_python(values))
             except ValidationError:
                 servers = self._valid_only(doc.file, values, merged)
-            for (_, src), server in zip(merged, servers, strict=True):
+            # Merging and validating are the file's own; placing depends on other files.
+            if self.p.raised(doc.file) != before:
+                self._spoilt.add(doc.file)
+                record = None
+            for i, ((_, src), server) in enumerate(zip(merged, servers, strict=True), start):
                 if server is not None:
-                    self._place_server(shell, server, Placed(server, doc.file, src))
+                    if record is not None:
+                        record = _recorded(record, i, server, src)
+                    place = Placed(server, doc.file, src)
+                    self._place_server(shell.facility, shell.rollout_date, server, place)
+            before = self.p.raised(doc.file)
+        if record is not None:
+            # A fast-parsed document's map comes back from the text; another's from the parsed file.
+            at = fastpath.deferred_index(doc.src)
+            index = doc.index if at is None else at
+            kept = validated.KeptDoc(index, at is not None, shell.facility, shell.rollout_date, tuple(record))
+            self._recorded.setdefault(doc.file, []).append(kept)
+
+    # ------------------------------------------------------------ kept servers
+    def _catalog_digest(self) -> bytes:
+        if self._digest is None:
+            broken = sorted(name for kind, name in self._unvalidated if kind == "ServerModels")
+            self._digest = validated.catalog_digest(self.inv.server_model_fields, broken)
+        return self._digest
+
+    def _add_kept(self, kept: _KeptFile) -> None:
+        """The servers an earlier run validated from this very file, placed as
+        _add_servers places them; the file is read as usual when they cannot be
+        used (another catalog, a facility gone, an entry that does not decode)."""
+        try:
+            docs = validated.decode(kept.kept.payload, self._catalog_digest())
+        except Exception:  # BadEntry, or anything else wrong with it: read the file
+            docs = None
+        fields = self.inv.server_model_fields
+        if (
+            docs is None
+            or any(d.facility not in self.inv.facilities for d in docs)
+            or any(s.catalog is not None and s.server.model not in fields for d in docs for s in d.servers)
+        ):
+            self._add_read(kept)
+            return
+        deferred: Callable[[int], Src] | None = None
+        for doc in docs:
+            # The source maps _add_servers makes: the same merges of the same lazy maps.
+            if doc.deferred:
+                deferred = deferred or fastpath.deferred_sources(kept.kept.text(), kept.kept.trees)
+                doc_src = deferred(doc.index)
+            else:
+                doc_src = kept.source(doc.index)
+            defaults_src = doc_src.descend("defaults")
+            for one in doc.servers:
+                src: Src = _MergedSrc(one.defaults, defaults_src, doc_src.descend("servers", one.index))
+                if one.catalog is not None:
+                    assert one.server.model is not None  # checked above
+                    src = _MergedSrc(one.catalog, _CatalogSrc(fields[one.server.model], src), src)
+                place = Placed(one.server, kept.file, src)
+                self._place_server(doc.facility, doc.rollout_date, one.server, place)
+
+    def _add_read(self, kept: _KeptFile) -> None:
+        """The file's documents, read and built now, in the place of its kept servers."""
+        outcome = kept.documents()
+        for doc in _typed_all(self.p, kept.file, outcome, self.keeping, kept.kept.key):
+            self.add(doc)
+        while self._server_docs:  # what add deferred, built here in its place
+            item = self._server_docs.pop(0)
+            assert not isinstance(item, _KeptFile)
+            self._add_servers(*item)
+
+    def _keep(self) -> None:
+        """The validated servers of each file offered and loaded cleanly, kept for the next run."""
+        cache = self.keeping.cache
+        if cache is None or not self._recorded:
+            return
+        digest = self._catalog_digest()
+        for file, docs in self._recorded.items():
+            key, count = self.keeping.offered[file]
+            if file in self._spoilt or len(docs) != count:
+                continue
+            try:
+                payload = validated.encode(digest, docs)
+            except Unencodable:
+                continue
+            cache.put(validated.key(key), payload)
 
     def _valid_only(
         self, file: str, values: list[dict[str, Any]], merged: list[tuple[Any, Src]]
@@ -970,17 +1164,19 @@ class _Builder:
         # Catalog values are blamed on the server's `model:` line, where they came in.
         return _deep_merge((fields, _CatalogSrc(fields, vsrc)), (value, vsrc), self._key_tuples)
 
-    def _place_server(self, shell: m.ServersDoc, server: m.Server, place: Placed[m.Server]) -> None:
+    def _place_server(
+        self, facility: str, rollout_date: dt.date | None, server: m.Server, place: Placed[m.Server]
+    ) -> None:
         if not self.unique(self.inv.servers, server.name, "server", place):
             return
-        self.inv.servers[server.name] = ServerEntry(server, shell.facility, shell.rollout_date, place)
-        if (shell.facility, server.rack) not in self.inv.racks:
-            racks = [r for (f, r) in self.inv.racks if f == shell.facility]
+        self.inv.servers[server.name] = ServerEntry(server, facility, rollout_date, place)
+        if (facility, server.rack) not in self.inv.racks:
+            racks = [r for (f, r) in self.inv.racks if f == facility]
             hint = did_you_mean(server.rack, racks)
             self.p.add(
                 SCHEMA_REFERENCE,
                 place.at(["rack"], key=False),
-                f"no rack '{server.rack}' in facility {shell.facility}{hint}",
+                f"no rack '{server.rack}' in facility {facility}{hint}",
             )
         if server.workload is not None and self.missing("Workloads", server.workload, self.inv.workloads):
             hint = did_you_mean(server.workload, self.inv.workloads)
@@ -999,9 +1195,9 @@ class _Builder:
                     f"server {server.name}: no `{name}` (give it or a catalog `model` that has it)",
                 )
         self._check_gpu_ref(server.gpu, place.file, place.src)
-        self._check_psu_feeds(shell.facility, server, place)
+        self._check_psu_feeds(facility, server, place)
         if server.trays is not None and server.psu is not None:
-            self._add_shelves(shell.facility, server, server.psu, place)
+            self._add_shelves(facility, server, server.psu, place)
 
     def _add_shelves(self, facility: str, server: m.Server, psu: m.Psu, place: Placed[m.Server]) -> None:
         """A rack-scale system's PSUs are its power shelves, each an entity placed
@@ -1100,6 +1296,20 @@ class _Builder:
                 f"waiver names unknown entity '{entity}'{hint}",
             )
         self.inv.waivers = valid
+
+
+def _recorded(
+    record: list[validated.KeptServer], index: int, server: m.Server, src: Src
+) -> list[validated.KeptServer] | None:
+    """`record` with a server and the shapes of the merges its source map is
+    made of (_merge_server's), or None if its map is not made so."""
+    catalog: Shape | None = None
+    if isinstance(src, _MergedSrc) and isinstance(src._base, _CatalogSrc):
+        catalog, src = src._shape, src._over
+    if not isinstance(src, _MergedSrc):
+        return None
+    record.append(validated.KeptServer(index, server, src._shape, catalog))
+    return record
 
 
 def with_shape(workload: m.Workload, model: m.LanguageModel) -> m.Workload:
@@ -1294,12 +1504,12 @@ def load(
         return _load(paths, exclude, options or ReadOptions(), tables, knowledge)
 
 
-def _order(doc: _Doc) -> int:
+def _order(doc: _Doc | _KeptFile) -> int:
     kind = KINDS.get(doc.value["kind"])
     return kind.order if kind else 0
 
 
-def _add_all(builder: _Builder, docs: list[_Doc]) -> None:
+def _add_all(builder: _Builder, docs: list[_Doc | _KeptFile]) -> None:
     """Every document to the builder, taken off `docs` as it goes: from then on
     the builder holds a server document only until its servers are validated."""
     docs.sort(key=_order)
@@ -1320,11 +1530,12 @@ def _load(
     known = [*KINDS, *tables]
     builder = _Builder(problems)
     catalog = builtin_catalog_files()
-    per_file = _documents(problems, catalog + found, options, known)  # in one read (the pool's)
+    per_file, builder.keeping = _documents(problems, catalog + found, options, known)  # in one read
     ruled = [d for d in (_typed(problems, file, doc, known) for file, doc in knowledge) if d]
     # The built-in catalog, the rule folders' knowledge, then the inventories.
-    docs = [d for file in (*per_file[:len(catalog)], ruled, *per_file[len(catalog):]) for d in file]
-    del per_file, ruled  # _add_all frees each document once it is built: nothing else may hold them
+    files: list[Sequence[_Doc | _KeptFile]] = [*per_file[:len(catalog)], ruled, *per_file[len(catalog):]]
+    docs = [d for file in files for d in file]
+    del per_file, ruled, files  # _add_all frees each document once it is built: nothing else may hold them
     progress.stage("validating")
     _add_all(builder, docs)
     inventory = builder.finish()

@@ -49,6 +49,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import VERSION as PYDANTIC_VERSION
+
 from checker import __version__
 from checker.core.errors import UserError
 from checker.core.resources import knowledge_dir
@@ -360,6 +362,21 @@ def salt() -> bytes:
         if path.is_file():
             digest.update(path.relative_to(knowledge_dir()).as_posix().encode() + b"\x00")
             digest.update(path.read_bytes())
+    return digest.digest()
+
+
+@functools.lru_cache(maxsize=1)
+def code_salt() -> bytes:
+    """salt() and what a result validated or derived from a file also depends
+    on: pydantic, and every module of checker (their sizes and time stamps: an
+    edited checkout starts afresh)."""
+    digest = hashlib.sha256(salt())
+    digest.update(f"pydantic {PYDANTIC_VERSION}\x00".encode())
+    package = Path(__file__).resolve().parents[1]
+    for path in sorted(package.rglob("*.py")):
+        info = path.stat()
+        name = path.relative_to(package).as_posix()
+        digest.update(f"{name} {info.st_size} {info.st_mtime_ns}\x00".encode())
     return digest.digest()
 
 

@@ -26,13 +26,37 @@ from typing import Any
 
 from checker.core import progress
 from checker.core.perf import gc_paused
+from checker.load import validated
 from checker.load.cache import Cache, Parsed, content_key, decode, encode, open_cache
 from checker.source import fastpath
 from checker.source.parse import YamlProblem
 from checker.source.parse import decode as decode_text
 from checker.source.reader import read
 
-Outcome = Parsed | OSError  # per file: documents, the YAML problem, or why it could not be read
+
+@dataclass(frozen=True)
+class Kept:
+    """A file whose validated servers an earlier run kept (checker.load.validated).
+    Its documents are decoded or parsed only if that entry cannot be used."""
+
+    payload: bytes  # the entry's
+    path: Path
+    key: str  # the file's content key
+    data: bytes  # its bytes, hashed to `key`
+    cache: Cache
+    trees: fastpath.Trees  # the run's, for positions
+
+    def text(self) -> str:
+        return decode_text(self.data)
+
+    def documents(self) -> Opened:
+        """The file's documents, from its parsed entry or parsed again."""
+        hit = self.cache.get(self.key, self.text, self.trees)
+        return hit if hit is not None else parse_file(self.path, self.data, self.trees)
+
+
+Opened = Parsed | OSError  # per file: documents, the YAML problem, or why it could not be read
+Outcome = Opened | Kept  # or, to the loader, the servers an earlier run validated
 
 # Our parser reads ~2 MB/s; decoding what a worker sends back costs about a
 # third of parsing it. Below 1 MB a pool cannot win its start-up back on two
@@ -61,7 +85,7 @@ class ReadOptions:
     cache_dir: Path | None = None
 
 
-def parse_file(path: Path, data: bytes | None = None, trees: fastpath.Trees | None = None) -> Outcome:
+def parse_file(path: Path, data: bytes | None = None, trees: fastpath.Trees | None = None) -> Opened:
     """The file's outcome; `data`, its bytes when already read (and hashed);
     `trees`, the run's holder of the trees positions are worked out from."""
     try:
@@ -119,10 +143,12 @@ class _Job:
 
 
 class _Reader:
-    def __init__(self, paths: Sequence[Path], options: ReadOptions) -> None:
+    def __init__(self, paths: Sequence[Path], options: ReadOptions, kept: bool = False) -> None:
         self.paths = paths
         self.jobs = options.jobs
         self.cache: Cache | None = open_cache(options.cache_dir) if options.cache_dir else None
+        self.kept = kept  # offer the files' kept servers (Kept), where an entry has them
+        self.keys: list[str | None] = [None] * len(paths)  # each file's content key (a cache only)
         self.outcomes: list[Outcome | None] = [None] * len(paths)
         self.done = 0
         # This run's trees for positions, shared by its files and by nothing else.
@@ -155,6 +181,12 @@ class _Reader:
             self._settle(index, exc)
             return None
         key = content_key(data) if self.cache else None
+        self.keys[index] = key
+        if self.kept and self.cache and key:
+            payload = self.cache.payload(validated.key(key))
+            if payload is not None:
+                self._settle(index, Kept(payload, path, key, data, self.cache, self.trees))
+                return None
         hit = self.cache.get(key, lambda: decode_text(data), self.trees) if self.cache and key else None
         if hit is None:
             return _Job(index, path, len(data), key, self.jobs > 1 and not fastpath.may_take(data), data)
@@ -203,7 +235,7 @@ class _Reader:
         else:
             self._finish(job, parse_file(job.path, job.data, self.trees))
 
-    def _finish(self, job: _Job, outcome: Outcome, sent: bytes | None = None) -> None:
+    def _finish(self, job: _Job, outcome: Opened, sent: bytes | None = None) -> None:
         """Settle a file parsed here from the bytes hashed to its key, or by a
         worker that `sent` its payload after reading the file again."""
         self._settle(job.index, outcome)
@@ -228,5 +260,21 @@ class _Reader:
 
 
 def read_all(paths: Sequence[Path], options: ReadOptions) -> list[Outcome]:
-    """Each file's outcome, in the order of `paths`."""
+    """Each file's outcome, in the order of `paths` (never Kept)."""
     return _Reader(paths, options).run()
+
+
+@dataclass(frozen=True)
+class Read:
+    """What the loader reads: each file's outcome (Kept where an earlier run kept
+    its validated servers), each file's content key, and the cache (None: none)."""
+
+    outcomes: list[Outcome]
+    keys: list[str | None]
+    cache: Cache | None
+
+
+def read_files(paths: Sequence[Path], options: ReadOptions) -> Read:
+    reader = _Reader(paths, options, kept=True)
+    outcomes = reader.run()
+    return Read(outcomes, reader.keys, reader.cache)

@@ -1,0 +1,300 @@
+"""A servers file's validated servers, kept between runs in the cache folder.
+
+Validation is most of the load stage of a warm audit (decoding the parsed
+file, merging `defaults:` and the catalog, pydantic), and a pull request
+usually changes one servers file of many. An entry holds, for a file whose
+documents are all `kind: Servers` and loaded without a problem, each
+document's facility and rollout date and each server's validated model with
+what its source map is made from (its index, and the shapes of the merges of
+its defaults and its catalog model). A warm run rebuilds the models from it
+and places them as a cold run places the ones it validates (checker.load.build):
+references, duplicates, PSU cabling and power shelves are checked again,
+since they depend on other files. Source maps stay lazy: worked out from the
+file's text, as for any fast-parsed file, when a finding asks.
+
+Keyed by the file's bytes and the code (cache.code_salt: checker's modules,
+pydantic, the parser, the built-in catalog); the entry also holds a digest
+of the catalog its servers were merged with (the catalog documents of the
+inventory and the rule folders can change without the file changing), and is
+used only when the run's catalog has that digest. A document the fast
+path read gets its source map back from the text alone; another, from the
+file's parsed entry, decoded only when a position in it is asked for.
+
+A model is rebuilt from its own fields, checked type by type as they are read
+(classes by name, from checker.load.models; fields by name; values of the
+types validation gives), without running validation again: the entry is
+signed (checker.load.cache) and holds only what validation produced. Anything
+wrong with an entry makes it a miss: the file is decoded or parsed and
+validated as in a cold run, and its entry written again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import hashlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from checker.load import cache
+from checker.load import models as m
+from checker.source.parse import WrittenFloat
+
+FORMAT = 1
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+# A merge's shape (checker.load.build.Shape): the keys written, and the shape of each nested merge.
+Shape = tuple[tuple[str, ...], "dict[str, Shape] | None"]
+
+
+@dataclass(frozen=True)
+class KeptServer:
+    """One validated server of a document and what its source map is made from."""
+
+    index: int  # in the document's `servers:` list
+    server: m.Server
+    defaults: Shape  # the merge of its defaults under its own fields
+    catalog: Shape | None  # the merge of its catalog model's fields under those, if it names one
+
+
+@dataclass(frozen=True)
+class KeptDoc:
+    index: int  # the document's index in its file
+    deferred: bool  # the fast path read it: its source map comes back from the text alone
+    facility: str
+    rollout_date: dt.date | None
+    servers: tuple[KeptServer, ...]
+
+
+def key(content: str) -> str:
+    """The entry's key, for a file whose parsed entry is `content` (cache.content_key)."""
+    return hashlib.sha256(cache.code_salt() + f"validated {FORMAT}\x00{content}".encode()).hexdigest()
+
+
+def catalog_digest(fields: dict[str, dict[str, Any]], broken: Sequence[str]) -> bytes:
+    """What merging a server depends on besides its file: every catalog model's
+    fields, and the names of models whose document did not validate."""
+    body = (sorted((name, cache.value_out(value)) for name, value in fields.items()), sorted(broken))
+    return hashlib.sha256(cache.pack(body)).digest()
+
+
+# ---------------------------------------------------------------- writing
+def encode(digest: bytes, docs: Sequence[KeptDoc]) -> bytes:
+    """The entry's payload; cache.Unencodable if a value has no spelling."""
+    parts: list[Any] = []
+    memo: dict[int, int] = {}
+    out = [
+        (
+            d.index,
+            d.deferred,
+            d.facility,
+            d.rollout_date.isoformat() if d.rollout_date else None,
+            [(s.index, s.defaults, s.catalog, *_model_out(s.server, parts, memo)) for s in d.servers],
+        )
+        for d in docs
+    ]
+    return cache.pack(("validated", FORMAT, digest, parts, out))
+
+
+def _model_out(model: BaseModel, parts: list[Any], memo: dict[int, int]) -> tuple[Any, ...]:
+    if model.__pydantic_extra__ or model.__pydantic_private__:
+        raise cache.Unencodable("a model with extra or private values")
+    fields = type(model).model_fields
+    if list(model.__dict__) != list(fields):
+        raise cache.Unencodable("a model whose values are not its fields")
+    values = [_value_out(v, parts, memo) for v in model.__dict__.values()]
+    return (type(model).__name__, tuple(sorted(model.model_fields_set)), values)
+
+
+def _value_out(value: Any, parts: list[Any], memo: dict[int, int]) -> Any:
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if isinstance(value, m.Model):
+        # A part shared by many servers (the loader shares equal parts) is written once.
+        index = memo.get(id(value))
+        if index is None:
+            parts.append(_model_out(value, parts, memo))
+            index = memo[id(value)] = len(parts) - 1
+        return ("p", index)
+    if kind is list:
+        return [_value_out(v, parts, memo) for v in value]
+    if kind is dict:
+        if not {str}.issuperset(map(type, value)):
+            raise cache.Unencodable("a mapping key that is not a string")
+        return {k: _value_out(v, parts, memo) for k, v in value.items()}
+    if kind is tuple:
+        return ("u", [_value_out(v, parts, memo) for v in value])
+    if kind is WrittenFloat:
+        return ("f", float(value), value.yaml_text)
+    if kind is dt.date:
+        return ("d", value.isoformat())
+    raise cache.Unencodable(f"no spelling for {kind.__name__}")
+
+
+# ---------------------------------------------------------------- reading
+def decode(payload: bytes, digest: bytes) -> list[KeptDoc] | None:
+    """The documents of an entry written under the catalog `digest`; None when
+    it was written under another catalog. cache.BadEntry on anything encode
+    does not write."""
+    body = cache.unpack(payload)
+    if type(body) is not tuple or len(body) != 5 or body[:2] != ("validated", FORMAT):
+        raise cache.BadEntry("not validated servers")
+    _, _, written, raw_parts, raw_docs = body
+    if _expect(written, bytes) != digest:
+        return None
+    parts: list[m.Model] = []
+    for raw in _expect(raw_parts, list):
+        parts.append(_model_in(raw, parts, m.Model))
+    shapes: dict[int, Shape] = {}  # marshal gives equal shapes as one object: each checked once
+    docs = []
+    for raw in _expect(raw_docs, list):
+        index, deferred, facility, rollout, servers = _expect(raw, tuple)
+        kept = tuple(_server_in(s, parts, shapes) for s in _expect(servers, list))
+        date = dt.date.fromisoformat(_expect(rollout, str)) if rollout is not None else None
+        docs.append(KeptDoc(_expect(index, int), _expect(deferred, bool), _expect(facility, str), date, kept))
+    return docs
+
+
+def _server_in(raw: Any, parts: list[m.Model], shapes: dict[int, Shape]) -> KeptServer:
+    if type(raw) is not tuple or len(raw) != 6:
+        raise cache.BadEntry("not a server")
+    index, defaults, catalog, *spelled = raw
+    server = _model_in(tuple(spelled), parts, m.Server)
+    assert isinstance(server, m.Server)
+    shape = None if catalog is None else _shape_of(catalog, shapes)
+    return KeptServer(_expect(index, int), server, _shape_of(defaults, shapes), shape)
+
+
+def _shape_of(raw: Any, shapes: dict[int, Shape]) -> Shape:
+    got = shapes.get(id(raw))
+    if got is None:
+        got = shapes[id(raw)] = _shape_in(raw)
+    return got
+
+
+@functools.lru_cache(maxsize=1)
+def _classes() -> dict[str, type[m.Model]]:
+    def below(cls: type[m.Model]) -> Iterator[type[m.Model]]:
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from below(sub)
+
+    found: dict[str, type[m.Model]] = {}
+    for cls in below(m.Model):
+        if cls.__module__ == m.__name__ and found.setdefault(cls.__name__, cls) is not cls:
+            raise AssertionError(f"two models named {cls.__name__}")  # a bug: names must be unique
+    return found
+
+
+@functools.cache
+def _fields(cls: type[m.Model]) -> tuple[tuple[str, ...], frozenset[str]]:
+    names = tuple(cls.model_fields)
+    return names, frozenset(names)
+
+
+def _model_in(raw: Any, parts: list[m.Model], expected: type[m.Model]) -> m.Model:
+    if type(raw) is not tuple or len(raw) != 3:
+        raise cache.BadEntry("not a model")
+    name, fields_set, values = raw
+    cls = _classes().get(_expect(name, str))
+    if cls is None or not issubclass(cls, expected):
+        raise cache.BadEntry(f"not a model: {name!r}")
+    names, allowed = _fields(cls)
+    if type(values) is not list or len(values) != len(names):
+        raise cache.BadEntry(f"not the fields of {name}")
+    if not allowed.issuperset(_expect(fields_set, tuple)):
+        raise cache.BadEntry(f"not the fields of {name}")
+    # Most values are scalars or shared parts: taken as they are, the others converted.
+    own = [
+        v if v.__class__ in _SCALARS else p if (p := _part(v, parts)) is not None else _value_in(v, parts)
+        for v in values
+    ]
+    return _built(cls, dict(zip(names, own, strict=True)), set(fields_set))
+
+
+def _part(raw: Any, parts: list[m.Model]) -> m.Model | None:
+    """The shared part `raw` refers to, if it is a reference."""
+    if raw.__class__ is tuple and len(raw) == 2 and raw[0] == "p":
+        index = raw[1]
+        if index.__class__ is int and 0 <= index < len(parts):
+            return parts[index]
+    return None
+
+
+def _value_in(raw: Any, parts: list[m.Model]) -> Any:
+    kind = type(raw)
+    if kind in _SCALARS:
+        return raw
+    if kind is list:
+        return [_value_in(v, parts) for v in raw]
+    if kind is dict:
+        return {_expect(k, str): _value_in(v, parts) for k, v in raw.items()}
+    if kind is tuple and raw:
+        tag, *rest = raw
+        if tag == "p" and len(rest) == 1 and type(rest[0]) is int and 0 <= rest[0] < len(parts):
+            return parts[rest[0]]
+        if tag == "u" and len(rest) == 1:
+            return tuple(_value_in(v, parts) for v in _expect(rest[0], list))
+        if tag == "f" and len(rest) == 2:
+            return WrittenFloat(_expect(rest[0], float), _expect(rest[1], str))
+        if tag == "d" and len(rest) == 1:
+            try:
+                return dt.date.fromisoformat(_expect(rest[0], str))
+            except ValueError as exc:
+                raise cache.BadEntry(str(exc)) from None
+    raise cache.BadEntry(f"unexpected {kind.__name__} in a model")
+
+
+def _shape_in(raw: Any) -> Shape:
+    if type(raw) is not tuple or len(raw) != 2:
+        raise cache.BadEntry("not a shape")
+    names, nested = raw
+    if type(names) is not tuple or not {str}.issuperset(map(type, names)):
+        raise cache.BadEntry("not a shape")
+    if nested is None:
+        return (names, None)
+    return (names, {_expect(k, str): _shape_in(v) for k, v in _expect(nested, dict).items()})
+
+
+def _expect(value: Any, kind: type) -> Any:
+    if type(value) is not kind:
+        raise cache.BadEntry(f"expected {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
+# ---------------------------------------------------------------- building a model
+def _built(cls: type[m.Model], values: dict[str, Any], fields_set: set[str]) -> m.Model:
+    """The model of these values, as validation made it, without validating again."""
+    if _fast_ok():
+        model = object.__new__(cls)
+        _set(model, "__dict__", values)
+        _set(model, "__pydantic_fields_set__", fields_set)
+        _set(model, "__pydantic_extra__", None)
+        _set(model, "__pydantic_private__", None)
+        return model
+    return cls.model_construct(fields_set, **values)
+
+
+_set = object.__setattr__
+
+
+@functools.lru_cache(maxsize=1)
+def _fast_ok() -> bool:
+    """Whether setting a model's state directly gives what model_construct gives
+    (a third of its cost): pydantic's own layout, checked on this pydantic."""
+    values: dict[str, Any] = {"model": "h100-sxm-80gb", "count": 8}
+    slow = m.GpuRef.model_construct({"model", "count"}, **values)
+    fast = object.__new__(m.GpuRef)
+    try:
+        _set(fast, "__dict__", dict(values))
+        _set(fast, "__pydantic_fields_set__", {"model", "count"})
+        _set(fast, "__pydantic_extra__", None)
+        _set(fast, "__pydantic_private__", None)
+    except AttributeError:
+        return False
+    state = ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
+    return fast == slow and all(getattr(fast, a, None) == getattr(slow, a, None) for a in state)
