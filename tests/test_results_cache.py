@@ -203,21 +203,34 @@ def test_a_corrupt_entry_is_ignored(project: Path, audit: Audit, damage: str) ->
     assert same(audit) == first
 
 
-def test_a_second_warm_run_validates_no_server(
+def test_a_second_warm_run_validates_no_document(
     audit: Audit, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Every document but the built-in servers catalog (whose raw fields are merged
+    under servers) is rebuilt from what the first run validated."""
     first = audit(True)
     validated: list[str] = []
-    kept: list[str] = []
-    real_add, real_kept = build._Builder._add_servers, build._Builder._add_kept
-    monkeypatch.setattr(build._Builder, "_add_servers",
-                        lambda self, doc, shell: validated.append(doc.file) or real_add(self, doc, shell))
-    monkeypatch.setattr(build._Builder, "_add_kept",
-                        lambda self, file: kept.append(file.file) or real_kept(self, file))
+    kept: list[tuple[str, str]] = []
+    real_validate, real_kept = build._validate, build._Builder._add_kept
+
+    def validating(problems: object, model: type, doc: build._Doc) -> object:
+        validated.append(Path(doc.file).name)
+        return real_validate(problems, model, doc)  # type: ignore[arg-type]
+
+    def keeping(self: build._Builder, doc: build._KeptDoc) -> None:
+        kept.append((Path(doc.file).name, doc.value["kind"]))
+        real_kept(self, doc)
+
+    monkeypatch.setattr(build, "_validate", validating)
+    monkeypatch.setattr(build._Builder, "_add_kept", keeping)
     assert audit(True) == first
-    assert validated == []
-    assert sorted(kept) == ["inv/edge/servers.yaml", "inv/sh1/servers-inference.yaml",
-                            "inv/sh1/servers-training.yaml"]
+    assert validated == ["servers.yaml"]  # rules/knowledge/servers.yaml
+    assert sorted(kept) == [
+        ("facility.yaml", "Facility"), ("facility.yaml", "Facility"), ("gpus.yaml", "GpuModels"),
+        ("models.yaml", "LanguageModels"), ("servers-inference.yaml", "Servers"),
+        ("servers-inference.yaml", "Servers"), ("servers-training.yaml", "Servers"),
+        ("servers.yaml", "Servers"), ("waivers.yaml", "Waivers"), ("workloads.yaml", "Workloads"),
+    ]
 
 
 def _memo_entries(folder: Path) -> dict[str, tuple[str, object]]:
@@ -256,24 +269,50 @@ def _forgeries(what: str, body: tuple) -> list[object]:
             "not a tuple",
         ]
     if what == "validated":
-        _, fmt, digest, parts, docs = body
-
-        def servers_as(change: Callable[[tuple], tuple]) -> list[object]:
-            return [(*doc[:4], [change(one) for one in doc[4]]) for doc in docs]
-
-        return [
-            (what, fmt, digest, parts, servers_as(lambda s: (*s[:3], "Rack", *s[4:]))),  # another class
-            (what, fmt, digest, parts, servers_as(lambda s: (*s[:5], s[5][:-1]))),  # a field short
-            (what, fmt, digest, parts, servers_as(lambda s: (*s[:4], ("nonsense",), s[5]))),  # no such field
-            (what, fmt, digest, parts, servers_as(lambda s: (s[0], ("x", 1), *s[2:]))),  # no shape
-            (what, fmt, digest, parts,  # a part that is not there
-             servers_as(lambda s: (*s[:5], [("p", 10**6) if type(v) is tuple else v for v in s[5]]))),
-            (what, fmt, digest, parts, servers_as(lambda s: (*s[:5], [{1: 2} for _ in s[5]]))),  # no strings
-            (what, fmt, digest, [(*part[:2], []) for part in parts], docs),  # parts without fields
-            (what, fmt, digest, parts, [(doc[0], "yes", *doc[2:]) for doc in docs]),
-            (what, fmt + 1, digest, parts, docs),
-        ]
+        return _forged_documents(body)
     raise AssertionError(what)
+
+
+def _forged_documents(body: tuple) -> list[object]:
+    """A kept file's entry (checker.load.validated), wrong in one way at a time."""
+    what, fmt, digest, parts, docs = body
+
+    def with_docs(new: list[object]) -> object:
+        return (what, fmt, digest, parts, new)
+
+    def servers_as(change: Callable[[tuple], tuple]) -> object:
+        return with_docs([(*d[:5], [change(s) for s in d[5]]) if d[0] == "servers" else d for d in docs])
+
+    def models_as(change: Callable[[tuple], tuple]) -> object:
+        return with_docs([(*d[:4], change(d[4])) if d[0] == "model" else d for d in docs])
+
+    def other_kind(doc: tuple) -> tuple:
+        return (*doc[:3], "Waivers" if doc[3] != "Waivers" else "Workloads", doc[4])
+
+    forged = [
+        (what, fmt, digest, [(*part[:2], []) for part in parts], docs),  # parts without fields
+        with_docs([(d[0], d[1], "yes", *d[3:]) for d in docs]),  # not a bool
+        with_docs(docs[::-1]),  # out of order
+        with_docs([("model", *d[1:3], "ServerModels", *d[4:]) for d in docs]),  # a kind that does not keep
+        (what, fmt + 1, digest, parts, docs),
+    ]
+    if any(d[0] == "servers" and d[5] for d in docs):
+        forged += [
+            servers_as(lambda s: (*s[:3], "Rack", *s[4:])),  # another class
+            servers_as(lambda s: (*s[:5], s[5][:-1])),  # a field short
+            servers_as(lambda s: (*s[:4], ("nonsense",), s[5])),  # no such field
+            servers_as(lambda s: (s[0], ("x", 1), *s[2:])),  # no shape
+            # a part that is not there
+            servers_as(lambda s: (*s[:5], [("p", 10**6) if type(v) is tuple else v for v in s[5]])),
+            servers_as(lambda s: (*s[:5], [{1: 2} for _ in s[5]])),  # keys that are no strings
+        ]
+    if any(d[0] == "model" for d in docs):
+        forged += [
+            models_as(lambda spelled: ("Server", *spelled[1:])),  # another class
+            models_as(lambda spelled: (*spelled[:2], [*spelled[2], 1])),  # a field too many
+            with_docs([other_kind(d) if d[0] == "model" else d for d in docs]),  # a model of another kind
+        ]
+    return forged
 
 
 def test_a_foreign_entry_is_ignored(project: Path, audit: Audit) -> None:

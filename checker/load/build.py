@@ -491,23 +491,46 @@ def _validate(problems: _Problems, model: type[B], doc: _Doc) -> B | None:
 # ---------------------------------------------------------------- reading
 @dataclass(frozen=True)
 class _KeptFile:
-    """A file read as the servers an earlier run validated (checker.load.validated),
-    built in its place among the documents, as its `kind: Servers` documents are."""
+    """A file an earlier run kept the validated documents of (checker.load.validated)."""
 
     file: str
     kept: Kept
-    value: Mapping[str, Any] = field(default_factory=lambda: {"kind": "Servers"})
-    # The file's documents, once a position in a document the event parser read is asked for.
+    digest: bytes = b""  # of the catalog its servers were merged with
+    # The file's documents, once read: a document's position asked for, or one not kept.
     read: list[Parsed | OSError] = field(default_factory=list)
+    deferred: list[Callable[[int], Src]] = field(default_factory=list)
 
-    def source(self, index: int) -> Src:
-        """The source map of the file's document `index`, worked out when first asked."""
-        return _ReadSrc(self, index)
+    def source(self, index: int, deferred: bool) -> Src:
+        """The source map of the file's document `index`, worked out when first asked:
+        a fast-parsed document's from the text, another's from the file's parsed entry."""
+        if not deferred:
+            return _ReadSrc(self, index)
+        if not self.deferred:
+            self.deferred.append(fastpath.deferred_sources(self.kept.text(), self.kept.trees))
+        return self.deferred[0](index)
 
     def documents(self) -> Parsed | OSError:
         if not self.read:
             self.read.append(self.kept.documents())
         return self.read[0]
+
+
+@dataclass(frozen=True)
+class _KeptDoc:
+    """One kept document, built in its place among the documents as a read one is."""
+
+    holder: _KeptFile
+    doc: validated.KeptDoc
+    src: Src
+
+    @property
+    def file(self) -> str:
+        return self.holder.file
+
+    @property
+    def value(self) -> Mapping[str, Any]:  # what _order reads of a document
+        kind = self.doc.kind if isinstance(self.doc, validated.KeptModel) else "Servers"
+        return {"kind": kind}
 
 
 class _ReadSrc(LazySrc):
@@ -534,38 +557,66 @@ class _ReadSrc(LazySrc):
 
 @dataclass
 class _Keeping:
-    """What is kept of the files whose validated servers may be kept for the next run."""
+    """The files whose validated documents may be kept for the next run."""
 
     cache: Cache | None
     known: Sequence[str]
-    # file -> (content key, its number of documents): all `kind: Servers`, fast-parsed, typed cleanly
+    # file -> (content key, its number of documents): each of a kind that keeps, typed cleanly
     offered: dict[str, tuple[str, int]] = field(default_factory=dict)
+
+
+Built = _Doc | _KeptDoc  # a document as the builder takes it
 
 
 def _documents(
     problems: _Problems, files: Sequence[Path], options: ReadOptions, known: Sequence[str]
-) -> tuple[list[list[_Doc | _KeptFile]], _Keeping]:
-    """Each file's documents of a known kind (a _KeptFile where an earlier run's
-    validated servers stand for them); what is wrong with the others is a problem."""
-    docs: list[list[_Doc | _KeptFile]] = []
+) -> tuple[list[list[Built]], _Keeping]:
+    """Each file's documents of a known kind (_KeptDoc where an earlier run's
+    validated ones stand for them); what is wrong with the others is a problem."""
+    docs: list[list[Built]] = []
     read = read_files(files, options)
     keeping = _Keeping(read.cache, known)
     # In the order of `files`, however they were read: the findings do not depend on it.
     for path, outcome, key in zip(files, read.outcomes, read.keys, strict=True):
         shown = display_path(path)
         if isinstance(outcome, Kept):
-            docs.append([_KeptFile(shown, outcome)])
-            continue
-        docs.append([])
-        docs[-1].extend(_typed_all(problems, shown, outcome, keeping, key))
+            kept = _kept_docs(shown, outcome)
+            if kept is not None:
+                keeping.offered[shown] = (outcome.key, len(kept))
+                docs.append(list(kept))
+                continue
+            outcome = outcome.documents()  # an entry that does not decode: the file read as usual
+        docs.append(list(_typed_all(problems, shown, outcome, keeping, key)))
     return docs, keeping
+
+
+def _kept_docs(file: str, kept: Kept) -> list[_KeptDoc] | None:
+    """The documents of a kept file's entry, or None if it does not decode."""
+    try:
+        digest, docs = validated.decode(kept.payload)
+    except Exception:  # BadEntry, or anything else wrong with it
+        return None
+    # A model of the kind's own class: one of another class would be built as if it were.
+    if not all(isinstance(d, validated.KeptServers) or _kind_of(d) for d in docs):
+        return None
+    holder = _KeptFile(file, kept, digest)
+    return [_KeptDoc(holder, d, holder.source(d.index, d.deferred)) for d in docs]
+
+
+def _keeps(kind: str) -> bool:
+    return kind in KINDS and KINDS[kind].keeps
+
+
+def _kind_of(doc: validated.KeptModel) -> bool:
+    """Whether a kept model is of its document's kind, and that kind keeps."""
+    return _keeps(doc.kind) and type(doc.model) is KINDS[doc.kind].model
 
 
 def _typed_all(
     problems: _Problems, shown: str, outcome: Parsed | OSError, keeping: _Keeping, key: str | None
 ) -> list[_Doc]:
     """A file's documents of a known kind; the file is offered for keeping
-    (_Keeping.offered) when it holds only servers documents, read cleanly."""
+    (_Keeping.offered) when each is of a kind that keeps, read cleanly."""
     if isinstance(outcome, YamlProblem):
         problems.add(outcome.rule, Location(shown, outcome.line, outcome.column), outcome.message)
         return []
@@ -581,7 +632,7 @@ def _typed_all(
         and outcome
         and problems.raised(shown) == before
         and len(typed) == len(outcome)
-        and all(d.value["kind"] == "Servers" for d in typed)
+        and all(_keeps(d.value["kind"]) for d in typed)
     ):
         keeping.offered[shown] = (key, len(typed))
     return typed
@@ -640,12 +691,14 @@ class _Builder:
     def __init__(self, problems: _Problems) -> None:
         self.p = problems
         self.inv = Inventory()
-        self._server_docs: list[tuple[_Doc, m.ServersDoc] | _KeptFile] = []
-        # Files whose validated servers are kept for the next run (checker.load.validated):
-        # those offered, the servers recorded of each, those spoilt by a problem.
+        self._server_docs: list[tuple[_Doc, m.ServersDoc] | _KeptDoc] = []
+        # Files whose validated documents are kept for the next run (checker.load.validated):
+        # those offered, the documents recorded of each, those spoilt by a problem of
+        # their own, those read afresh (whose entry is written).
         self.keeping = _Keeping(None, ())
         self._recorded: dict[str, list[validated.KeptDoc]] = {}
         self._spoilt: set[str] = set()
+        self._fresh: set[str] = set()
         self._digest: bytes | None = None
         self._shared_parts = _SharedParts()
         # Servers mostly share their keys: one tuple for each set this load
@@ -669,22 +722,35 @@ class _Builder:
             return False
         return True
 
-    def add(self, doc: _Doc | _KeptFile) -> None:
-        if isinstance(doc, _KeptFile):
-            self._server_docs.append(doc)  # built in finish(), as servers documents are
+    def add(self, doc: Built) -> None:
+        if isinstance(doc, _KeptDoc):
+            self._add_kept(doc)
             return
         kind = doc.value["kind"]
         if kind not in KINDS:  # a knowledge table's: validated where the tables are merged
             self.inv.tables.append(Placed(doc.value, doc.file, doc.src))
             return
+        self._fresh.add(doc.file)
         before = self.p.raised(doc.file)
         model = _validate(self.p, KINDS[kind].model, doc)
         if self.p.raised(doc.file) != before:
             self._spoilt.add(doc.file)
-        if model is not None:
-            KINDS[kind].add(self, doc, model)
-        else:
+        if model is None:
             self._unvalidated.update((kind, name) for name in _written_names(doc.value))
+            return
+        if kind != "Servers" and doc.file in self.keeping.offered:
+            kept = validated.KeptModel(doc.index, fastpath.deferred_index(doc.src) is not None, kind, model)
+            self._recorded.setdefault(doc.file, []).append(kept)
+        KINDS[kind].add(self, doc, model)
+
+    def _add_kept(self, doc: _KeptDoc) -> None:
+        """A document an earlier run validated, built as a read one is."""
+        self._recorded.setdefault(doc.file, []).append(doc.doc)
+        if isinstance(doc.doc, validated.KeptServers):
+            self._server_docs.append(doc)  # built in finish(), as servers documents are
+            return
+        kind = doc.doc.kind
+        KINDS[kind].add(self, _Doc(doc.file, {"kind": kind}, doc.src, doc.doc.index), doc.doc.model)
 
     def missing(self, kind: str, name: str, table: dict[str, Any]) -> bool:
         """A reference to report as dangling: not defined, nor written in a broken document."""
@@ -832,7 +898,8 @@ class _Builder:
         blocks = [b.name for b in ups.blocks] if ups else []
         fed_from = {p.name: p.ups for p in fac.power.panels} if fac.power else {}
         for i, feed in enumerate(rack.feeds):
-            where = place.at(["feeds", i, "ups"], key=True)
+            # Placed only when it is a problem: working out every feed's position
+            # would work out the whole facility's source map on every run.
             if feed.ups is None:
                 if ups is not None and ups.mapped and fed_from.get(feed.panel or "") is None:
                     self.p.add(
@@ -843,6 +910,7 @@ class _Builder:
                         f" facility {fac.name} has {', '.join(blocks)} ({ups.redundancy})",
                     )
             elif ups is None:
+                where = place.at(["feeds", i, "ups"], key=True)
                 self.p.add(SCHEMA_REFERENCE, where, f"facility {fac.name} has no UPS blocks (power.ups)")
             elif feed.ups not in blocks:
                 self.p.add(
@@ -853,7 +921,7 @@ class _Builder:
             elif ups.redundancy == "N+1":
                 self.p.add(
                     SCHEMA_REFERENCE,
-                    where,
+                    place.at(["feeds", i, "ups"], key=True),
                     f"facility {fac.name}'s N+1 UPS is modules on one bus: its feeds name no block",
                 )
 
@@ -1005,8 +1073,8 @@ class _Builder:
         self._server_docs = []
         while pending:
             item = pending.pop()
-            if isinstance(item, _KeptFile):
-                self._add_kept(item)
+            if isinstance(item, _KeptDoc):
+                self._add_kept_servers(item)
             else:
                 self._add_servers(*item)
         self._check_waiver_entities()
@@ -1055,7 +1123,8 @@ class _Builder:
             # A fast-parsed document's map comes back from the text; another's from the parsed file.
             at = fastpath.deferred_index(doc.src)
             index = doc.index if at is None else at
-            kept = validated.KeptDoc(index, at is not None, shell.facility, shell.rollout_date, tuple(record))
+            done = tuple(record)
+            kept = validated.KeptServers(index, at is not None, shell.facility, shell.rollout_date, done)
             self._recorded.setdefault(doc.file, []).append(kept)
 
     # ------------------------------------------------------------ kept servers
@@ -1065,61 +1134,59 @@ class _Builder:
             self._digest = validated.catalog_digest(self.inv.server_model_fields, broken)
         return self._digest
 
-    def _add_kept(self, kept: _KeptFile) -> None:
-        """The servers an earlier run validated from this very file, placed as
-        _add_servers places them; the file is read as usual when they cannot be
-        used (another catalog, a facility gone, an entry that does not decode)."""
-        try:
-            docs = validated.decode(kept.kept.payload, self._catalog_digest())
-        except Exception:  # BadEntry, or anything else wrong with it: read the file
-            docs = None
+    def _add_kept_servers(self, doc: _KeptDoc) -> None:
+        """The servers an earlier run validated from this very document, placed as
+        _add_servers places them; the document is read as usual when they cannot
+        be used (made with another catalog, their facility gone)."""
+        kept = doc.doc
+        assert isinstance(kept, validated.KeptServers)
         fields = self.inv.server_model_fields
         if (
-            docs is None
-            or any(d.facility not in self.inv.facilities for d in docs)
-            or any(s.catalog is not None and s.server.model not in fields for d in docs for s in d.servers)
+            doc.holder.digest != self._catalog_digest()
+            or kept.facility not in self.inv.facilities
+            or any(s.catalog is not None and s.server.model not in fields for s in kept.servers)
         ):
-            self._add_read(kept)
+            self._add_read(doc)
             return
-        deferred: Callable[[int], Src] | None = None
-        for doc in docs:
-            # The source maps _add_servers makes: the same merges of the same lazy maps.
-            if doc.deferred:
-                deferred = deferred or fastpath.deferred_sources(kept.kept.text(), kept.kept.trees)
-                doc_src = deferred(doc.index)
-            else:
-                doc_src = kept.source(doc.index)
-            defaults_src = doc_src.descend("defaults")
-            for one in doc.servers:
-                src: Src = _MergedSrc(one.defaults, defaults_src, doc_src.descend("servers", one.index))
-                if one.catalog is not None:
-                    assert one.server.model is not None  # checked above
-                    src = _MergedSrc(one.catalog, _CatalogSrc(fields[one.server.model], src), src)
-                place = Placed(one.server, kept.file, src)
-                self._place_server(doc.facility, doc.rollout_date, one.server, place)
+        # The source maps _add_servers makes: the same merges of the same lazy maps.
+        defaults_src = doc.src.descend("defaults")
+        for one in kept.servers:
+            src: Src = _MergedSrc(one.defaults, defaults_src, doc.src.descend("servers", one.index))
+            if one.catalog is not None:
+                assert one.server.model is not None  # checked above
+                src = _MergedSrc(one.catalog, _CatalogSrc(fields[one.server.model], src), src)
+            place = Placed(one.server, doc.file, src)
+            self._place_server(kept.facility, kept.rollout_date, one.server, place)
 
-    def _add_read(self, kept: _KeptFile) -> None:
-        """The file's documents, read and built now, in the place of its kept servers."""
-        outcome = kept.documents()
-        for doc in _typed_all(self.p, kept.file, outcome, self.keeping, kept.kept.key):
-            self.add(doc)
+    def _add_read(self, doc: _KeptDoc) -> None:
+        """A kept servers document read and built now, in its place."""
+        recorded = self._recorded.get(doc.file, [])
+        if doc.doc in recorded:
+            recorded.remove(doc.doc)  # built afresh: recorded again as it is built
+        outcome = doc.holder.documents()
+        assert isinstance(outcome, list) and doc.doc.index < len(outcome), "a kept file's documents changed"
+        typed = _typed(self.p, doc.file, outcome[doc.doc.index], self.keeping.known, doc.doc.index)
+        if typed is None:
+            return
+        self.add(typed)
         while self._server_docs:  # what add deferred, built here in its place
             item = self._server_docs.pop(0)
-            assert not isinstance(item, _KeptFile)
+            assert not isinstance(item, _KeptDoc)
             self._add_servers(*item)
 
     def _keep(self) -> None:
-        """The validated servers of each file offered and loaded cleanly, kept for the next run."""
+        """The validated documents of each file offered, read afresh and loaded cleanly,
+        kept for the next run."""
         cache = self.keeping.cache
-        if cache is None or not self._recorded:
+        if cache is None:
             return
-        digest = self._catalog_digest()
-        for file, docs in self._recorded.items():
-            key, count = self.keeping.offered[file]
+        for file in sorted(self._fresh & self._recorded.keys()):
+            docs = self._recorded[file]
+            key, count = self.keeping.offered.get(file, ("", -1))
             if file in self._spoilt or len(docs) != count:
                 continue
             try:
-                payload = validated.encode(digest, docs)
+                payload = validated.encode(self._catalog_digest(), docs)
             except Unencodable:
                 continue
             cache.put(validated.key(key), payload)
@@ -1339,6 +1406,9 @@ class Kind:
     add: Callable[[_Builder, _Doc, Any], None]
     # A catalog kind: knowledge, which a rule folder may hold too (docs/knowledge.md).
     catalog: bool = False
+    # Its validated model is kept for the next run (checker.load.validated): building
+    # it reads nothing of the document but the model and where it is written.
+    keeps: bool = True
 
 
 SELF = "."
@@ -1348,7 +1418,9 @@ KINDS: dict[str, Kind] = {
     "Workloads": Kind(m.WorkloadsDoc, "workloads", 3, _Builder._add_workloads),
     "Waivers": Kind(m.WaiversDoc, None, 4, _Builder._add_waivers),
     "GpuModels": Kind(m.GpuModelsDoc, "gpus", 0, _Builder._add_gpumodels, catalog=True),
-    "ServerModels": Kind(m.ServerModelsDoc, "servers", 1, _Builder._add_servermodels, catalog=True),
+    # Its entries' fields are merged under servers as written: its raw values are read.
+    "ServerModels": Kind(m.ServerModelsDoc, "servers", 1, _Builder._add_servermodels, catalog=True,
+                         keeps=False),
     "LanguageModels": Kind(m.LanguageModelsDoc, "models", 0, _Builder._add_languagemodels, catalog=True),
 }
 
@@ -1504,12 +1576,12 @@ def load(
         return _load(paths, exclude, options or ReadOptions(), tables, knowledge)
 
 
-def _order(doc: _Doc | _KeptFile) -> int:
+def _order(doc: Built) -> int:
     kind = KINDS.get(doc.value["kind"])
     return kind.order if kind else 0
 
 
-def _add_all(builder: _Builder, docs: list[_Doc | _KeptFile]) -> None:
+def _add_all(builder: _Builder, docs: list[Built]) -> None:
     """Every document to the builder, taken off `docs` as it goes: from then on
     the builder holds a server document only until its servers are validated."""
     docs.sort(key=_order)
@@ -1533,7 +1605,7 @@ def _load(
     per_file, builder.keeping = _documents(problems, catalog + found, options, known)  # in one read
     ruled = [d for d in (_typed(problems, file, doc, known) for file, doc in knowledge) if d]
     # The built-in catalog, the rule folders' knowledge, then the inventories.
-    files: list[Sequence[_Doc | _KeptFile]] = [*per_file[:len(catalog)], ruled, *per_file[len(catalog):]]
+    files: list[Sequence[Built]] = [*per_file[:len(catalog)], ruled, *per_file[len(catalog):]]
     docs = [d for file in files for d in file]
     del per_file, ruled, files  # _add_all frees each document once it is built: nothing else may hold them
     progress.stage("validating")

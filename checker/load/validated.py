@@ -1,15 +1,16 @@
-"""A servers file's validated servers, kept between runs in the cache folder.
+"""A file's validated documents, kept between runs in the cache folder.
 
 Validation is most of the load stage of a warm audit (decoding the parsed
 file, merging `defaults:` and the catalog, pydantic), and a pull request
-usually changes one servers file of many. An entry holds, for a file whose
-documents are all `kind: Servers` and loaded without a problem, each
-document's facility and rollout date and each server's validated model with
-what its source map is made from (its index, and the shapes of the merges of
-its defaults and its catalog model). A warm run rebuilds the models from it
-and places them as a cold run places the ones it validates (checker.load.build):
-references, duplicates, PSU cabling and power shelves are checked again,
-since they depend on other files. Source maps stay lazy: worked out from the
+usually changes one file of many. An entry holds, for a file whose documents
+are all of kinds that keep (checker.load.build.KINDS) and validated without a
+problem, each document's validated model; for a `kind: Servers` document,
+its facility and rollout date and each server's validated model with what
+its source map is made from (its index, and the shapes of the merges of its
+defaults and its catalog model). A warm run rebuilds the models from it and
+builds them as a cold run builds the ones it validates (checker.load.build):
+references, duplicates, PSU cabling, power shelves and a facility's own
+checks run again, since they depend on other files. Source maps stay lazy: worked out from the
 file's text, as for any fast-parsed file, when a finding asks.
 
 Keyed by the file's bytes and the code (cache.code_salt: checker's modules,
@@ -61,12 +62,27 @@ class KeptServer:
 
 
 @dataclass(frozen=True)
-class KeptDoc:
+class KeptServers:
+    """A `kind: Servers` document's validated servers."""
+
     index: int  # the document's index in its file
     deferred: bool  # the fast path read it: its source map comes back from the text alone
     facility: str
     rollout_date: dt.date | None
     servers: tuple[KeptServer, ...]
+
+
+@dataclass(frozen=True)
+class KeptModel:
+    """Another document's validated model (a kind whose loading reads nothing else of it)."""
+
+    index: int
+    deferred: bool
+    kind: str
+    model: m.Model
+
+
+KeptDoc = KeptServers | KeptModel
 
 
 def key(content: str) -> str:
@@ -83,19 +99,18 @@ def catalog_digest(fields: dict[str, dict[str, Any]], broken: Sequence[str]) -> 
 
 # ---------------------------------------------------------------- writing
 def encode(digest: bytes, docs: Sequence[KeptDoc]) -> bytes:
-    """The entry's payload; cache.Unencodable if a value has no spelling."""
+    """The entry's payload (the documents in file order); cache.Unencodable if
+    a value has no spelling."""
     parts: list[Any] = []
     memo: dict[int, int] = {}
-    out = [
-        (
-            d.index,
-            d.deferred,
-            d.facility,
-            d.rollout_date.isoformat() if d.rollout_date else None,
-            [(s.index, s.defaults, s.catalog, *_model_out(s.server, parts, memo)) for s in d.servers],
-        )
-        for d in docs
-    ]
+    out: list[tuple[Any, ...]] = []
+    for d in sorted(docs, key=lambda d: d.index):
+        if isinstance(d, KeptModel):
+            out.append(("model", d.index, d.deferred, d.kind, _model_out(d.model, parts, memo)))
+            continue
+        servers = [(s.index, s.defaults, s.catalog, *_model_out(s.server, parts, memo)) for s in d.servers]
+        rollout = d.rollout_date.isoformat() if d.rollout_date else None
+        out.append(("servers", d.index, d.deferred, d.facility, rollout, servers))
     return cache.pack(("validated", FORMAT, digest, parts, out))
 
 
@@ -136,27 +151,37 @@ def _value_out(value: Any, parts: list[Any], memo: dict[int, int]) -> Any:
 
 
 # ---------------------------------------------------------------- reading
-def decode(payload: bytes, digest: bytes) -> list[KeptDoc] | None:
-    """The documents of an entry written under the catalog `digest`; None when
-    it was written under another catalog. cache.BadEntry on anything encode
-    does not write."""
+def decode(payload: bytes) -> tuple[bytes, list[KeptDoc]]:
+    """The catalog digest an entry was written under, and its documents in file
+    order; cache.BadEntry on anything encode does not write."""
     body = cache.unpack(payload)
     if type(body) is not tuple or len(body) != 5 or body[:2] != ("validated", FORMAT):
-        raise cache.BadEntry("not validated servers")
-    _, _, written, raw_parts, raw_docs = body
-    if _expect(written, bytes) != digest:
-        return None
+        raise cache.BadEntry("not validated documents")
+    _, _, digest, raw_parts, raw_docs = body
     parts: list[m.Model] = []
     for raw in _expect(raw_parts, list):
         parts.append(_model_in(raw, parts, m.Model))
     shapes: dict[int, Shape] = {}  # marshal gives equal shapes as one object: each checked once
-    docs = []
+    docs: list[KeptDoc] = []
     for raw in _expect(raw_docs, list):
-        index, deferred, facility, rollout, servers = _expect(raw, tuple)
+        if type(raw) is tuple and len(raw) == 5 and raw[0] == "model":
+            _, index, deferred, kind, spelled = raw
+            model = _model_in(spelled, parts, m.Model)
+            docs.append(KeptModel(_expect(index, int), _expect(deferred, bool), _expect(kind, str), model))
+            continue
+        if type(raw) is not tuple or len(raw) != 6 or raw[0] != "servers":
+            raise cache.BadEntry("not a document")
+        _, index, deferred, facility, rollout, servers = raw
         kept = tuple(_server_in(s, parts, shapes) for s in _expect(servers, list))
-        date = dt.date.fromisoformat(_expect(rollout, str)) if rollout is not None else None
-        docs.append(KeptDoc(_expect(index, int), _expect(deferred, bool), _expect(facility, str), date, kept))
-    return docs
+        try:
+            date = dt.date.fromisoformat(_expect(rollout, str)) if rollout is not None else None
+        except ValueError as exc:
+            raise cache.BadEntry(str(exc)) from None
+        at, fast, name = _expect(index, int), _expect(deferred, bool), _expect(facility, str)
+        docs.append(KeptServers(at, fast, name, date, kept))
+    if [d.index for d in docs] != sorted({d.index for d in docs}):
+        raise cache.BadEntry("documents out of order")
+    return _expect(digest, bytes), docs
 
 
 def _server_in(raw: Any, parts: list[m.Model], shapes: dict[int, Shape]) -> KeptServer:
