@@ -275,10 +275,13 @@ def _forgeries(what: str, body: tuple) -> list[object]:
 
 def _forged_documents(body: tuple) -> list[object]:
     """A kept file's entry (checker.load.validated), wrong in one way at a time."""
-    what, fmt, digest, parts, docs = body
+    what, fmt, digest, (sets, combos, parts), docs = body
 
     def with_docs(new: list[object]) -> object:
-        return (what, fmt, digest, parts, new)
+        return (what, fmt, digest, (sets, combos, parts), new)
+
+    def with_tables(new_sets: list, new_combos: list, new_parts: list) -> object:
+        return (what, fmt, digest, (new_sets, new_combos, new_parts), docs)
 
     def servers_as(change: Callable[[tuple], tuple]) -> object:
         return with_docs([(*d[:5], [change(s) for s in d[5]]) if d[0] == "servers" else d for d in docs])
@@ -289,27 +292,33 @@ def _forged_documents(body: tuple) -> list[object]:
     def other_kind(doc: tuple) -> tuple:
         return (*doc[:3], "Waivers" if doc[3] != "Waivers" else "Workloads", doc[4])
 
+    # A model: (class, fields set, values, set of parts, other values);
+    # a server: (index, shape, shape, *model).
     forged = [
-        (what, fmt, digest, [(*part[:2], []) for part in parts], docs),  # parts without fields
+        with_tables(sets, combos, [(*part[:2], [], *part[3:]) for part in parts]),  # parts without fields
+        with_tables(sets, [tuple(("nonsense", i) for _, i in c) for c in combos], parts),  # parts of no field
+        with_tables(sets, [tuple((n, 10**6) for n, _ in c) for c in combos], parts),  # parts not there
+        with_tables([("nonsense",) for _ in sets], combos, parts),  # fields set of no field
         with_docs([(d[0], d[1], "yes", *d[3:]) for d in docs]),  # not a bool
         with_docs(docs[::-1]),  # out of order
         with_docs([("model", *d[1:3], "ServerModels", *d[4:]) for d in docs]),  # a kind that does not keep
-        (what, fmt + 1, digest, parts, docs),
+        (what, fmt + 1, digest, (sets, combos, parts), docs),
     ]
     if any(d[0] == "servers" and d[5] for d in docs):
         forged += [
             servers_as(lambda s: (*s[:3], "Rack", *s[4:])),  # another class
-            servers_as(lambda s: (*s[:5], s[5][:-1])),  # a field short
-            servers_as(lambda s: (*s[:4], ("nonsense",), s[5])),  # no such field
+            servers_as(lambda s: (*s[:5], s[5][:-1], *s[6:])),  # a field short
+            servers_as(lambda s: (*s[:4], 10**6, *s[5:])),  # no such fields set
             servers_as(lambda s: (s[0], ("x", 1), *s[2:])),  # no shape
-            # a part that is not there
-            servers_as(lambda s: (*s[:5], [("p", 10**6) if type(v) is tuple else v for v in s[5]])),
-            servers_as(lambda s: (*s[:5], [{1: 2} for _ in s[5]])),  # keys that are no strings
+            servers_as(lambda s: (*s[:6], 10**6, s[7])),  # no such set of parts
+            servers_as(lambda s: (*s[:5], [[1] for _ in s[5]], *s[6:])),  # values that are no scalars
+            servers_as(lambda s: (*s[:7], (("nonsense", 1),))),  # a value of no field
+            servers_as(lambda s: (*s[:7], (("name", ("p", 10**6)),))),  # a part that is not there
         ]
     if any(d[0] == "model" for d in docs):
         forged += [
             models_as(lambda spelled: ("Server", *spelled[1:])),  # another class
-            models_as(lambda spelled: (*spelled[:2], [*spelled[2], 1])),  # a field too many
+            models_as(lambda spelled: (*spelled[:2], [*spelled[2], 1], *spelled[3:])),  # a field too many
             with_docs([other_kind(d) if d[0] == "model" else d for d in docs]),  # a model of another kind
         ]
     return forged

@@ -44,7 +44,7 @@ from checker.load import cache
 from checker.load import models as m
 from checker.source.parse import WrittenFloat
 
-FORMAT = 1
+FORMAT = 2
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 # A merge's shape (checker.load.build.Shape): the keys written, and the shape of each nested merge.
@@ -98,51 +98,94 @@ def catalog_digest(fields: dict[str, dict[str, Any]], broken: Sequence[str]) -> 
 
 
 # ---------------------------------------------------------------- writing
+# A model is spelled (class name, fields-set number, values, parts number,
+# others): its scalar values in field order (None where another value goes),
+# the number of a set of (field, part) pairs in the entry's `combos` (the
+# parts it shares with others: a fleet's servers mostly share one set), and
+# its other values as (field, value) pairs. Each distinct fields-set and set
+# of parts is written once: a model is then rebuilt by a few calls in C.
+class _Writer:
+    def __init__(self) -> None:
+        self.parts: list[Any] = []
+        self.combos: list[tuple[tuple[str, int], ...]] = []
+        self.sets: list[tuple[str, ...]] = []
+        self._parts: dict[int, int] = {}  # id of a part -> its number
+        self._combos: dict[tuple[tuple[str, int], ...], int] = {}
+        self._sets: dict[tuple[str, ...], int] = {}
+        self.shapes: dict[bytes, Any] = {}  # equal shapes written as one object
+
+    def model(self, model: BaseModel) -> tuple[Any, ...]:
+        if model.__pydantic_extra__ or model.__pydantic_private__:
+            raise cache.Unencodable("a model with extra or private values")
+        cls = type(model)
+        if not isinstance(model, m.Model) or tuple(model.__dict__) != _fields(cls)[0]:
+            raise cache.Unencodable("a model whose values are not its fields")
+        values: list[Any] = []
+        shared: list[tuple[str, int]] = []
+        others: list[tuple[str, Any]] = []
+        for name, value in model.__dict__.items():
+            if value.__class__ in _SCALARS:
+                values.append(value)
+                continue
+            values.append(None)
+            if isinstance(value, m.Model):
+                shared.append((name, self.part(value)))
+            else:
+                others.append((name, _value_out(value, self)))
+        fields_set = tuple(sorted(model.model_fields_set))
+        kept = self._sets.setdefault(fields_set, len(self._sets))
+        if kept == len(self.sets):
+            self.sets.append(fields_set)
+        combo = self._combos.setdefault(tuple(shared), len(self._combos))
+        if combo == len(self.combos):
+            self.combos.append(tuple(shared))
+        return (cls.__name__, kept, values, combo, tuple(others))
+
+    def part(self, model: m.Model) -> int:
+        """A part's number: written once, however many models share it."""
+        index = self._parts.get(id(model))
+        if index is None:
+            spelled = self.model(model)
+            index = self._parts[id(model)] = len(self.parts)
+            self.parts.append(spelled)
+        return index
+
+    def shape(self, shape: Shape | None) -> Any:
+        if shape is None:
+            return None
+        return self.shapes.setdefault(cache.pack(shape), shape)
+
+
 def encode(digest: bytes, docs: Sequence[KeptDoc]) -> bytes:
     """The entry's payload (the documents in file order); cache.Unencodable if
     a value has no spelling."""
-    parts: list[Any] = []
-    memo: dict[int, int] = {}
+    w = _Writer()
     out: list[tuple[Any, ...]] = []
     for d in sorted(docs, key=lambda d: d.index):
         if isinstance(d, KeptModel):
-            out.append(("model", d.index, d.deferred, d.kind, _model_out(d.model, parts, memo)))
+            out.append(("model", d.index, d.deferred, d.kind, w.model(d.model)))
             continue
-        servers = [(s.index, s.defaults, s.catalog, *_model_out(s.server, parts, memo)) for s in d.servers]
+        servers = [(s.index, w.shape(s.defaults), w.shape(s.catalog), *w.model(s.server)) for s in d.servers]
         rollout = d.rollout_date.isoformat() if d.rollout_date else None
         out.append(("servers", d.index, d.deferred, d.facility, rollout, servers))
-    return cache.pack(("validated", FORMAT, digest, parts, out))
+    tables = (w.sets, w.combos, w.parts)
+    return cache.pack(("validated", FORMAT, digest, tables, out))
 
 
-def _model_out(model: BaseModel, parts: list[Any], memo: dict[int, int]) -> tuple[Any, ...]:
-    if model.__pydantic_extra__ or model.__pydantic_private__:
-        raise cache.Unencodable("a model with extra or private values")
-    fields = type(model).model_fields
-    if list(model.__dict__) != list(fields):
-        raise cache.Unencodable("a model whose values are not its fields")
-    values = [_value_out(v, parts, memo) for v in model.__dict__.values()]
-    return (type(model).__name__, tuple(sorted(model.model_fields_set)), values)
-
-
-def _value_out(value: Any, parts: list[Any], memo: dict[int, int]) -> Any:
+def _value_out(value: Any, w: _Writer) -> Any:
     kind = type(value)
     if kind in _SCALARS:
         return value
     if isinstance(value, m.Model):
-        # A part shared by many servers (the loader shares equal parts) is written once.
-        index = memo.get(id(value))
-        if index is None:
-            parts.append(_model_out(value, parts, memo))
-            index = memo[id(value)] = len(parts) - 1
-        return ("p", index)
+        return ("p", w.part(value))
     if kind is list:
-        return [_value_out(v, parts, memo) for v in value]
+        return [_value_out(v, w) for v in value]
     if kind is dict:
         if not {str}.issuperset(map(type, value)):
             raise cache.Unencodable("a mapping key that is not a string")
-        return {k: _value_out(v, parts, memo) for k, v in value.items()}
+        return {k: _value_out(v, w) for k, v in value.items()}
     if kind is tuple:
-        return ("u", [_value_out(v, parts, memo) for v in value])
+        return ("u", [_value_out(v, w) for v in value])
     if kind is WrittenFloat:
         return ("f", float(value), value.yaml_text)
     if kind is dt.date:
@@ -151,28 +194,101 @@ def _value_out(value: Any, parts: list[Any], memo: dict[int, int]) -> Any:
 
 
 # ---------------------------------------------------------------- reading
+class _Reader:
+    """An entry's tables, checked as they are read, and its models rebuilt from them."""
+
+    def __init__(self, tables: Any) -> None:
+        if tables.__class__ is not tuple or len(tables) != 3:
+            raise cache.BadEntry("not the tables")
+        sets, combos, parts = tables
+        self.sets = [frozenset(_strs(s)) for s in _expect(sets, list)]
+        self.parts: list[m.Model] = []
+        self.combos: list[dict[str, m.Model]] = []
+        self._raw_combos = _expect(combos, list)
+        self._checked: set[tuple[type[m.Model], int, int]] = set()
+        self.shapes: dict[int, Shape] = {}
+        # In the order written: a part, and a set of parts, refer only to parts before them.
+        for raw in _expect(parts, list):
+            self.parts.append(self.model(raw, m.Model))
+
+    def combo(self, index: Any) -> dict[str, m.Model]:
+        if index.__class__ is not int or not 0 <= index < len(self._raw_combos):
+            raise cache.BadEntry("no such set of parts")
+        while len(self.combos) <= index:
+            pairs = _expect(self._raw_combos[len(self.combos)], tuple)
+            built = {}
+            for pair in pairs:
+                name, part = _expect(pair, tuple) if len(pair) == 2 else _bad("not a part")
+                if part.__class__ is not int or not 0 <= part < len(self.parts):
+                    raise cache.BadEntry("no such part")
+                built[_expect(name, str)] = self.parts[part]
+            self.combos.append(built)
+        return self.combos[index]
+
+    def model(self, raw: Any, expected: type[m.Model]) -> m.Model:
+        if raw.__class__ is not tuple or len(raw) != 5:
+            raise cache.BadEntry("not a model")
+        name, kept, values, combo, others = raw
+        cls = _classes().get(name) if name.__class__ is str else None
+        if cls is None or not issubclass(cls, expected):
+            raise cache.BadEntry(f"not a model: {name!r}")
+        names, allowed = _fields(cls)
+        if values.__class__ is not list or len(values) != len(names):
+            raise cache.BadEntry(f"not the fields of {name}")
+        if not _SCALARS.issuperset(map(type, values)):
+            raise cache.BadEntry(f"a value of {name} that is no scalar")
+        if kept.__class__ is not int or not 0 <= kept < len(self.sets):
+            raise cache.BadEntry("no such fields set")
+        shared = self.combo(combo)
+        if (cls, kept, combo) not in self._checked:  # each class with each set once
+            if not allowed.issuperset(self.sets[kept]) or not allowed.issuperset(shared):
+                raise cache.BadEntry(f"not the fields of {name}")
+            self._checked.add((cls, kept, combo))
+        own = dict(zip(names, values, strict=True))
+        own.update(shared)
+        for pair in _expect(others, tuple):
+            field_name, value = _expect(pair, tuple) if len(pair) == 2 else _bad("not a value")
+            if field_name not in allowed:
+                raise cache.BadEntry(f"not a field of {name}")
+            own[field_name] = _value_in(value, self.parts)
+        return _built(cls, own, set(self.sets[kept]))
+
+    def shape(self, raw: Any) -> Shape:
+        got = self.shapes.get(id(raw))
+        if got is None:
+            got = self.shapes[id(raw)] = _shape_in(raw)
+        return got
+
+
+def _bad(what: str) -> Any:
+    raise cache.BadEntry(what)
+
+
+def _strs(raw: Any) -> tuple[str, ...]:
+    if raw.__class__ is not tuple or not {str}.issuperset(map(type, raw)):
+        raise cache.BadEntry("not names")
+    return raw
+
+
 def decode(payload: bytes) -> tuple[bytes, list[KeptDoc]]:
     """The catalog digest an entry was written under, and its documents in file
     order; cache.BadEntry on anything encode does not write."""
     body = cache.unpack(payload)
     if type(body) is not tuple or len(body) != 5 or body[:2] != ("validated", FORMAT):
         raise cache.BadEntry("not validated documents")
-    _, _, digest, raw_parts, raw_docs = body
-    parts: list[m.Model] = []
-    for raw in _expect(raw_parts, list):
-        parts.append(_model_in(raw, parts, m.Model))
-    shapes: dict[int, Shape] = {}  # marshal gives equal shapes as one object: each checked once
+    _, _, digest, tables, raw_docs = body
+    r = _Reader(tables)
     docs: list[KeptDoc] = []
     for raw in _expect(raw_docs, list):
         if type(raw) is tuple and len(raw) == 5 and raw[0] == "model":
             _, index, deferred, kind, spelled = raw
-            model = _model_in(spelled, parts, m.Model)
+            model = r.model(spelled, m.Model)
             docs.append(KeptModel(_expect(index, int), _expect(deferred, bool), _expect(kind, str), model))
             continue
         if type(raw) is not tuple or len(raw) != 6 or raw[0] != "servers":
             raise cache.BadEntry("not a document")
         _, index, deferred, facility, rollout, servers = raw
-        kept = tuple(_server_in(s, parts, shapes) for s in _expect(servers, list))
+        kept = tuple(_server_in(s, r) for s in _expect(servers, list))
         try:
             date = dt.date.fromisoformat(_expect(rollout, str)) if rollout is not None else None
         except ValueError as exc:
@@ -184,21 +300,14 @@ def decode(payload: bytes) -> tuple[bytes, list[KeptDoc]]:
     return _expect(digest, bytes), docs
 
 
-def _server_in(raw: Any, parts: list[m.Model], shapes: dict[int, Shape]) -> KeptServer:
-    if type(raw) is not tuple or len(raw) != 6:
+def _server_in(raw: Any, r: _Reader) -> KeptServer:
+    if raw.__class__ is not tuple or len(raw) != 8:
         raise cache.BadEntry("not a server")
     index, defaults, catalog, *spelled = raw
-    server = _model_in(tuple(spelled), parts, m.Server)
+    server = r.model(tuple(spelled), m.Server)
     assert isinstance(server, m.Server)
-    shape = None if catalog is None else _shape_of(catalog, shapes)
-    return KeptServer(_expect(index, int), server, _shape_of(defaults, shapes), shape)
-
-
-def _shape_of(raw: Any, shapes: dict[int, Shape]) -> Shape:
-    got = shapes.get(id(raw))
-    if got is None:
-        got = shapes[id(raw)] = _shape_in(raw)
-    return got
+    shape = None if catalog is None else r.shape(catalog)
+    return KeptServer(_expect(index, int), server, r.shape(defaults), shape)
 
 
 @functools.lru_cache(maxsize=1)
@@ -219,35 +328,6 @@ def _classes() -> dict[str, type[m.Model]]:
 def _fields(cls: type[m.Model]) -> tuple[tuple[str, ...], frozenset[str]]:
     names = tuple(cls.model_fields)
     return names, frozenset(names)
-
-
-def _model_in(raw: Any, parts: list[m.Model], expected: type[m.Model]) -> m.Model:
-    if type(raw) is not tuple or len(raw) != 3:
-        raise cache.BadEntry("not a model")
-    name, fields_set, values = raw
-    cls = _classes().get(_expect(name, str))
-    if cls is None or not issubclass(cls, expected):
-        raise cache.BadEntry(f"not a model: {name!r}")
-    names, allowed = _fields(cls)
-    if type(values) is not list or len(values) != len(names):
-        raise cache.BadEntry(f"not the fields of {name}")
-    if not allowed.issuperset(_expect(fields_set, tuple)):
-        raise cache.BadEntry(f"not the fields of {name}")
-    # Most values are scalars or shared parts: taken as they are, the others converted.
-    own = [
-        v if v.__class__ in _SCALARS else p if (p := _part(v, parts)) is not None else _value_in(v, parts)
-        for v in values
-    ]
-    return _built(cls, dict(zip(names, own, strict=True)), set(fields_set))
-
-
-def _part(raw: Any, parts: list[m.Model]) -> m.Model | None:
-    """The shared part `raw` refers to, if it is a reference."""
-    if raw.__class__ is tuple and len(raw) == 2 and raw[0] == "p":
-        index = raw[1]
-        if index.__class__ is int and 0 <= index < len(parts):
-            return parts[index]
-    return None
 
 
 def _value_in(raw: Any, parts: list[m.Model]) -> Any:
