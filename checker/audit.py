@@ -77,4 +77,5 @@ def run_audit(
         as_of, v.verdict, v.exit_code, v.counts, tuple(ordered), capacity, ran, tuple(facts), messages,
         waivers=waiver_records(ordered, inv.waivers, as_of),
         paths=tuple(sorted({display_path(p) for p in paths})),
+        keep_positions=inv.keep_positions,
     )

@@ -167,7 +167,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     color = _color(sys.stdout, args.color)
     emit(result, outputs, color=color, max_per_rule=cfg.max_per_rule, group=cfg.group_findings, env=env,
          summary_only=args.quiet)
-    result.messages.save()  # for the next run (checker.evaluate.memo)
+    result.keep_for_next_run()  # the messages and positions worked out (checker.evaluate.memo)
     return result.exit_code
 
 
@@ -196,7 +196,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         write_output(out, text)
     else:
         emit(result, [out], max_per_rule=cfg.max_per_rule, group=cfg.group_findings)
-    result.messages.save()
+    result.keep_for_next_run()
     return result.exit_code
 
 

@@ -203,6 +203,25 @@ def test_a_corrupt_entry_is_ignored(project: Path, audit: Audit, damage: str) ->
     assert same(audit) == first
 
 
+def test_a_third_warm_run_works_out_no_source_map_of_a_facility(
+    audit: Audit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The positions of the racks and feeds the findings point at, and those the
+    facility's own checks ask for, are kept with the file: worked out once."""
+    first = audit(True)
+    assert audit(True) == first  # the positions the first warm run worked out, kept
+    resolved: list[str] = []
+    real_root = build._KeptFile.root
+
+    def root(self: build._KeptFile, index: int, deferred: bool) -> object:
+        resolved.append(Path(self.file).name)
+        return real_root(self, index, deferred)
+
+    monkeypatch.setattr(build._KeptFile, "root", root)
+    assert audit(True) == first
+    assert "facility.yaml" not in resolved
+
+
 def test_a_second_warm_run_validates_no_document(
     audit: Audit, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -240,9 +259,9 @@ def _memo_entries(folder: Path) -> dict[str, tuple[str, object]]:
     found = {}
     for entry in _every_entry(folder):
         body = cache.unpack(store.payload(entry.name) or b"N")
-        if type(body) is tuple and body and body[0] in ("outcomes", "messages", "validated"):
+        if type(body) is tuple and body and body[0] in ("outcomes", "messages", "validated", "positions"):
             found[entry.name] = (body[0], body)
-    assert {what for what, _ in found.values()} == {"outcomes", "messages", "validated"}
+    assert {what for what, _ in found.values()} == {"outcomes", "messages", "validated", "positions"}
     return found
 
 
@@ -270,6 +289,16 @@ def _forgeries(what: str, body: tuple) -> list[object]:
         ]
     if what == "validated":
         return _forged_documents(body)
+    if what == "positions":
+        _, fmt, rows = body
+        return [
+            (what, fmt, [(*row[:4], "1", row[5]) for row in rows]),  # a line that is no number
+            (what, fmt, [(row[0], [*row[1]], *row[2:]) for row in rows]),  # a path that is no tuple
+            (what, fmt, [(*row[:3], "key", *row[4:]) for row in rows]),  # neither key nor value
+            (what, fmt, [(*row[:2], (1.5,), *row[3:]) for row in rows]),  # a step that is no name or index
+            (what, fmt + 1, [(*row[:4], 1, 1) for row in rows]),  # another format
+            (what, fmt, [row[:5] for row in rows]),
+        ]
     raise AssertionError(what)
 
 
@@ -329,6 +358,7 @@ def test_a_foreign_entry_is_ignored(project: Path, audit: Audit) -> None:
     (conditions the kind does not have, values that are no scalars, another
     format, messages that are no text) are empty: the run is a cold one."""
     first = audit(True)
+    assert audit(True) == first  # and the positions it worked out in the files it kept
     store = cache.open_cache(project / "cache")
     assert store is not None
     for key, (what, body) in _memo_entries(project / "cache").items():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from checker import __version__
@@ -43,6 +43,14 @@ class AuditResult:
     # The paths audited, as findings show files (relative to the current
     # folder when below it), sorted: what SARIF names its analysis after.
     paths: tuple[str, ...] = ()
+    # Keeps what the run worked out of its files for the next run (the positions
+    # asked of its kept files: checker.load.validated), once the formats are written.
+    keep_positions: Callable[[], None] = field(default=lambda: None, repr=False, compare=False)
+
+    def keep_for_next_run(self) -> None:
+        """Keep the messages rendered and the positions worked out, once every format is written."""
+        self.messages.save()
+        self.keep_positions()
 
     @functools.cached_property
     def findings(self) -> tuple[Finding, ...]:

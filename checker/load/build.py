@@ -178,6 +178,15 @@ class Inventory:
     # A user's documents of the knowledge tables' kinds, in the order read, as
     # written: checker.derive.knowledge validates them and merges them in.
     tables: list[Placed[dict[str, Any]]] = field(default_factory=list)
+    # The files read as an earlier run validated them (checker.load.validated).
+    kept: list[_KeptFile] = field(default_factory=list)
+
+    def keep_positions(self) -> None:
+        """Keep the positions this run worked out in its kept files, for the next run
+        (once the findings are located: checker.audit)."""
+        for holder in self.kept:
+            if holder.positions.new:
+                holder.positions.save(holder.kept.cache, holder.kept.key)
 
     def entities(self) -> Mapping[str, Location]:
         """Every entity id (docs/architecture.md "Entity ids") and where it is written;
@@ -499,15 +508,33 @@ class _KeptFile:
     # The file's documents, once read: a document's position asked for, or one not kept.
     read: list[Parsed | OSError] = field(default_factory=list)
     deferred: list[Callable[[int], Src]] = field(default_factory=list)
+    roots: dict[int, Src] = field(default_factory=dict)
+    # The positions earlier runs worked out in this file (checker.load.validated), and this run's.
+    positions: validated.Positions = field(default_factory=validated.Positions)
 
     def source(self, index: int, deferred: bool) -> Src:
-        """The source map of the file's document `index`, worked out when first asked:
-        a fast-parsed document's from the text, another's from the file's parsed entry."""
-        if not deferred:
-            return _ReadSrc(self, index)
-        if not self.deferred:
-            self.deferred.append(fastpath.deferred_sources(self.kept.text(), self.kept.trees))
-        return self.deferred[0](index)
+        """The source map of the file's document `index`, worked out when first
+        asked (a fast-parsed document's from the text, another's from the file's
+        parsed entry), and the positions asked of it kept for the next run."""
+        return _KeptPath(self, index, deferred, ())
+
+    def root(self, index: int, deferred: bool) -> Src:
+        got = self.roots.get(index)
+        if got is None:
+            if not deferred:
+                got = _ReadSrc(self, index)
+            else:
+                if not self.deferred:
+                    self.deferred.append(fastpath.deferred_sources(self.kept.text(), self.kept.trees))
+                got = self.deferred[0](index)
+            self.roots[index] = got
+        return got
+
+    def located(self) -> validated.Positions:
+        """The positions memo, read from the cache when first asked."""
+        if not self.positions.read:
+            self.positions.load(self.kept.cache, self.kept.key)
+        return self.positions
 
     def documents(self) -> Parsed | OSError:
         if not self.read:
@@ -531,6 +558,59 @@ class _KeptDoc:
     def value(self) -> Mapping[str, Any]:  # what _order reads of a document
         kind = self.doc.kind if isinstance(self.doc, validated.KeptModel) else "Servers"
         return {"kind": kind}
+
+
+class _KeptPath(LazySrc):
+    """A place in a kept document (its path from the document's root). A position
+    asked of it is looked up in the file's positions memo first: a warm run then
+    works out no source map of a file where every position asked was asked before
+    (a facility's racks and feeds, a finding on each)."""
+
+    __slots__ = ("_deferred", "_holder", "_index", "_path")
+    _holder: _KeptFile
+    _index: int
+    _deferred: bool
+    _path: tuple[str | int, ...]
+
+    def __init__(self, holder: _KeptFile, index: int, deferred: bool, path: tuple[str | int, ...]) -> None:
+        super().__init__()
+        object.__setattr__(self, "_holder", holder)
+        object.__setattr__(self, "_index", index)
+        object.__setattr__(self, "_deferred", deferred)
+        object.__setattr__(self, "_path", path)
+
+    def _compute(self) -> Src:
+        return Src.descend(self._holder.root(self._index, self._deferred), *self._path)
+
+    def descend(self, *path: str | int) -> Src:
+        return _KeptPath(self._holder, self._index, self._deferred, self._path + path)
+
+    def locate(self, path: Sequence[str | int] = (), *, key: bool = True) -> tuple[int, int]:
+        memo = self._holder.located()
+        at = (self._index, self._path, tuple(path), key)
+        got = memo.get(at)
+        if got is None:
+            got = memo.put(at, Src.locate(self, path, key=key))
+        return got
+
+    def position(self) -> tuple[int, int]:
+        memo = self._holder.located()
+        at = (self._index, self._path, (), None)
+        got = memo.get(at)
+        if got is None:
+            got = memo.put(at, self.resolved().position())
+        return got
+
+    @property
+    def line(self) -> int:
+        return self.position()[0]
+
+    @property
+    def column(self) -> int:
+        return self.position()[1]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_KeptPath, (self._holder, self._index, self._deferred, self._path))
 
 
 class _ReadSrc(LazySrc):
@@ -563,6 +643,7 @@ class _Keeping:
     known: Sequence[str]
     # file -> (content key, its number of documents): each of a kind that keeps, typed cleanly
     offered: dict[str, tuple[str, int]] = field(default_factory=dict)
+    files: list[_KeptFile] = field(default_factory=list)  # those read as kept
 
 
 Built = _Doc | _KeptDoc  # a document as the builder takes it
@@ -580,7 +661,7 @@ def _documents(
     for path, outcome, key in zip(files, read.outcomes, read.keys, strict=True):
         shown = display_path(path)
         if isinstance(outcome, Kept):
-            kept = _kept_docs(shown, outcome)
+            kept = _kept_docs(shown, outcome, keeping.files)
             if kept is not None:
                 keeping.offered[shown] = (outcome.key, len(kept))
                 docs.append(list(kept))
@@ -590,7 +671,7 @@ def _documents(
     return docs, keeping
 
 
-def _kept_docs(file: str, kept: Kept) -> list[_KeptDoc] | None:
+def _kept_docs(file: str, kept: Kept, kept_files: list[_KeptFile]) -> list[_KeptDoc] | None:
     """The documents of a kept file's entry, or None if it does not decode."""
     try:
         digest, docs = validated.decode(kept.payload)
@@ -600,6 +681,7 @@ def _kept_docs(file: str, kept: Kept) -> list[_KeptDoc] | None:
     if not all(isinstance(d, validated.KeptServers) or _kind_of(d) for d in docs):
         return None
     holder = _KeptFile(file, kept, digest)
+    kept_files.append(holder)
     return [_KeptDoc(holder, d, holder.source(d.index, d.deferred)) for d in docs]
 
 
@@ -1079,6 +1161,7 @@ class _Builder:
                 self._add_servers(*item)
         self._check_waiver_entities()
         self._keep()
+        self.inv.kept = self.keeping.files
         return self.inv
 
     def _add_servers(self, doc: _Doc, shell: m.ServersDoc) -> None:

@@ -31,11 +31,12 @@ validated as in a cold run, and its entry written again.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import functools
 import hashlib
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
@@ -403,3 +404,78 @@ def _fast_ok() -> bool:
         return False
     state = ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
     return fast == slow and all(getattr(fast, a, None) == getattr(slow, a, None) for a in state)
+
+
+# ---------------------------------------------------------------- positions
+# A position asked of a kept document: (document index, path descended to, path
+# located from there, key or value: True/False, None for the value's own place).
+At = tuple[int, tuple[str | int, ...], tuple[str | int, ...], bool | None]
+
+
+def _positions_key(content: str) -> str:
+    return hashlib.sha256(cache.code_salt() + f"positions {FORMAT}\x00{content}".encode()).hexdigest()
+
+
+@dataclass
+class Positions:
+    """The positions worked out in one file, kept between runs: a pure function of
+    the file's bytes and the parser's code, so a warm run asks the source map for
+    none it was asked before. Read as every entry is (signed, checked type by
+    type); anything wrong with it is an empty memo."""
+
+    known: dict[At, tuple[int, int]] = field(default_factory=dict)
+    new: dict[At, tuple[int, int]] = field(default_factory=dict)
+    read: bool = False
+
+    def get(self, at: At) -> tuple[int, int] | None:
+        return self.known.get(at) or self.new.get(at)
+
+    def put(self, at: At, position: tuple[int, int]) -> tuple[int, int]:
+        self.new[at] = position
+        return position
+
+    def load(self, store: cache.Cache, content: str) -> None:
+        self.read = True
+        payload = store.payload(_positions_key(content))
+        if payload is None:
+            return
+        try:
+            self.known = _positions_in(cache.unpack(payload))
+        except Exception:  # BadEntry, or anything else wrong with it: nothing known
+            self.known = {}
+
+    def save(self, store: cache.Cache, content: str) -> None:
+        """Keep what this run worked out, with what earlier runs did."""
+        if not self.new:
+            return
+        rows = [(*at, *pos) for at, pos in {**self.known, **self.new}.items()]
+        with contextlib.suppress(cache.Unencodable):
+            store.put(_positions_key(content), cache.pack(("positions", FORMAT, rows)))
+        self.known.update(self.new)
+        self.new = {}
+
+
+_STEPS = frozenset({str, int})
+
+
+def _positions_in(body: Any) -> dict[At, tuple[int, int]]:
+    if body.__class__ is not tuple or len(body) != 3 or body[:2] != ("positions", FORMAT):
+        raise cache.BadEntry("not positions")
+    out: dict[At, tuple[int, int]] = {}
+    for row in _expect(body[2], list):
+        if row.__class__ is not tuple or len(row) != 6:
+            raise cache.BadEntry("not a position")
+        index, descended, located, key, line, column = row
+        if (
+            index.__class__ is not int
+            or descended.__class__ is not tuple
+            or located.__class__ is not tuple
+            or not _STEPS.issuperset(map(type, descended))
+            or not _STEPS.issuperset(map(type, located))
+            or key not in (True, False, None)
+            or line.__class__ is not int
+            or column.__class__ is not int
+        ):
+            raise cache.BadEntry("not a position")
+        out[(index, descended, located, key)] = (line, column)
+    return out
