@@ -29,6 +29,11 @@ def finding_json(f: Finding) -> dict[str, Any]:
     }
 
 
+class Rows(list[dict[str, Any]]):
+    """Rows known to be flat mappings of scalars (findings, capacity rows): written
+    by _rows without checking each row again (JSON writes it as the list it is)."""
+
+
 def document(result: AuditResult) -> dict[str, Any]:
     return {
         "tool": "checker",
@@ -36,7 +41,7 @@ def document(result: AuditResult) -> dict[str, Any]:
         "as_of": result.as_of.isoformat(),
         "verdict": result.verdict,
         "summary": result.summary,
-        "findings": [finding_json(f) for f in result.findings],
+        "findings": Rows(finding_json(f) for f in result.findings),
         "capacity": result.capacity.to_json() if result.capacity else {"facilities": [], "racks": []},
     }
 
@@ -64,7 +69,7 @@ def _indented(value: Any, depth: int) -> str:
         items = (f"{_key(k)}: {_indented(v, depth + 1)}" for k, v in value.items())
         return "{" + pad + ("," + pad).join(items) + pad[:-2] + "}"
     if isinstance(value, list) and value:
-        if _flat_rows(value):
+        if type(value) is Rows or _flat_rows(value):
             return _rows(value, pad)
         if all(isinstance(v, _SCALARS) for v in value):
             flat = json.dumps(value, ensure_ascii=False, separators=("," + pad, ": "))
