@@ -319,10 +319,10 @@ def not_a_number(facts: Sequence[Fact]) -> list[Finding]:
 def _any_nan(facts: Sequence[Fact]) -> bool:
     """Whether any fact holds NaN, asked of every value of every row in one pass
     at C speed (a NaN is rare: most audits have none)."""
-    cells = list(itertools.chain.from_iterable(
-        f.values.cells if isinstance(f.values, Row) else tuple(f.values.values()) for f in facts
-    ))
-    return any(map(operator.ne, cells, cells))
+    rows = [f.values.cells if isinstance(f.values, Row) else tuple(f.values.values()) for f in facts]
+    # Two walks over the same cells, none copied: 175,000 facts hold 3.5 million.
+    chain = itertools.chain.from_iterable
+    return any(map(operator.ne, chain(rows), chain(rows)))
 
 
 def _has_nan(values: Mapping[str, Any]) -> bool:
