@@ -539,8 +539,9 @@ def _add_cache_dir_option(p: argparse.ArgumentParser | argparse._MutuallyExclusi
         type=Path,
         default=None,
         metavar="DIR",
-        help="parsed files are cached here (default: $CHECKER_CACHE_DIR, else "
-        "$XDG_CACHE_HOME/checker, else ~/.cache/checker)",
+        help="what earlier audits worked out is kept here: parsed and validated files, positions, "
+        "rule outcomes, messages (default: $CHECKER_CACHE_DIR, else $XDG_CACHE_HOME/checker, else "
+        "~/.cache/checker)",
     )
 
 
