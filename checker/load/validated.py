@@ -4,22 +4,22 @@ Validation is most of the load stage of a warm audit (decoding the parsed
 file, merging `defaults:` and the catalog, pydantic), and a pull request
 usually changes one file of many. An entry holds, for a file whose documents
 are all of kinds that keep (checker.load.build.KINDS) and validated without a
-problem, each document's validated model; for a `kind: Servers` document,
-its facility and rollout date and each server's validated model with what
-its source map is made from (its index, and the shapes of the merges of its
-defaults and its catalog model). A warm run rebuilds the models from it and
+problem of their own, each document's validated model; for a `kind: Servers`
+document, its facility and rollout date and each server's validated model
+with what its source map is made of (its index, and the shapes of the merges
+of its defaults and its catalog model). A warm run rebuilds the models and
 builds them as a cold run builds the ones it validates (checker.load.build):
 references, duplicates, PSU cabling, power shelves and a facility's own
-checks run again, since they depend on other files. Source maps stay lazy: worked out from the
-file's text, as for any fast-parsed file, when a finding asks.
+checks run again, since they depend on other files. Source maps stay lazy:
+a fast-parsed document's comes back from the file's text, another's from
+its parsed entry, and only when a position is asked for, which the file's
+positions entry (Positions, below) answers first.
 
 Keyed by the file's bytes and the code (cache.code_salt: checker's modules,
 pydantic, the parser, the built-in catalog); the entry also holds a digest
 of the catalog its servers were merged with (the catalog documents of the
-inventory and the rule folders can change without the file changing), and is
-used only when the run's catalog has that digest. A document the fast
-path read gets its source map back from the text alone; another, from the
-file's parsed entry, decoded only when a position in it is asked for.
+inventory and the rule folders can change without the file changing), and
+its servers are used only when the run's catalog has that digest.
 
 A model is rebuilt from its own fields, checked type by type as they are read
 (classes by name, from checker.load.models; fields by name; values of the
@@ -28,7 +28,6 @@ signed (checker.load.cache) and holds only what validation produced. Anything
 wrong with an entry makes it a miss: the file is decoded or parsed and
 validated as in a cold run, and its entry written again.
 """
-
 from __future__ import annotations
 
 import contextlib
