@@ -111,6 +111,13 @@ def _rename_a_file(project: Path) -> None:
     (folder / "servers-inference.yaml").rename(folder / "servers-infer.yaml")
 
 
+def _copy_a_file(project: Path) -> None:
+    """Two files of the same bytes share their entries (one content key): each copy's
+    servers are duplicates, reported at the copy's own lines."""
+    folder = project / "inv" / "sh1"
+    shutil.copy(folder / "servers-inference.yaml", folder / "servers-copy.yaml")
+
+
 def _change_the_config(project: Path) -> None:
     (project / "checker.yaml").write_text(
         "rules: [rules]\nheadroom_pct: 30\nseverity: {support.ends-soon: error}\nignore: [cooling.*]\n"
@@ -145,6 +152,7 @@ CHANGES = {
     "a file added": _add_a_file,
     "a file deleted": _delete_a_file,
     "a file renamed": _rename_a_file,
+    "a file copied": _copy_a_file,
     "the config changed": _change_the_config,
     "a rule's condition and message changed": _change_a_rule,
     "a message changed": _change_a_message,
