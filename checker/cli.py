@@ -167,7 +167,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     color = _color(sys.stdout, args.color)
     emit(result, outputs, color=color, max_per_rule=cfg.max_per_rule, group=cfg.group_findings, env=env,
          summary_only=args.quiet)
-    result.keep_for_next_run()  # the messages and positions worked out (checker.evaluate.memo)
+    result.keep_for_next_run()  # messages and positions worked out (checker.evaluate.memo, load.validated)
     return result.exit_code
 
 
