@@ -1,5 +1,11 @@
 """A per-file cache of parsed inventory files, so an audit re-parses only what changed.
 
+The same folder holds the other entries an audit keeps for the next one, each
+signed and opened by this module (Cache.payload, Cache.put) and decoded type
+by type by its own: the compiled rulebook (checker.evaluate.rulebook), each
+file's validated documents and positions (checker.load.validated), the rule
+outcomes and messages (checker.evaluate.memo).
+
 An entry holds what `source.read` returned for one file (its documents with
 their source maps, or the YAML problem that stopped it). It is keyed by the
 file's content hash and a salt made of the checker version, the parser's own
