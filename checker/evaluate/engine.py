@@ -33,8 +33,9 @@ from checker.core.builtin import SCHEMA_INVALID
 from checker.core.findings import Finding, Location, entity_name, located
 from checker.derive.facts import Fact, Row
 from checker.evaluate.expr import MAX_ALTERNATIVES, CompiledWhen, alternatives, fact_key
-from checker.evaluate.memo import Memo, MessageMemo, Outcomes, plain, typed
+from checker.evaluate.memo import Memo, MessageMemo, Outcomes, typed
 from checker.evaluate.rulebook import CompiledRule
+from checker.load.cache import SCALAR_TYPES
 
 # Ruleset names, unique in the process: durable's C engine is one per process
 # and every ruleset is deleted once run (run_ruleset). A counter, not a cache:
@@ -364,7 +365,7 @@ class Messages:
             return rule.render(fact.values, fact.entity)
         read = tuple(map(fact.values.get, rule.message_fields))
         # NaN is unequal to itself: such a key would never be found again.
-        if not plain(read) or not all(map(operator.eq, read, read)):
+        if not SCALAR_TYPES.issuperset(map(type, read)) or not all(map(operator.eq, read, read)):
             return rule.render(fact.values, fact.entity)
         table, key = self.memo.table(rule.id), typed(read)
         message: str | None = table.get(key)
@@ -390,14 +391,13 @@ class Messages:
         values = self.facts[f.fact].values
         own = {name, f.entity, name.rpartition("/")[2]}  # rack `A01` of facility `sh1` is `rack/sh1/A01`
         read = tuple(map(values.get, self.rules[f.rule].message_fields))
-        if _PLAIN.issuperset(map(type, read)):  # the common case, at a fifth of the cost of _frozen
+        if SCALAR_TYPES.issuperset(map(type, read)):  # the common case, at a fifth of the cost of _frozen
             return (f.rule, f.severity, f.waived, tuple([_SELF if v in own else v for v in read]))
         return (f.rule, f.severity, f.waived, tuple(_frozen(v, own) for v in read))
 
 
 # Stands for the entity's own name in a shape.
 _SELF = "\x00"
-_PLAIN = frozenset({str, int, float, bool, type(None)})
 
 
 def _name_pattern(name: str) -> re.Pattern[str]:

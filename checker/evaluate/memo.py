@@ -41,14 +41,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from checker.load import cache
+from checker.load.cache import expect
 
 if TYPE_CHECKING:
     from checker.evaluate.rulebook import CompiledRule
 
 FORMAT = 1
 # A value the memo keys: what a fact's cell or a message's field can be.
-_SCALARS = (str, int, float, bool, type(None))
-_SCALAR_TYPES = frozenset(_SCALARS)
 
 Key = tuple[Any, ...]  # the values and their types: 1, 1.0 and true are three keys
 
@@ -141,15 +140,9 @@ def _load(store: cache.Cache | None, key: str, read: Callable[[Any], dict[Any, _
         return {}
 
 
-def _expect(value: Any, kind: type) -> Any:
-    if type(value) is not kind:
-        raise cache.BadEntry(f"expected {kind.__name__}, got {type(value).__name__}")
-    return value
-
-
 def _values(raw: Any) -> tuple[Any, ...]:
-    _expect(raw, tuple)
-    if not _SCALAR_TYPES.issuperset(map(type, raw)):
+    expect(raw, tuple)
+    if not cache.SCALAR_TYPES.issuperset(map(type, raw)):
         raise cache.BadEntry("a value that is not a scalar")
     return raw  # type: ignore[no-any-return]
 
@@ -178,17 +171,17 @@ def _outcomes_in(body: Any) -> dict[Any, _Table]:
     if type(body) is not tuple or len(body) != 3 or body[:2] != ("outcomes", FORMAT):
         raise cache.BadEntry("not outcomes")
     tables: dict[Any, _Table] = {}
-    for item in _expect(body[2], list):
-        kind, names, conditions, rows = _expect(item, tuple)
-        _expect(kind, str), _expect(conditions, int)
-        names = tuple(_expect(n, str) for n in _expect(names, list))
+    for item in expect(body[2], list):
+        kind, names, conditions, rows = expect(item, tuple)
+        expect(kind, str), expect(conditions, int)
+        names = tuple(expect(n, str) for n in expect(names, list))
         known: dict[Any, Any] = {}
-        for row in _expect(rows, list):
-            cells, fired = _expect(row, tuple)
+        for row in expect(rows, list):
+            cells, fired = expect(row, tuple)
             cells = _values(cells)
             if len(cells) != len(names):
                 raise cache.BadEntry("cells that are not the names'")
-            fired = _expect(fired, tuple)
+            fired = expect(fired, tuple)
             if not all(type(i) is int and 0 <= i < conditions for i in fired):
                 raise cache.BadEntry("a condition that is not the kind's")
             known[typed(cells)] = fired
@@ -215,22 +208,17 @@ class MessageMemo:
         self._entry.save(("messages", FORMAT, body))
 
 
-def plain(values: Sequence[Any]) -> bool:
-    """Whether values can key the memo (scalars: what marshal writes back as they were)."""
-    return _SCALAR_TYPES.issuperset(map(type, values))
-
-
 def _messages_in(body: Any) -> dict[Any, _Table]:
     if type(body) is not tuple or len(body) != 3 or body[:2] != ("messages", FORMAT):
         raise cache.BadEntry("not messages")
     tables: dict[Any, _Table] = {}
-    for item in _expect(body[2], list):
-        rule, rows = _expect(item, tuple)
-        _expect(rule, str)
+    for item in expect(body[2], list):
+        rule, rows = expect(item, tuple)
+        expect(rule, str)
         known: dict[Any, Any] = {}
-        for row in _expect(rows, list):
-            values, text = _expect(row, tuple)
-            known[typed(_values(values))] = _expect(text, str)
+        for row in expect(rows, list):
+            values, text = expect(row, tuple)
+            known[typed(_values(values))] = expect(text, str)
         tables[rule] = _Table(known)
     return tables
 

@@ -42,6 +42,7 @@ from checker.load import models as m
 from checker.load import validated
 from checker.load.cache import Cache, Parsed, Unencodable
 from checker.load.reading import Kept, ReadOptions, read_files
+from checker.load.validated import Shape
 from checker.source import fastpath
 from checker.source.parse import Document, LazySrc, Src, YamlProblem
 from checker.source.reader import (
@@ -185,8 +186,7 @@ class Inventory:
         """Keep the positions this run worked out in its kept files, for the next run
         (once the findings are located: checker.audit)."""
         for holder in self.kept:
-            if holder.positions.new:
-                holder.positions.save(holder.kept.cache, holder.kept.key)
+            holder.positions.save()
 
     def entities(self) -> Mapping[str, Location]:
         """Every entity id (docs/architecture.md "Entity ids") and where it is written;
@@ -498,19 +498,16 @@ def _validate(problems: _Problems, model: type[B], doc: _Doc) -> B | None:
 
 
 # ---------------------------------------------------------------- reading
-@dataclass(frozen=True)
 class _KeptFile:
     """A file an earlier run kept the validated documents of (checker.load.validated)."""
 
-    file: str
-    kept: Kept
-    digest: bytes = b""  # of the catalog its servers were merged with
-    # The file's documents, once read: a document's position asked for, or one not kept.
-    read: list[Parsed | OSError] = field(default_factory=list)
-    deferred: list[Callable[[int], Src]] = field(default_factory=list)
-    roots: dict[int, Src] = field(default_factory=dict)
-    # The positions earlier runs worked out in this file (checker.load.validated), and this run's.
-    positions: validated.Positions = field(default_factory=validated.Positions)
+    def __init__(self, file: str, kept: Kept, digest: bytes) -> None:
+        self.file = file
+        self.kept = kept
+        self.digest = digest  # of the catalog its servers were merged with
+        self._roots: dict[int, Src] = {}
+        # The positions earlier runs worked out in this file, and this run's.
+        self.positions = validated.Positions(kept.cache, kept.key)
 
     def source(self, index: int, deferred: bool) -> Src:
         """The source map of the file's document `index`, worked out when first
@@ -519,27 +516,20 @@ class _KeptFile:
         return _KeptPath(self, index, deferred, ())
 
     def root(self, index: int, deferred: bool) -> Src:
-        got = self.roots.get(index)
+        got = self._roots.get(index)
         if got is None:
-            if not deferred:
-                got = _ReadSrc(self, index)
-            else:
-                if not self.deferred:
-                    self.deferred.append(fastpath.deferred_sources(self.kept.text(), self.kept.trees))
-                got = self.deferred[0](index)
-            self.roots[index] = got
+            got = self._roots[index] = self._deferred(index) if deferred else _ReadSrc(self, index)
         return got
 
-    def located(self) -> validated.Positions:
-        """The positions memo, read from the cache when first asked."""
-        if not self.positions.read:
-            self.positions.load(self.kept.cache, self.kept.key)
-        return self.positions
+    @functools.cached_property
+    def _deferred(self) -> Callable[[int], Src]:
+        return fastpath.deferred_sources(self.kept.text(), self.kept.trees)
 
+    @functools.cached_property
     def documents(self) -> Parsed | OSError:
-        if not self.read:
-            self.read.append(self.kept.documents())
-        return self.read[0]
+        """The file's documents, read once: a position asked in a document the event
+        parser read, or a document whose kept form cannot be used."""
+        return self.kept.documents()
 
 
 @dataclass(frozen=True)
@@ -586,7 +576,7 @@ class _KeptPath(LazySrc):
         return _KeptPath(self._holder, self._index, self._deferred, self._path + path)
 
     def locate(self, path: Sequence[str | int] = (), *, key: bool = True) -> tuple[int, int]:
-        memo = self._holder.located()
+        memo = self._holder.positions
         at = (self._index, self._path, tuple(path), key)
         got = memo.get(at)
         if got is None:
@@ -594,7 +584,7 @@ class _KeptPath(LazySrc):
         return got
 
     def position(self) -> tuple[int, int]:
-        memo = self._holder.located()
+        memo = self._holder.positions
         at = (self._index, self._path, (), None)
         got = memo.get(at)
         if got is None:
@@ -626,7 +616,7 @@ class _ReadSrc(LazySrc):
         object.__setattr__(self, "_index", index)
 
     def _compute(self) -> Src:
-        docs = self._file.documents()
+        docs = self._file.documents
         # The same bytes gave these documents when they were kept: anything else is a bug.
         assert isinstance(docs, list) and self._index < len(docs), "a kept file's documents changed"
         return docs[self._index].src
@@ -821,7 +811,7 @@ class _Builder:
             self._unvalidated.update((kind, name) for name in _written_names(doc.value))
             return
         if kind != "Servers" and doc.file in self.keeping.offered:
-            kept = validated.KeptModel(doc.index, fastpath.deferred_index(doc.src) is not None, kind, model)
+            kept = validated.KeptModel(*_place_in_file(doc), kind, model)
             self._recorded.setdefault(doc.file, []).append(kept)
         KINDS[kind].add(self, doc, model)
 
@@ -1203,11 +1193,8 @@ class _Builder:
                     self._place_server(shell.facility, shell.rollout_date, server, place)
             before = self.p.raised(doc.file)
         if record is not None:
-            # A fast-parsed document's map comes back from the text; another's from the parsed file.
-            at = fastpath.deferred_index(doc.src)
-            index = doc.index if at is None else at
             done = tuple(record)
-            kept = validated.KeptServers(index, at is not None, shell.facility, shell.rollout_date, done)
+            kept = validated.KeptServers(*_place_in_file(doc), shell.facility, shell.rollout_date, done)
             self._recorded.setdefault(doc.file, []).append(kept)
 
     # ------------------------------------------------------------ kept servers
@@ -1246,7 +1233,7 @@ class _Builder:
         recorded = self._recorded.get(doc.file, [])
         if doc.doc in recorded:
             recorded.remove(doc.doc)  # built afresh: recorded again as it is built
-        outcome = doc.holder.documents()
+        outcome = doc.holder.documents
         assert isinstance(outcome, list) and doc.doc.index < len(outcome), "a kept file's documents changed"
         typed = _typed(self.p, doc.file, outcome[doc.doc.index], self.keeping.known, doc.doc.index)
         if typed is None:
@@ -1448,6 +1435,13 @@ class _Builder:
         self.inv.waivers = valid
 
 
+def _place_in_file(doc: _Doc) -> tuple[int, bool]:
+    """A document's index in its file, and whether the fast path read it (its
+    source map then comes back from the file's text; another's from its parsed entry)."""
+    at = fastpath.deferred_index(doc.src)
+    return (doc.index if at is None else at), at is not None
+
+
 def _recorded(
     record: list[validated.KeptServer], index: int, server: m.Server, src: Src
 ) -> list[validated.KeptServer] | None:
@@ -1556,10 +1550,8 @@ def _deep_merge(
     return values, _MergedSrc(shape, bsrc, osrc)
 
 
-# What merging a source map needs from the values merged: `over`'s keys in
-# order, and the shape of each key whose value merged two mappings. Kept
-# instead of the values, which can then be freed (about 4 kB a server).
-Shape = tuple[tuple[str, ...], "dict[str, Shape] | None"]
+# A merge's Shape (checker.load.validated) is kept instead of the values, which
+# can then be freed (about 4 kB a server).
 # Each distinct key tuple once, per load (a _Builder's), never module-wide.
 KeyTuples = dict[tuple[str, ...], tuple[str, ...]]
 

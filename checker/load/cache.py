@@ -133,7 +133,7 @@ def decode(
         raise BadEntry("not a payload")
     if body[0] == "problem" and len(body) == 5:
         _, rule, line, column, message = body
-        _expect(rule, str), _expect(line, int), _expect(column, int), _expect(message, str)
+        expect(rule, str), expect(line, int), expect(column, int), expect(message, str)
         return YamlProblem(rule, line, column, message)
     if body[0] != "docs" or len(body) != 2 or type(body[1]) is not list:
         raise BadEntry("not a payload")
@@ -225,9 +225,9 @@ def _key_out(key: Any) -> str:
 
 
 _SCALARS: dict[str, Callable[..., Any]] = {
-    "f": lambda value, text: WrittenFloat(_expect(value, float), _expect(text, str)),
-    "d": lambda text: dt.date.fromisoformat(_expect(text, str)),
-    "t": lambda text: dt.datetime.fromisoformat(_expect(text, str)),
+    "f": lambda value, text: WrittenFloat(expect(value, float), expect(text, str)),
+    "d": lambda text: dt.date.fromisoformat(expect(text, str)),
+    "t": lambda text: dt.datetime.fromisoformat(expect(text, str)),
 }
 
 
@@ -247,7 +247,7 @@ def _value_in(raw: Any, memo: dict[int, Any]) -> Any:
         done = memo.get(id(raw))
         if done is None:
             if kind is dict:
-                done = {_expect(k, str): _value_in(v, memo) for k, v in raw.items()}
+                done = {expect(k, str): _value_in(v, memo) for k, v in raw.items()}
             else:
                 done = [_value_in(v, memo) for v in raw]
             memo[id(raw)] = done
@@ -316,7 +316,13 @@ def _src_in(raw: Any, memo: dict[int, Any]) -> Src:
     return built
 
 
-def _expect(value: Any, kind: type) -> Any:
+# The values every entry's reader takes as they are: what a fact's cell, a
+# message's field or a model's plain value holds.
+SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
+
+
+def expect(value: Any, kind: type) -> Any:
+    """`value` if it is exactly of `kind`, else BadEntry: how an entry's reader checks what it reads."""
     if type(value) is not kind:
         raise BadEntry(f"expected {kind.__name__}, got {type(value).__name__}")
     return value

@@ -28,6 +28,7 @@ signed (checker.load.cache) and holds only what validation produced. Anything
 wrong with an entry makes it a miss: the file is decoded or parsed and
 validated as in a cold run, and its entry written again.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -35,19 +36,21 @@ import datetime as dt
 import functools
 import hashlib
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 
 from checker.load import cache
 from checker.load import models as m
+from checker.load.cache import SCALAR_TYPES, expect
 from checker.source.parse import WrittenFloat
 
 FORMAT = 2
-_SCALARS = frozenset({str, int, float, bool, type(None)})
 
-# A merge's shape (checker.load.build.Shape): the keys written, and the shape of each nested merge.
+# What merging a source map needs from the values merged (checker.load.build's
+# _merge_values): `over`'s keys in order, and the shape of each key whose value
+# merged two mappings.
 Shape = tuple[tuple[str, ...], "dict[str, Shape] | None"]
 
 
@@ -124,7 +127,7 @@ class _Writer:
         shared: list[tuple[str, int]] = []
         others: list[tuple[str, Any]] = []
         for name, value in model.__dict__.items():
-            if value.__class__ in _SCALARS:
+            if value.__class__ in SCALAR_TYPES:
                 values.append(value)
                 continue
             values.append(None)
@@ -174,7 +177,7 @@ def encode(digest: bytes, docs: Sequence[KeptDoc]) -> bytes:
 
 def _value_out(value: Any, w: _Writer) -> Any:
     kind = type(value)
-    if kind in _SCALARS:
+    if kind in SCALAR_TYPES:
         return value
     if isinstance(value, m.Model):
         return ("p", w.part(value))
@@ -201,27 +204,27 @@ class _Reader:
         if tables.__class__ is not tuple or len(tables) != 3:
             raise cache.BadEntry("not the tables")
         sets, combos, parts = tables
-        self.sets = [frozenset(_strs(s)) for s in _expect(sets, list)]
+        self.sets = [frozenset(_strs(s)) for s in expect(sets, list)]
         self.parts: list[m.Model] = []
         self.combos: list[dict[str, m.Model]] = []
-        self._raw_combos = _expect(combos, list)
+        self._raw_combos = expect(combos, list)
         self._checked: set[tuple[type[m.Model], int, int]] = set()
         self.shapes: dict[int, Shape] = {}
         # In the order written: a part, and a set of parts, refer only to parts before them.
-        for raw in _expect(parts, list):
+        for raw in expect(parts, list):
             self.parts.append(self.model(raw, m.Model))
 
     def combo(self, index: Any) -> dict[str, m.Model]:
         if index.__class__ is not int or not 0 <= index < len(self._raw_combos):
             raise cache.BadEntry("no such set of parts")
         while len(self.combos) <= index:
-            pairs = _expect(self._raw_combos[len(self.combos)], tuple)
+            pairs = expect(self._raw_combos[len(self.combos)], tuple)
             built = {}
             for pair in pairs:
-                name, part = _expect(pair, tuple) if len(pair) == 2 else _bad("not a part")
+                name, part = expect(pair, tuple) if len(pair) == 2 else _bad("not a part")
                 if part.__class__ is not int or not 0 <= part < len(self.parts):
                     raise cache.BadEntry("no such part")
-                built[_expect(name, str)] = self.parts[part]
+                built[expect(name, str)] = self.parts[part]
             self.combos.append(built)
         return self.combos[index]
 
@@ -235,7 +238,7 @@ class _Reader:
         names, allowed = _fields(cls)
         if values.__class__ is not list or len(values) != len(names):
             raise cache.BadEntry(f"not the fields of {name}")
-        if not _SCALARS.issuperset(map(type, values)):
+        if not SCALAR_TYPES.issuperset(map(type, values)):
             raise cache.BadEntry(f"a value of {name} that is no scalar")
         if kept.__class__ is not int or not 0 <= kept < len(self.sets):
             raise cache.BadEntry("no such fields set")
@@ -246,8 +249,8 @@ class _Reader:
             self._checked.add((cls, kept, combo))
         own = dict(zip(names, values, strict=True))
         own.update(shared)
-        for pair in _expect(others, tuple):
-            field_name, value = _expect(pair, tuple) if len(pair) == 2 else _bad("not a value")
+        for pair in expect(others, tuple):
+            field_name, value = expect(pair, tuple) if len(pair) == 2 else _bad("not a value")
             if field_name not in allowed:
                 raise cache.BadEntry(f"not a field of {name}")
             own[field_name] = _value_in(value, self.parts)
@@ -279,25 +282,25 @@ def decode(payload: bytes) -> tuple[bytes, list[KeptDoc]]:
     _, _, digest, tables, raw_docs = body
     r = _Reader(tables)
     docs: list[KeptDoc] = []
-    for raw in _expect(raw_docs, list):
+    for raw in expect(raw_docs, list):
         if type(raw) is tuple and len(raw) == 5 and raw[0] == "model":
             _, index, deferred, kind, spelled = raw
             model = r.model(spelled, m.Model)
-            docs.append(KeptModel(_expect(index, int), _expect(deferred, bool), _expect(kind, str), model))
+            docs.append(KeptModel(expect(index, int), expect(deferred, bool), expect(kind, str), model))
             continue
         if type(raw) is not tuple or len(raw) != 6 or raw[0] != "servers":
             raise cache.BadEntry("not a document")
         _, index, deferred, facility, rollout, servers = raw
-        kept = tuple(_server_in(s, r) for s in _expect(servers, list))
+        kept = tuple(_server_in(s, r) for s in expect(servers, list))
         try:
-            date = dt.date.fromisoformat(_expect(rollout, str)) if rollout is not None else None
+            date = dt.date.fromisoformat(expect(rollout, str)) if rollout is not None else None
         except ValueError as exc:
             raise cache.BadEntry(str(exc)) from None
-        at, fast, name = _expect(index, int), _expect(deferred, bool), _expect(facility, str)
+        at, fast, name = expect(index, int), expect(deferred, bool), expect(facility, str)
         docs.append(KeptServers(at, fast, name, date, kept))
     if [d.index for d in docs] != sorted({d.index for d in docs}):
         raise cache.BadEntry("documents out of order")
-    return _expect(digest, bytes), docs
+    return expect(digest, bytes), docs
 
 
 def _server_in(raw: Any, r: _Reader) -> KeptServer:
@@ -307,7 +310,7 @@ def _server_in(raw: Any, r: _Reader) -> KeptServer:
     server = r.model(tuple(spelled), m.Server)
     assert isinstance(server, m.Server)
     shape = None if catalog is None else r.shape(catalog)
-    return KeptServer(_expect(index, int), server, r.shape(defaults), shape)
+    return KeptServer(expect(index, int), server, r.shape(defaults), shape)
 
 
 @functools.lru_cache(maxsize=1)
@@ -332,23 +335,23 @@ def _fields(cls: type[m.Model]) -> tuple[tuple[str, ...], frozenset[str]]:
 
 def _value_in(raw: Any, parts: list[m.Model]) -> Any:
     kind = type(raw)
-    if kind in _SCALARS:
+    if kind in SCALAR_TYPES:
         return raw
     if kind is list:
         return [_value_in(v, parts) for v in raw]
     if kind is dict:
-        return {_expect(k, str): _value_in(v, parts) for k, v in raw.items()}
+        return {expect(k, str): _value_in(v, parts) for k, v in raw.items()}
     if kind is tuple and raw:
         tag, *rest = raw
         if tag == "p" and len(rest) == 1 and type(rest[0]) is int and 0 <= rest[0] < len(parts):
             return parts[rest[0]]
         if tag == "u" and len(rest) == 1:
-            return tuple(_value_in(v, parts) for v in _expect(rest[0], list))
+            return tuple(_value_in(v, parts) for v in expect(rest[0], list))
         if tag == "f" and len(rest) == 2:
-            return WrittenFloat(_expect(rest[0], float), _expect(rest[1], str))
+            return WrittenFloat(expect(rest[0], float), expect(rest[1], str))
         if tag == "d" and len(rest) == 1:
             try:
-                return dt.date.fromisoformat(_expect(rest[0], str))
+                return dt.date.fromisoformat(expect(rest[0], str))
             except ValueError as exc:
                 raise cache.BadEntry(str(exc)) from None
     raise cache.BadEntry(f"unexpected {kind.__name__} in a model")
@@ -362,13 +365,7 @@ def _shape_in(raw: Any) -> Shape:
         raise cache.BadEntry("not a shape")
     if nested is None:
         return (names, None)
-    return (names, {_expect(k, str): _shape_in(v) for k, v in _expect(nested, dict).items()})
-
-
-def _expect(value: Any, kind: type) -> Any:
-    if type(value) is not kind:
-        raise cache.BadEntry(f"expected {kind.__name__}, got {type(value).__name__}")
-    return value
+    return (names, {expect(k, str): _shape_in(v) for k, v in expect(nested, dict).items()})
 
 
 # ---------------------------------------------------------------- building a model
@@ -415,43 +412,44 @@ def _positions_key(content: str) -> str:
     return hashlib.sha256(cache.code_salt() + f"positions {FORMAT}\x00{content}".encode()).hexdigest()
 
 
-@dataclass
 class Positions:
     """The positions worked out in one file, kept between runs: a pure function of
     the file's bytes and the parser's code, so a warm run asks the source map for
-    none it was asked before. Read as every entry is (signed, checked type by
-    type); anything wrong with it is an empty memo."""
+    none it was asked before. Read from `store` when first asked, as every entry
+    is (signed, checked type by type); anything wrong with it is an empty memo."""
 
-    known: dict[At, tuple[int, int]] = field(default_factory=dict)
-    new: dict[At, tuple[int, int]] = field(default_factory=dict)
-    read: bool = False
+    def __init__(self, store: cache.Cache, content: str) -> None:
+        self._store, self._key = store, _positions_key(content)
+        self._known: dict[At, tuple[int, int]] | None = None
+        self._new: dict[At, tuple[int, int]] = {}
 
     def get(self, at: At) -> tuple[int, int] | None:
-        return self.known.get(at) or self.new.get(at)
+        if self._known is None:
+            self._known = self._load()
+        return self._known.get(at) or self._new.get(at)
 
     def put(self, at: At, position: tuple[int, int]) -> tuple[int, int]:
-        self.new[at] = position
+        self._new[at] = position
         return position
 
-    def load(self, store: cache.Cache, content: str) -> None:
-        self.read = True
-        payload = store.payload(_positions_key(content))
+    def _load(self) -> dict[At, tuple[int, int]]:
+        payload = self._store.payload(self._key)
         if payload is None:
-            return
+            return {}
         try:
-            self.known = _positions_in(cache.unpack(payload))
+            return _positions_in(cache.unpack(payload))
         except Exception:  # BadEntry, or anything else wrong with it: nothing known
-            self.known = {}
+            return {}
 
-    def save(self, store: cache.Cache, content: str) -> None:
-        """Keep what this run worked out, with what earlier runs did."""
-        if not self.new:
+    def save(self) -> None:
+        """Keep what this run worked out, with what earlier runs did (a no-op if nothing is new)."""
+        if not self._new:
             return
-        rows = [(*at, *pos) for at, pos in {**self.known, **self.new}.items()]
+        known = {**(self._known or {}), **self._new}
+        rows = [(*at, *pos) for at, pos in known.items()]
         with contextlib.suppress(cache.Unencodable):
-            store.put(_positions_key(content), cache.pack(("positions", FORMAT, rows)))
-        self.known.update(self.new)
-        self.new = {}
+            self._store.put(self._key, cache.pack(("positions", FORMAT, rows)))
+        self._known, self._new = known, {}
 
 
 _STEPS = frozenset({str, int})
@@ -461,7 +459,7 @@ def _positions_in(body: Any) -> dict[At, tuple[int, int]]:
     if body.__class__ is not tuple or len(body) != 3 or body[:2] != ("positions", FORMAT):
         raise cache.BadEntry("not positions")
     out: dict[At, tuple[int, int]] = {}
-    for row in _expect(body[2], list):
+    for row in expect(body[2], list):
         if row.__class__ is not tuple or len(row) != 6:
             raise cache.BadEntry("not a position")
         index, descended, located, key, line, column = row

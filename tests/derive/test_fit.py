@@ -363,3 +363,26 @@ def test_large_model_threshold_is_a_setting(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("case_id", "rules"), [pytest.param(c[0], c[3], id=c[0]) for c in SERVER_CASES])
 def test_fit_rules_on_servers(fired_on_servers: dict[str, set[str]], case_id: str, rules: set[str]) -> None:
     assert fired_on_servers.get(f"server/{case_id}-0", set()) == rules
+
+
+def test_a_row_is_worked_out_from_everything_it_reads() -> None:
+    """server_columns works a row out once per distinct workload, GPU set-up,
+    network and trays, the loader sharing equal parts between servers: servers
+    that share their GPU part and differ in another of those get rows of their own."""
+    gpu = m.GpuRef(model="gb200", count=4)  # one part, shared as the loader shares it
+    varied = [
+        {"workload": "w"},
+        {"workload": "other"},
+        {"workload": "w", "network": {"nvlink": False}},
+        {"workload": "w", "trays": 18},
+        {"workload": "w", "trays": 18, "network": {"nvlink_domain": 36}},
+    ]
+    servers = [
+        m.Server.model_validate({"name": f"s{i}", "rack": "R", **fields}).model_copy(update={"gpu": gpu})
+        for i, fields in enumerate(varied)
+    ]
+    together = fit.server_columns(servers, GPUS, ["w", "other"])
+    for i, server in enumerate(servers):
+        alone = fit.server_columns([server], GPUS, ["w", "other"])
+        for name in ("workload", "devices", "domain", "nodes", "pcie_only"):
+            assert getattr(together, name)[i] == getattr(alone, name)[0], (varied[i], name)
