@@ -131,13 +131,8 @@ class _Entry:
 
 
 def _load(store: cache.Cache | None, key: str, read: Callable[[Any], dict[Any, _Table]]) -> dict[Any, _Table]:
-    payload = store.payload(key) if store is not None else None
-    if payload is None:
-        return {}
-    try:
-        return read(cache.unpack(payload))
-    except Exception:  # BadEntry, or anything else wrong with it: nothing known
-        return {}
+    """What the entry holds; a miss, or anything wrong with it: nothing known."""
+    return (store.decoded(key, read) if store is not None else None) or {}
 
 
 def _values(raw: Any) -> tuple[Any, ...]:

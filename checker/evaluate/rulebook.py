@@ -506,13 +506,7 @@ def _book_key(read: Sequence[tuple[Path, bytes]]) -> str:
 
 
 def _cached(store: cache.Cache, key: str) -> Rulebook | None:
-    payload = store.payload(key)
-    if payload is None:
-        return None
-    try:
-        return _book_in(cache.unpack(payload))
-    except Exception:  # BadEntry, or anything else wrong with it: a miss, compiled again
-        return None
+    return store.decoded(key, _book_in)  # a miss, or anything wrong with it: compiled again
 
 
 def _book_out(book: Rulebook) -> bytes:

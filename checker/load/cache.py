@@ -53,7 +53,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import VERSION as PYDANTIC_VERSION
 
@@ -65,6 +65,7 @@ from checker.source import parse as source
 from checker.source.parse import Document, Src, WrittenFloat, YamlProblem
 
 Parsed = list[Document] | YamlProblem  # what source.read gave for one file
+T = TypeVar("T")
 
 FORMAT = 2  # bump when encode/decode change
 _MARSHAL_VERSION = 4
@@ -420,6 +421,18 @@ class Cache:
         try:
             return decode(payload, text, trees)
         except Exception:  # BadEntry, too deep: whatever it is, a miss
+            return None
+
+    def decoded(self, key: str, read: Callable[[Any], T]) -> T | None:
+        """The entry for `key`, unpacked and read by its writer's `read` (which
+        checks it type by type), or None when it is missing or anything is wrong
+        with it: a miss, never an error."""
+        payload = self.payload(key)
+        if payload is None:
+            return None
+        try:
+            return read(unpack(payload))
+        except Exception:  # BadEntry, too deep, or anything else: whatever it is, a miss
             return None
 
     def payload(self, key: str) -> bytes | None:

@@ -433,13 +433,7 @@ class Positions:
         return position
 
     def _load(self) -> dict[At, tuple[int, int]]:
-        payload = self._store.payload(self._key)
-        if payload is None:
-            return {}
-        try:
-            return _positions_in(cache.unpack(payload))
-        except Exception:  # BadEntry, or anything else wrong with it: nothing known
-            return {}
+        return self._store.decoded(self._key, _positions_in) or {}  # anything wrong: nothing known
 
     def save(self) -> None:
         """Keep what this run worked out, with what earlier runs did (a no-op if nothing is new)."""
