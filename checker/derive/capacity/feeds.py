@@ -460,13 +460,27 @@ def group_failures(
         np.sort(scenario_of.astype(np.int64) * n_feeds + lost_feed),
     )
     rows = scenario_rows(p, f, s, sc)
+    keys, kw = moved_onto(p, rows, failed[rows.scen].astype(np.int64), lands, n_lands)
+    moved = np.zeros(len(cases) * n_lands)
+    moved[keys] = kw
+    return moved.reshape(len(cases), n_lands), sc, rows
+
+
+def moved_onto(
+    p: Pairs, rows: Rows, failure: npt.NDArray[np.int64], lands: IDX, n_lands: int
+) -> tuple[npt.NDArray[np.int64], F64]:
+    """What each failure (`failure[row]`, per scenario row) moves onto each group
+    of `lands` (feed g lands on `lands[g]`, -1: on none): the rows' load where they
+    now draw, less what the same PSUs drew with every feed up. Sparse: the keys
+    failure * n_lands + group that get any, and what they get, summed in row order."""
     normal = np.nan_to_num(p.psus * p.each_kw)
     now, before = lands[rows.feed], lands[p.feed[rows.pair]]
-    x = failed[rows.scen].astype(np.int64)
-    moved = np.zeros(len(cases) * n_lands)
-    np.add.at(moved, x[now >= 0] * n_lands + now[now >= 0], rows.carried[now >= 0])
-    np.subtract.at(moved, x[before >= 0] * n_lands + before[before >= 0], normal[rows.pair][before >= 0])
-    return moved.reshape(len(cases), n_lands), sc, rows
+    key = np.concatenate((failure[now >= 0] * n_lands + now[now >= 0],
+                          failure[before >= 0] * n_lands + before[before >= 0]))
+    weight = np.concatenate((rows.carried[now >= 0], -normal[rows.pair][before >= 0]))
+    keys, at = np.unique(key, return_inverse=True)
+    summed: F64 = np.bincount(at.reshape(-1), weights=weight, minlength=len(keys)).astype(np.float64)
+    return keys.astype(np.int64), summed
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,16 @@ failover load the worst after one single failure of its facility:
 - each other panel failing: its feeds are lost;
 - each UPS block of a 2N or distributed UPS failing: the feeds on it are lost
   (ups.py: an N+1 bus keeps its total, a catcher's reserve takes a block whole,
-  N designs no failure).
+  N designs no failure);
+- each rack's own designed failure (a side of a 2N rack, one feed of an N+1
+  rack: feeds.scenarios): a panel holding the surviving side's feeds takes
+  what the lost side carried, wherever that side was fed from.
 
 Either way the racks' servers' PSUs on the surviving feeds carry their whole
 draw, shared equally (feeds.group_failures, the same computation as a UPS
-block's failure).
+block's failure). Only racks designed to lose feeds (2N, N+1) move load: an N
+rack's servers that lose a feed go down with it, and put nothing on the
+other panels.
 """
 
 from __future__ import annotations
@@ -26,7 +31,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from checker.derive.capacity.feeds import FeedArrays, Pairs, feed_kw, group_failures
+from checker.derive.capacity.feeds import (
+    FeedArrays,
+    Pairs,
+    Rows,
+    Scenarios,
+    feed_kw,
+    group_failures,
+    moved_onto,
+)
 from checker.derive.capacity.servers import F64, IDX, NAN, ServerArrays
 from checker.derive.capacity.table import Column, Table
 from checker.derive.capacity.ups import block_arrays, feed_blocks, groups_per_rack
@@ -44,10 +57,16 @@ PANEL_COLUMNS = (
         "failover_load_kw",
         "kW",
         "its largest load after one other panel of its facility fails, or one block of a 2N or"
-        " distributed UPS: the racks' servers' PSUs on the surviving feeds carry their whole draw",
+        " distributed UPS, or one rack's designed failure (a side, an N+1 feed): the racks' servers'"
+        " PSUs on the surviving feeds carry their whole draw",
     ),
     Column("failover_utilization_pct", "%", "failover_load_kw / capacity_kw x 100"),
-    Column("failover_case", "", "the failure behind failover_load_kw: panel NAME | UPS block NAME", "string"),
+    Column(
+        "failover_case", "",
+        "the failure behind failover_load_kw: panel NAME | UPS block NAME | rack NAME side A (or B)"
+        " | rack NAME feed NAME",
+        "string",
+    ),
 )
 
 # The UPS designs whose single-block failure loses the feeds on the block (ups.py).
@@ -67,7 +86,13 @@ RACK_COLUMNS = (
 
 
 def panel_table(
-    inv: Inventory, f: FeedArrays, p: Pairs, s: ServerArrays, feed_load_kw: F64, redundancy: npt.NDArray[Any]
+    inv: Inventory,
+    f: FeedArrays,
+    p: Pairs,
+    s: ServerArrays,
+    feed_load_kw: F64,
+    redundancy: npt.NDArray[Any],
+    designed: tuple[Scenarios, Rows],
 ) -> tuple[Table[Any], dict[str, npt.NDArray[Any]]]:
     """The panel table, and the racks' RACK_COLUMNS."""
     keys = list(inv.panels)
@@ -93,7 +118,9 @@ def panel_table(
     on = of >= 0
     load = np.bincount(of[on], weights=np.nan_to_num(feed_load_kw[on]), minlength=n).astype(np.float64)
     racks = np.unique(of[on].astype(np.int64) * max(n_racks, 1) + f.rack[on]) // max(n_racks, 1)
-    failover, case = _failover(p, f, s, inv, facility, of, load, n_racks)
+    tolerant = np.isin(redundancy, ("2N", "N+1"))[f.rack] if len(f.rack) else np.zeros(0, dtype=bool)
+    failover, case = _failover(p, f, s, inv, facility, tolerant, of, load, n_racks)
+    failover, case = _rack_failures(inv, p, designed, of, load, failover, case)
     racks_out["panels"] = groups_per_rack(f, of, n_racks, n)
     racks_out["panel_single_point"] = _single_points(f, of, redundancy, keys, n_racks)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -133,11 +160,21 @@ def _single_points(
 
 
 def _failover(
-    p: Pairs, f: FeedArrays, s: ServerArrays, inv: Inventory, facility: IDX, of: IDX, load: F64, n_racks: int
+    p: Pairs,
+    f: FeedArrays,
+    s: ServerArrays,
+    inv: Inventory,
+    facility: IDX,
+    tolerant: npt.NDArray[np.bool_],
+    of: IDX,
+    load: F64,
+    n_racks: int,
 ) -> tuple[F64, npt.NDArray[Any]]:
-    """Each panel's worst load over its facility's single failures, and that failure;
-    NaN / None where its facility designs for none (one panel, no 2N or distributed UPS).
-    Ties go to the first failure listed: the panels, then the UPS blocks."""
+    """Each panel's worst load over its facility's single failures of a panel or a
+    UPS block, and that failure; NaN / None where its facility designs for none (one
+    panel, no 2N or distributed UPS). Only the feeds of racks designed to lose
+    feeds (`tolerant`) move load when they fail. Ties go to the first failure
+    listed: the panels, then the UPS blocks."""
     n = len(load)
     names = [name for _, name in inv.panels]
     after: list[F64] = []
@@ -146,17 +183,17 @@ def _failover(
     cases = np.asarray([f"panel {name}" for name in names], dtype=object)
     moved = np.zeros((n, n))
     if (of >= 0).any():
-        moved, _, _ = group_failures(p, f, s, of, cases, of, n, n_racks)
+        moved, _, _ = group_failures(p, f, s, np.where(tolerant, of, -1), cases, of, n, n_racks)
     after.append(load[None, :] + moved)
     valid.append((facility[:, None] == facility[None, :]) & ~np.eye(n, dtype=bool))
     # Every block of a 2N or distributed UPS.
     b = block_arrays(inv)
     on = feed_blocks(inv, b)
-    lost = (on >= 0) & (np.isin(b.redundancy[np.maximum(on, 0)], MOVING) if len(b.kw) else False)
+    dark = (on >= 0) & tolerant & (np.isin(b.redundancy[np.maximum(on, 0)], MOVING) if len(b.kw) else False)
     blocks = np.asarray([f"UPS block {name}" for name in b.name.tolist()], dtype=object)
     moved = np.zeros((len(b.kw), n))
-    if lost.any():
-        moved, _, _ = group_failures(p, f, s, np.where(lost, on, -1), blocks, of, n, n_racks)
+    if dark.any():
+        moved, _, _ = group_failures(p, f, s, np.where(dark, on, -1), blocks, of, n, n_racks)
     after.append(load[None, :] + moved)
     valid.append((b.facility[:, None] == facility[None, :]) & np.isin(b.redundancy, MOVING)[:, None])
     every = np.concatenate(after)
@@ -168,4 +205,40 @@ def _failover(
     failover, case = np.full(n, NAN), np.full(n, None, dtype=object)
     failover[has] = every[worst[has], np.flatnonzero(has)]
     case[has] = labels[worst[has]]
+    return failover, case
+
+
+def _rack_failures(
+    inv: Inventory,
+    p: Pairs,
+    designed: tuple[Scenarios, Rows],
+    of: IDX,
+    load: F64,
+    failover: F64,
+    case: npt.NDArray[Any],
+) -> tuple[F64, npt.NDArray[Any]]:
+    """`failover` and `case` where a rack's own designed failure (feeds.scenarios)
+    puts more on a panel: a 2N rack losing the side that is not on the panel puts
+    that side's draw on it. Worked out over the (scenario, panel) pairs that move
+    load only: a dense scenarios x panels table would be racks x panels large."""
+    sc, rows = designed
+    n = len(load)
+    if not len(sc.rack):
+        return failover, case
+    key, moved = moved_onto(p, rows, rows.scen.astype(np.int64), of, n)
+    if not len(key):
+        return failover, case
+    panel, scenario = (key % n).astype(np.intp), (key // n).astype(np.intp)
+    after = load[panel] + moved
+    # Each panel's worst pair: the highest load, then the first scenario listed.
+    order = np.lexsort((scenario, -after, panel))
+    first = np.concatenate(([True], panel[order][1:] != panel[order][:-1]))
+    pick = order[first]
+    better = ~(after[pick] <= failover[panel[pick]])  # NaN (no failure designed yet): this one
+    worse = pick[better]
+    failover, case = failover.copy(), case.copy()
+    failover[panel[worse]] = after[worse]
+    racks = list(inv.racks)
+    lost_racks, lost_cases = sc.rack[scenario[worse]].tolist(), sc.case[scenario[worse]].tolist()
+    case[panel[worse]] = [f"rack {racks[r][1]} {c}" for r, c in zip(lost_racks, lost_cases, strict=True)]
     return failover, case

@@ -150,11 +150,39 @@ def test_a_panel_over_with_everything_up(audit: Auditor) -> None:
     )
 
 
-def test_a_lone_panel_has_no_failure_to_carry(audit: Auditor) -> None:
+def test_a_lone_panel_carries_the_side_a_rack_loses(audit: Auditor) -> None:
+    """The designed failure of a 2N rack is its side's: the B sides are on no panel,
+    and when R1's B side fails its A feed on BW-A carries all its 60 kW. This was
+    a pass with no failure figure at all, however far over the panel went."""
     run = audit(facility([f"name: BW-A, {PANEL}"], [("panel: BW-A", "power_factor: 1.0")] * 2), servers(2))
     bw = run.capacity.panels.row(("f", "BW-A"))
-    assert (bw["load_kw"], bw["feed_count"]) == (60, 2)
-    assert "failover_load_kw" not in bw and "failover_case" not in bw
+    # 2 x 30 kW with both sides up; R1's B side lost: 30 + 60 = 90 kW, 90 / 230.016 = 39.13 %.
+    assert (bw["load_kw"], bw["feed_count"], bw["failover_load_kw"]) == (60, 2, 90)
+    assert (bw["failover_utilization_pct"], bw["failover_case"]) == (39.128, "rack R1 side B")
+
+
+def test_the_side_a_rack_loses_trips_a_panel(audit: Auditor) -> None:
+    """Four 2N racks of 60 kW, their B sides on BW-B alone and their A sides on no
+    panel: 120 kW with every feed up, 150 kW when one rack's A side fails, over
+    the 250 A busway's rating: it trips and the rack goes dark."""
+    small = "name: BW-B, voltage: 415, amps: 250"
+    run = audit(facility([small], [("power_factor: 1.0", "panel: BW-B")] * 4), servers(4))
+    bw = run.capacity.panels.row(("f", "BW-B"))
+    # 415 x 250 x 0.8 x sqrt 3 / 1000 = 143.76 kW; 120 / 143.76 = 83.47 %, 150 / 143.76 = 104.34 %.
+    assert (bw["load_kw"], bw["failover_load_kw"], bw["failover_case"]) == (120, 150, "rack R1 side A")
+    figures = (bw["capacity_kw"], bw["utilization_pct"], bw["failover_utilization_pct"])
+    assert figures == (143.76, 83.472, 104.34)
+    assert run.fired("panel/f/BW-B") == {"power.panel-failover"}
+
+
+def test_an_n_rack_puts_nothing_on_the_other_panel(audit: Auditor) -> None:
+    """An N rack is designed to lose nothing: when one of its panels fails its
+    servers go down with it, and the other panel carries what it carried."""
+    text = facility(BUSWAYS, [ON_BUSWAYS] * 4).replace("redundancy: 2N", "redundancy: N")
+    run = audit(text, servers(4))
+    bw = run.capacity.panels.row(("f", "BW-A"))
+    assert (bw["load_kw"], bw["failover_load_kw"]) == (120, 120)
+    assert "power.panel-failover" not in run.fired("panel/f/BW-A")
 
 
 @pytest.mark.parametrize(
