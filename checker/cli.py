@@ -200,6 +200,17 @@ def cmd_report(args: argparse.Namespace) -> int:
     return result.exit_code
 
 
+def _in_repo(folders: Sequence[Path], *tops: Path) -> list[str]:
+    """Each folder by its path below the first of `tops` that holds it (as posix
+    text), else by its absolute path: folders named two ways compare equal."""
+    named = []
+    for folder in folders:
+        where = folder.resolve()
+        top = next((t.resolve() for t in tops if where.is_relative_to(t.resolve())), None)
+        named.append(where.relative_to(top).as_posix() if top is not None else str(where))
+    return named
+
+
 def cmd_diff(args: argparse.Namespace) -> int:
     """New, worsened and resolved findings and capacity changes against the same
     paths at a git ref. Paths are named from the repository's root, so links
@@ -235,11 +246,16 @@ def cmd_diff(args: argparse.Namespace) -> int:
         """What the change's settings turn off against those the base would have used,
         and what it does to the team's own rules."""
         with tempfile.TemporaryDirectory(prefix="checker-base-config-") as tmp:
-            found, name = base_config(root, commit, paths, args.config, Path(tmp))
-            try:
-                base = _configured_from(args, found)
+            name = ""
+            try:  # the search itself can fail at the base (two configs, a pyproject.toml not TOML)
+                found, name = base_config(root, commit, paths, args.config, Path(tmp))
+                _, base = _configured_from(args, found)
             except UserError:  # the base's own config was broken: compare with the defaults
-                base, name = _configured_from(args, None), f"{name} (not valid there, so its defaults)"
+                name = f"{name or 'config'} (not valid there, so its defaults)"
+                _, base = _configured_from(args, None)
+            # The team's rule folders by their names in the repository: each config
+            # names them relative to its own folder, and the base's lies under `tmp`.
+            read = (_in_repo(base.rule_dirs, Path(tmp), root), _in_repo(cfg.rule_dirs, root))
         own = [r for r in book.rules if not is_builtin(Path(r.file))]  # the team's, as the change has them
         with tempfile.TemporaryDirectory(prefix="checker-base-rules-") as tmp:
             try:  # the same folders as of the base (a folder the base lacks: no rules)
@@ -247,7 +263,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
                 earlier = load_rulebook(folders, builtin=False).rules
             except UserError:  # broken at the base: every rule of the head's is new
                 earlier = ()
-        return [*weakened(*base, name, config, cfg, book.metadata()),
+        return [*weakened(base, name, config, cfg, book.metadata(), read),
                 *rules_changed(earlier, own, config, cfg.config_file)]
 
     with progress.shown(sys.stderr):

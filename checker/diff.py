@@ -23,6 +23,7 @@ from checker.decide.result import AuditResult
 from checker.decide.touched import EVERY_LINE, Lines, relocate
 from checker.gitref import changed_lines, materialize, repo_root, resolve_ref, working_directory
 from checker.render.output import from_root
+from checker.source.reader import display_path
 
 
 def diff(
@@ -128,6 +129,9 @@ def base_config(
     repository; (None, '') if there was none. `explicit`: --config's file,
     read as of `commit`; else the search of find_config, in the base tree."""
     inside = root.resolve()
+    if explicit is not None and not explicit.resolve().is_relative_to(inside):
+        # Not in the repository: no commit has another version of it, so both sides read it.
+        return explicit.resolve(), display_path(explicit)
     if explicit is not None:
         candidates = [explicit]
     else:

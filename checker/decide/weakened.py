@@ -10,7 +10,6 @@ Each way the head's settings check less than the base's is one finding
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -19,11 +18,11 @@ from checker.core.errors import clip
 from checker.core.findings import SEVERITY_RANK, Finding, Location, Severity, located
 from checker.core.rulemeta import RuleMeta
 from checker.decide.config import Config, Settings
+from checker.derive.facts import SUPPORT_RANK
 from checker.evaluate.rulebook import CompiledRule, matches
 from checker.source.reader import display_path
 
 SHOWN = 10  # rule ids a message names, then how many more
-SUPPORT_RANK = {"nbd": 0, "8x5": 1, "24x7": 2}
 
 # Policy thresholds and the direction that checks less: (setting, looser(base, head)).
 _LOOSER: dict[str, Callable[[object, object], bool]] = {
@@ -69,16 +68,17 @@ class _Where:
 
 
 def weakened(
-    base_config: Config,
     base: Settings,
     base_file: str,
     head_config: Config,
     head: Settings,
     metas: Sequence[RuleMeta],
+    folders: tuple[Sequence[str], Sequence[str]],
 ) -> list[Finding]:
     """Each way `head` checks less than `base`, over the rules `metas` (the head's
     rulebook and the built-in checks). `base_file`: the base's config as named in
-    the repository ('' for none: the defaults)."""
+    the repository ('' for none: the defaults). `folders`: the team's rule folders
+    the base and the head read, as named in the repository."""
     where = _Where(head_config, head.config_file)
     against = f"the base's {base_file}" if base_file else "the base's defaults (it had no checker.yaml)"
     found: list[Finding] = []
@@ -107,10 +107,11 @@ def weakened(
         was, now = getattr(base, name), getattr(head, name)
         if looser(was, now):
             add(where(name), f"the change loosens {name} from {_shown(was)} to {_shown(now)}")
-    # The team's own rule folders (relative to each config): one the base read and the
-    # head does not takes its rules with it, which `off` cannot see (the head never loaded them).
-    kept = {os.path.normpath(folder) for folder in head_config.rules}
-    dropped = [folder for folder in base_config.rules if os.path.normpath(folder) not in kept]
+    # The team's own rule folders: one the base read and the head does not takes its
+    # rules with it, which `off` cannot see (the head never loaded them). Compared by
+    # where they are: each config names them relative to its own folder.
+    kept = set(folders[1])
+    dropped = [folder for folder in folders[0] if folder not in kept]
     if dropped:
         add(where("rules"), f"the change no longer reads the rule folders {', '.join(dropped)}")
     return found
