@@ -218,9 +218,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
     head commit on GitHub, else relative to where each output is read."""
     from checker.audit import run_audit
     from checker.core.findings import Finding
-    from checker.decide.weakened import rules_changed, weakened
+    from checker.decide.weakened import knowledge_changed, rules_changed, weakened
     from checker.diff import base_config, base_rules, diff
-    from checker.evaluate.rulebook import is_builtin, load_rulebook
+    from checker.evaluate.rulebook import Rulebook, is_builtin, load_rulebook
     from checker.gitref import repo_root
     from checker.render.context import RenderContext
     from checker.render.output import (
@@ -257,14 +257,16 @@ def cmd_diff(args: argparse.Namespace) -> int:
             # names them relative to its own folder, and the base's lies under `tmp`.
             read = (_in_repo(base.rule_dirs, Path(tmp), root), _in_repo(cfg.rule_dirs, root))
         own = [r for r in book.rules if not is_builtin(Path(r.file))]  # the team's, as the change has them
+        known = [k for k in book.knowledge if not is_builtin(Path(k[0]))]
         with tempfile.TemporaryDirectory(prefix="checker-base-rules-") as tmp:
             try:  # the same folders as of the base (a folder the base lacks: no rules)
                 folders = base_rules(root, commit, cfg.rule_dirs, Path(tmp))
-                earlier = load_rulebook(folders, builtin=False).rules
+                earlier = load_rulebook(folders, builtin=False)
             except UserError:  # broken at the base: every rule of the head's is new
-                earlier = ()
+                earlier = Rulebook(())
         return [*weakened(base, name, config, cfg, book.metadata(), read),
-                *rules_changed(earlier, own, config, cfg.config_file)]
+                *rules_changed(earlier.rules, own, config, cfg.config_file),
+                *knowledge_changed(earlier.knowledge, known, config, cfg.config_file)]
 
     with progress.shown(sys.stderr):
         result = diff(

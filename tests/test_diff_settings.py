@@ -229,3 +229,28 @@ def test_a_base_whose_config_cannot_be_found_is_judged_by_the_defaults(
     run = cli("diff", "--base", "HEAD~1", "inv", *AS_OF)
     (line,) = _weakened(run.lines)
     assert line.endswith("against the base's config (not valid there, so its defaults)"), line
+
+
+TEAM_MODEL = """\
+kind: ServerModels
+servers:
+  - name: acme-box
+    description: the team's own server
+    source: https://example.com/acme-box
+    u_height: 4
+    power_w: {max: %d}
+"""
+
+
+def test_an_edited_knowledge_document_of_the_team_is_reported(repo: Path, cli: CliRunner) -> None:
+    """A catalog figure in the team's rule folder (a server model's draw) changes the
+    base's findings as much as the head's: both trees are audited with the change's."""
+    _own_rules(repo)
+    (repo / "own" / "models.yaml").write_text(TEAM_MODEL % 10200)
+    _commit_config(repo, "rules: [own]\n")
+    assert _weakened(cli("diff", "--base", "HEAD", "inv", *AS_OF).lines) == []  # nothing edited yet
+    (repo / "own" / "models.yaml").write_text(TEAM_MODEL % 5700)
+    run = cli("diff", "--base", "HEAD", "inv", *AS_OF)
+    (line,) = _weakened(run.lines)
+    assert line.startswith("own/models.yaml:1:1: warning config.weakened the change edits the knowledge"
+                           " documents of the team's rule folders (1 new or changed, 1 removed)"), line

@@ -20,6 +20,7 @@ from checker.core.rulemeta import RuleMeta
 from checker.decide.config import Config, Settings
 from checker.derive.facts import SUPPORT_RANK
 from checker.evaluate.rulebook import CompiledRule, matches
+from checker.source.parse import Document
 from checker.source.reader import display_path
 
 SHOWN = 10  # rule ids a message names, then how many more
@@ -145,3 +146,32 @@ def rules_changed(
                        "the new rule, so its findings at the base are the new rule's too")
             found.append(located(CONFIG_WEAKENED, "config", where, message, severity="warning"))
     return found
+
+
+def knowledge_changed(
+    base: Sequence[tuple[str, Document]],
+    head: Sequence[tuple[str, Document]],
+    head_config: Config,
+    head_file: Path | None,
+) -> list[Finding]:
+    """What the change does to the knowledge documents of the team's rule folders
+    (a catalog model's power draw, a driver table): both trees are audited with the
+    head's, so an edited figure changes the base's findings as well as the head's.
+    Reported at the first document of the head's that the base did not have (else
+    at the config's `rules`), not judged: whether a figure checks less is not
+    worked out."""
+    before = [doc.value for _, doc in base]
+    after = [doc.value for _, doc in head]
+    if before == after:
+        return []
+    new = [(file, doc) for file, doc in head if doc.value not in before]
+    gone = sum(1 for value in before if value not in after)
+    if new:
+        file, doc = new[0]
+        where = Location(file, doc.src.line, doc.src.column)
+    else:
+        where = _Where(head_config, head_file)("rules")
+    message = (f"the change edits the knowledge documents of the team's rule folders ({len(new)} new or"
+               f" changed, {gone} removed): both trees are audited with the new ones, so the base's"
+               " findings are the new documents' too")
+    return [located(CONFIG_WEAKENED, "config", where, message, severity="warning")]
