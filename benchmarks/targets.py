@@ -14,7 +14,11 @@ temporary folder and times, in each round:
 - a warm audit of each after one pod file changed (a cache filled by the
   previous audit; the round edits one server of one pod file, alternating
   between two contents, so the file is always new to the cache);
-- the 10-server audit with no cache;
+- the 10-server audit with no cache, in its own process and in the resident
+  process (`checker resident start`; its CPU is the command's plus what the
+  resident process spent on it, read from /proc);
+- the warm 10,000-server audit after one pod file changed, in the resident
+  process (the same command as above: what start-up no longer costs);
 - the floor: benchmarks/floor.py, a skeleton audit of the 10,000 servers;
 
 and the peak resident memory of the cold 100,000-server audit. Then it prints
@@ -41,8 +45,16 @@ from startup import AS_OF, ROOT, environment
 HERE = Path(__file__).resolve().parent
 
 
-def run(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
-    """CPU seconds and peak resident MiB of one whole process."""
+def cpu_of(pid: int) -> float:
+    """CPU seconds a running process has used (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run(argv: list[str], env: dict[str, str], cwd: Path, resident: int | None = None) -> tuple[float, float]:
+    """CPU seconds and peak resident MiB of one whole process (and of what the
+    resident process `resident` spent meanwhile)."""
+    before = cpu_of(resident) if resident else 0.0
     with subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as child:
         _, status, usage = os.wait4(child.pid, 0)
         child.returncode = 0  # reaped here: Popen must not wait again
@@ -51,7 +63,8 @@ def run(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
     if code not in (0, 1) or b"Traceback" in err:  # 1: findings; never a traceback
         raise SystemExit(f"{' '.join(argv)}: exit {code}\n{err.decode()}")
     kib = usage.ru_maxrss / (1024 if sys.platform == "darwin" else 1)
-    return usage.ru_utime + usage.ru_stime, kib / 1024
+    served = cpu_of(resident) - before if resident else 0.0
+    return usage.ru_utime + usage.ru_stime + served, kib / 1024
 
 
 @dataclass(frozen=True)
@@ -68,8 +81,12 @@ TARGETS = [
            "warm 100,000", "cold 100,000", 0.15, "share"),
     Target("one file changed, warm, 10,000 servers, share of the cold audit",
            "warm 10,000", "cold 10,000", 0.20, "share"),
-    Target("a 10-server audit, share of the cold 10,000-server audit",
+    Target("a 10-server audit in the resident process, share of the cold 10,000-server audit",
+           "resident 10", "cold 10,000", 0.15, "share"),
+    Target("a 10-server audit in its own process, share of the cold 10,000-server audit",
            "cold 10", "cold 10,000", 0.15, "share"),
+    Target("one file changed, warm, 10,000 servers, in the resident process, share of the cold audit",
+           "resident warm 10,000", "cold 10,000", 0.20, "share"),
     Target("cold 10,000-server audit over the floor (benchmarks/floor.py)", "cold 10,000", "floor 10,000",
            2.5, "times"),
     Target("cold 100,000 over cold 10,000 servers", "cold 100,000", "cold 10,000", 10.5, "times"),
@@ -84,8 +101,14 @@ def main(rounds: int, large: bool, also: list[int]) -> None:
         sizes = sorted({10, 10_000, *([100_000] if large else []), *also})
         for size in sizes:
             write(size, tmp / f"fleet{size}")
-        env = environment(ROOT, tmp / "state")
+        env = environment(ROOT, tmp / "state") | {"XDG_RUNTIME_DIR": str(tmp / "run")}
+        env.pop("CHECKER_NO_RESIDENT", None)
+        (tmp / "run").mkdir(mode=0o700)
         command = [python, "-m", "checker.cli", "audit"]
+        started = subprocess.run([python, "-m", "checker", "resident", "start"], env=env, cwd=tmp,
+                                 capture_output=True, text=True, check=True).stdout
+        resident = int(started.split()[2])
+        residents = {"resident 10", "resident warm 10,000"}
         table: dict[str, list[str]] = {}
         pods: dict[str, tuple[Path, tuple[str, str]]] = {}
         for size in sizes:
@@ -101,21 +124,31 @@ def main(rounds: int, large: bool, also: list[int]) -> None:
                 # One server's memory: the file changes, the findings do not.
                 pods[f"warm {label}"] = (pod, (text, text.replace("memory_gb: 2048", "memory_gb: 2047", 1)))
         table["floor 10,000"] = [python, str(HERE / "floor.py"), str(tmp / "fleet10000")]
+        # As typed (`checker`, checker/__main__.py): the command goes to the resident process.
+        typed = [python, "-m", "checker", "audit"]
+        table["resident 10"] = [*typed, str(tmp / "fleet10"), "--no-cache", "--jobs", "1", *AS_OF]
+        table["resident warm 10,000"] = [*typed, str(tmp / "fleet10000"),
+                                         "--cache-dir", str(tmp / "cache-resident"), "--jobs", "1", *AS_OF]
+        pods["resident warm 10,000"] = pods["warm 10,000"]
         seconds: dict[str, list[float]] = {label: [] for label in table}
         peak = 0.0
-        for round_ in range(rounds + 1):  # round 0 fills the caches (files, modules, entries)
-            for label, argv in table.items():
-                if label in pods:
-                    pod, texts = pods[label]
-                    pod.write_text(texts[round_ % 2])
-                took, mib = run(argv, env, tmp)
-                if round_:
-                    seconds[label].append(took)
-                    if label == "cold 100,000":
-                        peak = max(peak, mib)
+        try:
+            for round_ in range(rounds + 1):  # round 0 fills the caches (files, modules, entries)
+                for label, argv in table.items():
+                    if label in pods:
+                        pod, texts = pods[label]
+                        pod.write_text(texts[round_ % 2])
+                    took, mib = run(argv, env, tmp, resident if label in residents else None)
+                    if round_:
+                        seconds[label].append(took)
+                        if label == "cold 100,000":
+                            peak = max(peak, mib)
+        finally:
+            stop = [python, "-m", "checker", "resident", "stop"]
+            subprocess.run(stop, env=env, cwd=tmp, capture_output=True, check=False)
         print(f"CPU seconds of whole processes, {rounds} rounds in turn (medians)")
         for label, values in seconds.items():
-            print(f"  {label:<16} {statistics.median(values):7.3f} s")
+            print(f"  {label:<22} {statistics.median(values):7.3f} s")
         print("\nservers | cold | warm, one file changed | share (pairs)")
         for size in sizes:
             label = f"{size:,}"

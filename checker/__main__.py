@@ -11,15 +11,22 @@ from __future__ import annotations
 
 import sys
 
-from checker.core.install import broken
-
 EXIT_INTERNAL = 3
 
 
 def main() -> int:
+    # A resident process of this installation (`checker resident start`) runs the
+    # command, if there is one; checker.resident imports only the standard library.
+    from checker.resident import forwarded
+
+    code = forwarded(sys.argv[1:])
+    if code is not None:
+        return code
     try:
         from checker.cli import run
     except ImportError as exc:
+        from checker.core.install import broken  # standard library only, and not needed before
+
         print(broken(exc), file=sys.stderr)
         return EXIT_INTERNAL
     run()  # ends the process (checker.cli.run); a stage that does not load is reported there

@@ -353,6 +353,45 @@ def cmd_cache_clean(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_resident_start(args: argparse.Namespace) -> int:
+    from checker import resident
+
+    try:
+        status, started = resident.start()
+    except resident.Unavailable as exc:
+        raise UserError(f"no resident process: {exc}") from None
+    said = "started" if started else "already running"
+    _print_lines([f"resident process {status[0]} {said}: `checker` commands of this installation run in it",
+                  f"it ends with `checker resident stop`, after {resident.IDLE_SECONDS // 60} minutes unused,"
+                  " or when checker's code changes"])
+    return 0
+
+
+def cmd_resident_stop(args: argparse.Namespace) -> int:
+    from checker import resident
+
+    answer = resident.ask("stop")
+    _print_lines([f"resident process {answer[0]} stopped" if answer else "no resident process is running"])
+    return 0
+
+
+def cmd_resident_status(args: argparse.Namespace) -> int:
+    from checker import resident
+
+    answer = resident.ask("status")
+    if answer is None or len(answer) != 4:
+        _print_lines(["no resident process is running: each command runs in its own process"])
+        return 0
+    pid, stamp, served, rss = answer
+    current = "yes" if stamp == resident.stamp() else "no (the code changed: the next command ends it)"
+    _print_lines([
+        f"resident process {pid}: {served} commands served",
+        f"memory: {int(rss) / 2**20:.0f} MiB (it ends itself above {resident.MAX_RSS / 2**30:g} GiB)",
+        f"current code: {current}",
+    ])
+    return 0
+
+
 def cmd_init(args: argparse.Namespace) -> int:
     from checker.scaffold import init
 
@@ -712,6 +751,11 @@ def build_parser() -> argparse.ArgumentParser:
     cache_subs = cache_.add_subparsers(dest="cache_command", required=True, metavar="ACTION")
     _add_cache_dir_option(_sub(cache_subs, "info", cmd_cache_info, "where the cache is, and its size"))
     _add_cache_dir_option(_sub(cache_subs, "clean", cmd_cache_clean, "remove every cache entry"))
+    resident_ = subs.add_parser("resident", help="keep one checker process running, for repeated commands")
+    resident_subs = resident_.add_subparsers(dest="resident_command", required=True, metavar="ACTION")
+    _sub(resident_subs, "start", cmd_resident_start, "start it: later commands run in it, without start-up")
+    _sub(resident_subs, "stop", cmd_resident_stop, "stop it")
+    _sub(resident_subs, "status", cmd_resident_status, "whether it runs, and what it holds")
     return parser
 
 

@@ -55,9 +55,12 @@ CliRunner = Callable[..., Run]
 @pytest.fixture(autouse=True, scope="session")
 def _no_user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """The suite never reads or writes the user's cache: audits run with no cache,
-    and tests of the cache give --cache-dir (or a Cache) in their own tmp_path."""
+    and tests of the cache give --cache-dir (or a Cache) in their own tmp_path. No
+    command is sent to a resident process the user started (tests/test_resident.py
+    starts its own)."""
     with pytest.MonkeyPatch.context() as env:
         env.setenv("CHECKER_NO_CACHE", "1")
+        env.setenv("CHECKER_NO_RESIDENT", "1")
         env.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
         env.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-state")))  # the cache's keys
         env.delenv("CHECKER_CACHE_DIR", raising=False)

@@ -375,7 +375,7 @@ def test_unknown_format(cli: CliRunner, in_fixtures: Path, name: str, hint: str)
                                       "(choose from 'error', 'warning', 'info')"),
     (("frobnicate",), "checker: error: argument COMMAND: invalid choice: 'frobnicate' (choose from 'audit', "
                       "'report', 'diff', 'config', 'init', 'rules', 'explain', 'facts', 'schema', 'import',"
-                      " 'cache')"),
+                      " 'cache', 'resident')"),
     ((), "checker: error: the following arguments are required: COMMAND"),
 ], ids=["bad-date", "bad-fail-on", "bad-command", "no-command"])
 def test_usage_errors_exit_2(

@@ -1,0 +1,240 @@
+"""The resident process itself (`python -m checker.resident_process SOCKET`,
+which `checker resident start` runs): it answers commands on SOCKET with
+checker.cli.main, one at a time, as checker/resident.py describes.
+
+Each command runs as its caller would have run it: in the caller's folder,
+with its environment (and time zone), its umask, and a standard output that
+is a terminal when the caller's is (colour is decided as in its own process).
+Standard error is never a terminal here: a progress line rewritten in place
+cannot be shown from a buffer; its messages are the same. Between commands
+the cycle collector runs (a command pauses it, checker.core.perf), and the
+process ends when it is idle for an hour, asked to stop, met by a command of
+other code (the caller's stamp differs: the command then runs in the caller's
+own process, and the next `checker resident start` is fresh), or left holding
+more than resident.MAX_RSS.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import io
+import os
+import signal
+import socket
+import struct
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+from checker import cli, resident
+
+
+class _Output(io.BytesIO):
+    """Standard output as the caller has it: a terminal or not."""
+
+    def __init__(self, tty: bool) -> None:
+        super().__init__()
+        self._tty = tty
+
+    def isatty(self) -> bool:
+        return self._tty
+
+
+class Request:
+    """A command as `resident.request` sent it."""
+
+    def __init__(self, fields: list[str]) -> None:
+        _, _, self.stamp, self.cwd, umask, tty, self.encoding, argc = fields[:8]
+        count = int(argc)
+        self.umask, self.tty = int(umask), tty == "1"
+        self.argv = fields[8:8 + count]
+        env = fields[8 + count:]
+        if count < 0 or len(self.argv) != count or len(env) % 2:
+            raise ValueError("not a command")
+        self.env = dict(zip(env[::2], env[1::2], strict=True))
+
+
+@contextlib.contextmanager
+def as_caller(req: Request) -> Iterator[Callable[[], tuple[bytes, bytes]]]:
+    """The caller's folder, environment, umask and streams, for one command; what it
+    yields gives the bytes written to them (the streams close with this block)."""
+    saved_env, saved_cwd, saved_streams = dict(os.environ), os.getcwd(), (sys.stdout, sys.stderr)
+    out_bytes, err_bytes = _Output(req.tty), _Output(False)
+    out = io.TextIOWrapper(out_bytes, encoding=req.encoding, newline=None, write_through=True)
+    err = io.TextIOWrapper(err_bytes, encoding="utf-8", newline=None, write_through=True)
+    old_umask = os.umask(req.umask)
+    try:
+        os.environ.clear()
+        os.environ.update(req.env)
+        time.tzset()  # today's date is the caller's
+        os.chdir(req.cwd)
+        sys.stdout, sys.stderr = out, err
+
+        def written() -> tuple[bytes, bytes]:
+            out.flush()
+            err.flush()
+            return out_bytes.getvalue(), err_bytes.getvalue()
+
+        yield written
+    finally:
+        sys.stdout, sys.stderr = saved_streams
+        out.flush()
+        err.flush()
+        os.environ.clear()
+        os.environ.update(saved_env)
+        time.tzset()
+        os.chdir(saved_cwd)
+        os.umask(old_umask)
+
+
+def _caller_is_us(sock: socket.socket) -> bool:
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return True  # the socket's folder is the user's alone (resident.folder)
+    _, uid, _ = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i")))
+    return bool(uid == os.getuid())
+
+
+class _Running:
+    """Which command runs now: a signal from its caller is raised in it alone."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.serial = 0
+        self.running = False
+
+
+def _watch(sock: socket.socket, running: _Running, serial: int) -> None:
+    with contextlib.suppress(OSError):
+        while data := sock.recv(1):
+            with running.lock:
+                if running.running and running.serial == serial and data[0] in resident.SIGNALS:
+                    signal.pthread_kill(threading.main_thread().ident or 0, data[0])
+
+
+def rss() -> int:
+    """Bytes this process holds now (its peak where /proc is not there)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return int(peak if sys.platform == "darwin" else peak * 1024)
+
+
+def serve(path: str, run: Callable[[list[str]], int]) -> int:
+    """Answer commands on `path` with `run` until stopped, idle, stale or too big."""
+    stamp, served = resident.stamp(), 0
+    running = _Running()
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C is for its command
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGHUP, stop)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    listener.bind(path)
+    os.chmod(path, 0o600)
+    ours = os.stat(path).st_ino
+    listener.listen(16)
+    listener.settimeout(resident.IDLE_SECONDS)
+    try:
+        while True:
+            try:
+                sock, _ = listener.accept()
+            except TimeoutError:
+                return 0
+            with sock:
+                sock.settimeout(None)
+                conn = resident.Connection(sock)
+                try:
+                    if not _caller_is_us(sock):
+                        continue
+                    fields = conn.receive()
+                except (OSError, ValueError, struct.error):
+                    continue
+                what = fields[1] if len(fields) > 1 and fields[0] == resident.PROTOCOL else ""
+                if what == "status":
+                    conn.send([str(os.getpid()), stamp, str(served), str(rss())])
+                    continue
+                if what == "stop":
+                    conn.send([str(os.getpid())])
+                    return 0
+                if what != "run":
+                    continue
+                try:
+                    req = Request(fields)
+                except (ValueError, IndexError):
+                    continue
+                if req.stamp != stamp:
+                    with contextlib.suppress(OSError):
+                        conn.send(["stale"])
+                    return 0  # older code than the caller's: the next start is fresh
+                conn.send(["running", str(os.getpid())])
+                with running.lock:
+                    running.serial += 1
+                    running.running = True
+                    serial = running.serial
+                threading.Thread(target=_watch, args=(sock, running, serial), daemon=True).start()
+                code, answer = _command(req, run, running)
+                served += 1
+                with contextlib.suppress(OSError):
+                    conn.send([str(code)], *answer)
+                del answer
+                gc.collect()
+                if rss() > resident.MAX_RSS:
+                    return 0
+    finally:
+        listener.close()
+        with contextlib.suppress(OSError):
+            # Only the socket this process made: a newer one's stays.
+            if os.stat(path).st_ino == ours:
+                os.unlink(path)
+
+
+def _command(
+    req: Request, run: Callable[[list[str]], int], running: _Running
+) -> tuple[int, tuple[bytes, bytes]]:
+    try:
+        with as_caller(req) as written:
+            try:
+                code = run(req.argv)
+            finally:
+                with running.lock:
+                    running.running = False
+            return code, written()
+    except KeyboardInterrupt as exc:  # a signal that came as the command ended
+        return int(getattr(exc, "exit_code", 130)), (b"", b"")
+    except OSError:  # the caller's folder went away since it asked (as checker.cli._check_where)
+        return 2, (b"", b"the current folder no longer exists (deleted?); cd to an existing one\n")
+
+
+def warm() -> None:
+    """What every audit loads, loaded before the first command: the stages, the
+    built-in knowledge tables and rulebook (each is kept for the process:
+    tests/test_run_state.py's KEPT_CACHES)."""
+    import importlib
+
+    from checker.derive import knowledge
+    from checker.evaluate import rulebook
+
+    for module in ("checker.audit", "checker.render.output", "checker.render.text"):
+        importlib.import_module(module)
+    knowledge.builtin()
+    rulebook.load_rulebook()
+
+
+def main(args: list[str]) -> int:
+    warm()
+    return serve(args[0], cli.main)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
