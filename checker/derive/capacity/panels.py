@@ -26,6 +26,7 @@ other panels.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -67,7 +68,30 @@ PANEL_COLUMNS = (
         " | rack NAME feed NAME",
         "string",
     ),
+    Column("phase_capacity_kw", "kW", "three-phase panels: capacity_kw / 3, what one line carries"),
+    Column(
+        "worst_phase_load_kw",
+        "kW",
+        "three-phase panels, with every feed up or after another panel or a UPS block fails: the"
+        " least its most loaded line carries whichever lines"
+        " its single-phase feeds are wired to (some line holds a third of them, rounded up, and"
+        " the largest; line-to-line feeds as the line-to-neutral kW of their current; three-phase"
+        " feeds a third of their load on each line)",
+    ),
+    Column("worst_phase_pct", "%", "worst_phase_load_kw / phase_capacity_kw x 100"),
+    Column("worst_phase_case", "", "when: every feed up | panel NAME | UPS block NAME", "string"),
 )
+
+@dataclass(frozen=True)
+class Failures:
+    """Failures that each take a group of feeds down (the other panels, a UPS's blocks):
+    feed g is lost in failure fails[g] (-1: in none), named cases[x], which can
+    befall panel y where allowed[x, y]."""
+
+    fails: IDX
+    cases: npt.NDArray[Any]
+    allowed: npt.NDArray[np.bool_]
+
 
 # The UPS designs whose single-block failure loses the feeds on the block (ups.py).
 MOVING = ("2N", "distributed")
@@ -119,7 +143,7 @@ def panel_table(
     load = np.bincount(of[on], weights=np.nan_to_num(feed_load_kw[on]), minlength=n).astype(np.float64)
     racks = np.unique(of[on].astype(np.int64) * max(n_racks, 1) + f.rack[on]) // max(n_racks, 1)
     tolerant = np.isin(redundancy, ("2N", "N+1"))[f.rack] if len(f.rack) else np.zeros(0, dtype=bool)
-    failover, case = _failover(p, f, s, inv, facility, tolerant, of, load, n_racks)
+    failover, case, failures = _failover(p, f, s, inv, facility, tolerant, of, load, n_racks)
     failover, case = _rack_failures(inv, p, designed, of, load, failover, case)
     racks_out["panels"] = groups_per_rack(f, of, n_racks, n)
     racks_out["panel_single_point"] = _single_points(f, of, redundancy, keys, n_racks)
@@ -133,6 +157,8 @@ def panel_table(
             "failover_load_kw": failover,
             "failover_utilization_pct": 100.0 * failover / kw,
             "failover_case": case,
+            **_lines(inv, of, np.nan_to_num(feed_load_kw), figures[:, 0], figures[:, 3], kw,
+                     (p, f, s, n_racks, failures)),
         }
     return Table(keys, PANEL_COLUMNS, columns), racks_out
 
@@ -169,7 +195,7 @@ def _failover(
     of: IDX,
     load: F64,
     n_racks: int,
-) -> tuple[F64, npt.NDArray[Any]]:
+) -> tuple[F64, npt.NDArray[Any], list[Failures]]:
     """Each panel's worst load over its facility's single failures of a panel or a
     UPS block, and that failure; NaN / None where its facility designs for none (one
     panel, no 2N or distributed UPS). Only the feeds of racks designed to lose
@@ -205,7 +231,9 @@ def _failover(
     failover, case = np.full(n, NAN), np.full(n, None, dtype=object)
     failover[has] = every[worst[has], np.flatnonzero(has)]
     case[has] = labels[worst[has]]
-    return failover, case
+    failures = [Failures(np.where(tolerant, of, -1), cases, valid[0]),
+                Failures(np.where(dark, on, -1), blocks, valid[1])]
+    return failover, case, failures
 
 
 def _rack_failures(
@@ -242,3 +270,91 @@ def _rack_failures(
     lost_racks, lost_cases = sc.rack[scenario[worse]].tolist(), sc.case[scenario[worse]].tolist()
     case[panel[worse]] = [f"rack {racks[r][1]} {c}" for r, c in zip(lost_racks, lost_cases, strict=True)]
     return failover, case
+
+
+def _least_heaviest(group: IDX, load: F64, n: int) -> F64:
+    """Per group of single-phase feeds (`group[i]`, -1: none) dealt over three
+    lines (or line pairs): the least load the heaviest of the three carries,
+    whichever way they are dealt. Some line holds ceil(k/3) of the k feeds, so
+    at least the ceil(k/3) smallest; and one holds the largest. A floor, never
+    an estimate: over it, no wiring of these feeds keeps every line in."""
+    keep = group >= 0
+    g, x = group[keep], load[keep]
+    out = np.zeros(n)
+    if not len(g):
+        return out
+    order = np.lexsort((x, g))
+    g, x = g[order], x[order]
+    starts = np.flatnonzero(np.concatenate(([True], g[1:] != g[:-1])))
+    counts = np.diff(np.append(starts, len(g)))
+    rank = np.arange(len(g)) - np.repeat(starts, counts)
+    fewest = np.repeat(-(-counts // 3), counts)  # ceil(k / 3)
+    smallest = np.bincount(g[rank < fewest], weights=x[rank < fewest], minlength=n)
+    largest = np.zeros(n)
+    largest[g[starts + counts - 1]] = x[starts + counts - 1]
+    return np.maximum(smallest, largest)
+
+
+def _lines(
+    inv: Inventory,
+    of: IDX,
+    load: F64,
+    voltage: F64,
+    phase: F64,
+    kw: F64,
+    failed: tuple[Pairs, FeedArrays, ServerArrays, int, list[Failures]],
+) -> dict[str, npt.NDArray[Any]]:
+    """The phase columns of each three-phase panel: its heaviest line's floor with
+    every feed up and after each failure of another panel or a UPS block (the
+    feeds' loads then as the failure leaves them, feeds.group_failures). A
+    single-phase feed on it is wired line to neutral where its voltage is nearer
+    V / sqrt 3 than V (230 V off 400 V, 120 V off 208 V), else line to line (208 V
+    off 208 V): its current then loads two lines, I = P / V each, which is P /
+    sqrt 3 of line-to-neutral kW; the line a pair loads carries at least that
+    pair's current (the other currents on it are within 90 degrees). Three-phase
+    feeds put a third of their load on each line (their own lines are checked
+    per feed, power.feed-phase-overload). A panel of three-phase feeds alone
+    has its lines at a third of its load, in step with its own figures."""
+    n = len(kw)
+    three = phase == 3
+    feeds = [placed.value for placed in inv.feeds.values()]
+    fv = np.asarray([x.voltage for x in feeds], dtype=np.float64)
+    fp = np.asarray([x.phase for x in feeds], dtype=np.float64)
+    on = (of >= 0) & three[np.maximum(of, 0)] if len(of) else np.zeros(0, dtype=bool)
+    v = voltage[np.maximum(of, 0)] if len(of) else np.zeros(0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        line_to_line = np.abs(np.log(fv / v)) < np.abs(np.log(fv * np.sqrt(3.0) / v))
+    single = on & (fp != 3)
+    ln_group = np.where(single & ~line_to_line, of, -1)
+    ll_group = np.where(single & line_to_line, of, -1)
+    three_feed = on & (fp == 3)
+
+    def floor(feed_load: F64) -> F64:
+        balanced = np.bincount(of[three_feed], weights=feed_load[three_feed], minlength=n) / 3.0
+        ln, ll = _least_heaviest(ln_group, feed_load, n), _least_heaviest(ll_group, feed_load, n)
+        out: F64 = np.maximum(balanced + ln, ll / np.sqrt(3.0))
+        return out
+
+    worst = floor(load)
+    case = np.full(n, "every feed up", dtype=object)
+    if single.any():  # else every line is a third of the panel's own figures, failures included
+        p, f, s, n_racks, failures = failed
+        n_feeds = len(of)
+        for group in failures:
+            if not (group.fails >= 0).any():
+                continue
+            every = np.arange(n_feeds)
+            moved, _, _ = group_failures(p, f, s, group.fails, group.cases, every, n_feeds, n_racks)
+            for x in np.flatnonzero(moved.any(axis=1)).tolist():
+                after = np.where(group.allowed[x], floor(load + moved[x]), -np.inf)
+                worse = after > worst
+                worst, case = np.where(worse, after, worst), np.where(worse, group.cases[x], case)
+    capacity = np.where(three, kw / 3.0, NAN)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pct = np.where(capacity > 0, 100.0 * worst / capacity, NAN)
+    return {
+        "phase_capacity_kw": capacity,
+        "worst_phase_load_kw": np.where(three, worst, NAN),
+        "worst_phase_pct": np.where(three, pct, NAN),
+        "worst_phase_case": np.where(three, case, np.full(n, None, dtype=object)),
+    }

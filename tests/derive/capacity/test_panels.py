@@ -317,3 +317,100 @@ def test_cli_a_2n_rack_with_both_sides_on_one_busway(cli: CliRunner, monkeypatch
         "sides on panel BW-1: when that panel's breaker opens the rack loses both sides",
         summary(error=1),
     ]
+
+
+# ---------------------------------------------------------------- the lines of a three-phase panel
+def single_feeds(panel: str, feeds: list[tuple[str, int]]) -> tuple[str, str]:
+    """A facility whose N racks each have one feed (`spec`) on panel RPP-1 and one
+    server drawing `watts` at peak through two PSUs on it."""
+    lines = ["kind: Facility", "name: f", "power:", "  it_capacity_kw: 2000", "  panels:",
+             f"    - {{name: RPP-1, {panel}}}", "racks:"]
+    rows = []
+    for i, (spec, watts) in enumerate(feeds, 1):
+        feed = f"{{name: A, side: A, {spec}, panel: RPP-1}}"
+        lines += [f"  - name: R{i}", "    redundancy: N", f"    feeds: [{feed}]"]
+        rows.append(f"  - {{name: s{i}, rack: R{i}, position: 1, u_height: 4, power_w: {{max: {watts}}},"
+                    " psu: {count: 2, rating_w: 12000}}")
+    return "\n".join(lines) + "\n", "kind: Servers\nfacility: f\nservers:\n" + "\n".join(rows) + "\n"
+
+
+LN_240 = "voltage: 240, amps: 32"  # single-phase, 240 x 32 x 0.8 = 6.144 kW
+LL_208 = "voltage: 208, amps: 125"  # single-phase across two lines, 20.8 kW
+THREE_63 = "voltage: 415, amps: 63, phase: 3"  # 36.2 kW
+
+
+@pytest.mark.parametrize(
+    ("panel", "feeds", "line_kw", "worst_kw", "pct", "fires"),
+    [
+        # 415 V 50 A: 415 x 50 x 0.8 x sqrt 3 = 28.752 kW, 9.584 a line. Four 5.5 kW feeds
+        # line to neutral: some line holds two, 11 kW (114.8 %), the panel 22 kW (76.5 %).
+        ("voltage: 415, amps: 50", [(LN_240, 5500)] * 4, 9.584, 11, 114.77, True),
+        # Three: one a line, 5.5 kW (57.4 %).
+        ("voltage: 415, amps: 50", [(LN_240, 5500)] * 3, 9.584, 5.5, 57.39, False),
+        # Five, one of them 2 kW: a line holds two, at least the two smallest, 2 + 5.5.
+        ("voltage: 415, amps: 50", [(LN_240, 2000)] + [(LN_240, 5500)] * 4, 9.584, 7.5, 78.25, False),
+        # 208 V 100 A: 28.82 kW, 9.607 a line. One 18 kW feed line to line draws
+        # 18000 / 208 = 86.5 A on two lines: 18 / sqrt 3 = 10.392 kW of a line (108.2 %),
+        # the panel 62.5 %.
+        ("voltage: 208, amps: 100", [(LL_208, 18000)], 9.607, 10.392, 108.18, True),
+        # Two 9 kW feeds line to line: each on its own pair, 5.196 kW.
+        ("voltage: 208, amps: 100", [(LL_208, 9000)] * 2, 9.607, 5.196, 54.09, False),
+        # 415 V 100 A, 57.504 kW, 19.168 a line: two 24 kW three-phase feeds put 16 kW on each
+        # line, one 5.5 kW single-phase feed 5.5 more on its line: 21.5 kW, 112.2 % (the panel 93 %).
+        ("voltage: 415, amps: 100", [(THREE_63, 24000)] * 2 + [(LN_240, 5500)], 19.168, 21.5, 112.17, True),
+    ],
+)
+def test_single_phase_feeds_load_a_line_of_a_three_phase_panel(
+    audit: Auditor, panel: str, feeds: list[tuple[str, int]], line_kw: float, worst_kw: float, pct: float,
+    fires: bool,
+) -> None:
+    run = audit(*single_feeds(panel, feeds))
+    rpp = run.capacity.panels.row(("f", "RPP-1"))
+    assert rpp["phase_capacity_kw"] == pytest.approx(line_kw, abs=0.001)
+    assert rpp["worst_phase_load_kw"] == pytest.approx(worst_kw, abs=0.001)
+    assert rpp["worst_phase_pct"] == pytest.approx(pct, abs=0.01)
+    assert rpp["utilization_pct"] <= 100
+    assert ("power.panel-phase-overload" in run.fired("panel/f/RPP-1")) == fires
+
+
+def test_the_line_message_says_no_wiring_keeps_it_in(audit: Auditor) -> None:
+    run = audit(*single_feeds("voltage: 415, amps: 50", [(LN_240, 5500)] * 4))
+    assert run.finding("power.panel-phase-overload", "panel/f/RPP-1").message == (
+        "with every feed up, a line of panel f/RPP-1 carries at least 11 kW however its 4 feeds are wired to"
+        " its lines, 115 % of its 9.58 kW a line, though the panel as a whole is within its 28.8 kW:"
+        " that pole of its breaker trips"
+    )
+
+
+def test_a_single_phase_panel_has_no_lines_to_check(audit: Auditor) -> None:
+    run = audit(*single_feeds("voltage: 240, amps: 100, phase: 1", [(LN_240, 5500)] * 3))
+    rpp = run.capacity.panels.row(("f", "RPP-1"))
+    assert "worst_phase_load_kw" not in rpp and "power.panel-phase-overload" not in run.fired("panel/f/RPP-1")
+
+
+def test_a_line_carries_the_2n_racks_whole_when_the_other_panel_fails(audit: Auditor) -> None:
+    """Four 2N racks of one 5.5 kW server, a 240 V 32 A single-phase feed a side, the
+    A sides on RPP-A and the B sides on RPP-B, both 415 V 40 A: 415 x 40 x 0.8 x
+    sqrt 3 = 23.002 kW, 7.667 a line. Every feed up: 2.75 kW a feed, the panel
+    11 kW (47.8 %), a line at least 5.5 (71.7 %). RPP-B fails: each A feed 5.5 kW,
+    the panel 22 kW (95.6 %, within), a line at least two of them, 11 kW (143.5 %)."""
+    lines = ["kind: Facility", "name: f", "power:", "  it_capacity_kw: 2000", "  panels:",
+             "    - {name: RPP-A, voltage: 415, amps: 40}", "    - {name: RPP-B, voltage: 415, amps: 40}",
+             "racks:"]
+    for i in range(1, 5):
+        lines += [f"  - name: R{i}", "    redundancy: 2N", "    feeds:",
+                  f"      - {{name: A, side: A, {LN_240}, panel: RPP-A}}",
+                  f"      - {{name: B, side: B, {LN_240}, panel: RPP-B}}"]
+    rows = [f"  - {{name: s{i}, rack: R{i}, position: 1, u_height: 4, power_w: {{max: 5500}},"
+            " psu: {count: 2, rating_w: 6000, redundant: 1}}" for i in range(1, 5)]
+    run = audit("\n".join(lines) + "\n", "kind: Servers\nfacility: f\nservers:\n" + "\n".join(rows) + "\n")
+    rpp = run.capacity.panels.row(("f", "RPP-A"))
+    assert (rpp["load_kw"], rpp["failover_load_kw"], rpp["failover_case"]) == (11, 22, "panel RPP-B")
+    assert (rpp["worst_phase_load_kw"], rpp["worst_phase_case"]) == (11, "panel RPP-B")
+    assert rpp["worst_phase_pct"] == pytest.approx(143.47, abs=0.01)
+    assert run.fired("panel/f/RPP-A") == {"power.panel-phase-overload"}
+    assert run.finding("power.panel-phase-overload", "panel/f/RPP-A").message == (
+        "when panel RPP-B fails, a line of panel f/RPP-A carries at least 11 kW however its 4 feeds are wired"
+        " to its lines, 143 % of its 7.67 kW a line, though the panel as a whole is within its 23.0 kW:"
+        " that pole of its breaker trips"
+    )
