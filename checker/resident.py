@@ -197,8 +197,18 @@ def request(argv: Sequence[str], current_stamp: str) -> list[str]:
     """What a command sends: its command line, folder, environment, umask and output."""
     umask = os.umask(0o022)
     os.umask(umask)
-    env = [part for item in os.environ.items() for part in item]
+    environ = dict(os.environ)
     tty = "1" if _isatty(sys.stdout) else "0"
+    if tty == "1" and "COLUMNS" not in environ:
+        # What shutil.get_terminal_size (argparse's help) would read of this terminal:
+        # the resident process has none. It reads COLUMNS and LINES first.
+        try:
+            size = os.get_terminal_size(sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        else:
+            environ |= {"COLUMNS": str(size.columns), "LINES": str(environ.get("LINES", size.lines))}
+    env = [part for item in environ.items() for part in item]
     encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
     where = os.getcwd()
     return [PROTOCOL, "run", current_stamp, where, str(umask), tty, encoding, str(len(argv)), *argv, *env]

@@ -210,3 +210,34 @@ def test_with_no_safe_folder_or_no_process_the_command_runs_here(
         assert resident.forwarded(["--version"]) is None
     finally:
         shutil.rmtree(runtime, ignore_errors=True)
+
+
+def _at_a_terminal(env: dict[str, str], columns: int, *argv: str) -> tuple[int, bytes]:
+    """`checker ARGV` with its standard output a terminal `columns` wide."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+    with subprocess.Popen([sys.executable, "-m", "checker", *argv], env=env, stdout=follower,
+                          stderr=subprocess.DEVNULL, cwd=ROOT) as command:
+        os.close(follower)
+        chunks = []
+        with contextlib.suppress(OSError):  # EIO once the command's side is closed
+            while chunk := os.read(leader, 65536):
+                chunks.append(chunk)
+        os.close(leader)
+    return command.returncode, b"".join(chunks)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a terminal (pty)")
+def test_at_a_terminal_help_and_colour_are_the_terminals(env: dict[str, str]) -> None:
+    environ = {k: v for k, v in env.items() if k not in ("COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR")}
+    environ["TERM"] = "xterm"
+    for argv in (("audit", "--help"), ("audit", str(INVENTORIES), *AS_OF)):
+        there = _at_a_terminal(environ, 132, *argv)
+        assert there == _at_a_terminal(environ | {"CHECKER_NO_RESIDENT": "1"}, 132, *argv)
+    assert b"\x1b[" in there[1]  # coloured: the caller's standard output is a terminal
+    assert served(env) == 2
