@@ -53,7 +53,9 @@ IDLE_SECONDS = 3600
 MAX_RSS = 2 * 1024**3  # bytes held after a command (and a collection): then it ends
 MAX_MESSAGE = 64 * 1024 * 1024  # a command line and an environment, never more
 START_SECONDS = 30.0
-SIGNALS = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)
+SIGNALS = tuple(getattr(_signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(_signal, n))
+# Unix sockets and user ids: elsewhere (Windows) every command runs in its own process.
+SUPPORTED = hasattr(_socket, "AF_UNIX") and hasattr(os, "getuid")
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -64,6 +66,8 @@ class Unavailable(Exception):
 # ---------------------------------------------------------------- where and which
 def folder() -> str | None:
     """The user's private folder for the socket, or None if there is none that is safe."""
+    if not SUPPORTED:
+        return None
     runtime = os.environ.get("XDG_RUNTIME_DIR", "")
     if os.path.isabs(runtime):
         base = os.path.join(runtime, "checker")
@@ -217,7 +221,7 @@ def request(argv: Sequence[str], current_stamp: str) -> list[str]:
 # ---------------------------------------------------------------- the client
 def forwarded(argv: Sequence[str]) -> int | None:
     """Run `argv` in the resident process: its exit code, or None to run it here."""
-    if os.environ.get("CHECKER_NO_RESIDENT") or (argv and argv[0] == "resident"):
+    if not SUPPORTED or os.environ.get("CHECKER_NO_RESIDENT") or (argv and argv[0] == "resident"):
         return None
     if sys.stdout is None or sys.stderr is None:
         return None
