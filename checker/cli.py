@@ -360,6 +360,9 @@ def cmd_resident_start(args: argparse.Namespace) -> int:
         status, started = resident.start()
     except resident.Unavailable as exc:
         raise UserError(f"no resident process: {exc}") from None
+    if status == resident.BUSY:
+        _print_lines(["a resident process is already running (busy with a command)"])
+        return 0
     said = "started" if started else "already running"
     _print_lines([f"resident process {status[0]} {said}: `checker` commands of this installation run in it",
                   f"it ends with `checker resident stop`, after {resident.IDLE_SECONDS // 60} minutes unused,"
@@ -370,7 +373,11 @@ def cmd_resident_start(args: argparse.Namespace) -> int:
 def cmd_resident_stop(args: argparse.Namespace) -> int:
     from checker import resident
 
-    answer = resident.ask("stop")
+    # It answers once the command it runs ends (it serves one at a time).
+    answer = resident.ask("stop", timeout=resident.STOP_SECONDS)
+    if answer == resident.BUSY:
+        raise UserError(f"the resident process did not stop within {resident.STOP_SECONDS:g} s"
+                        " (busy with a command)")
     _print_lines([f"resident process {answer[0]} stopped" if answer else "no resident process is running"])
     return 0
 
@@ -379,6 +386,9 @@ def cmd_resident_status(args: argparse.Namespace) -> int:
     from checker import resident
 
     answer = resident.ask("status")
+    if answer == resident.BUSY:
+        _print_lines(["a resident process is running a command: it did not answer within 5 s"])
+        return 0
     if answer is None or len(answer) != 4:
         _print_lines(["no resident process is running: each command runs in its own process"])
         return 0

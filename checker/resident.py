@@ -53,6 +53,7 @@ IDLE_SECONDS = 3600
 MAX_RSS = 2 * 1024**3  # bytes held after a command (and a collection): then it ends
 MAX_MESSAGE = 64 * 1024 * 1024  # a command line and an environment, never more
 START_SECONDS = 30.0
+STOP_SECONDS = 600.0  # `stop` waits for the command running there to end
 SIGNALS = tuple(getattr(_signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(_signal, n))
 # Unix sockets and user ids: elsewhere (Windows) every command runs in its own process.
 SUPPORTED = hasattr(_socket, "AF_UNIX") and hasattr(os, "getuid")
@@ -213,9 +214,11 @@ def request(argv: Sequence[str], current_stamp: str) -> list[str]:
         else:
             environ |= {"COLUMNS": str(size.columns), "LINES": str(environ.get("LINES", size.lines))}
     env = [part for item in environ.items() for part in item]
-    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
-    where = os.getcwd()
-    return [PROTOCOL, "run", current_stamp, where, str(umask), tty, encoding, str(len(argv)), *argv, *env]
+    # Each stream as this process would write it (PYTHONIOENCODING, the locale).
+    out_enc = getattr(sys.stdout, "encoding", None) or "utf-8"
+    err_enc = getattr(sys.stderr, "encoding", None) or "utf-8"
+    where, count = os.getcwd(), str(len(argv))
+    return [PROTOCOL, "run", current_stamp, where, str(umask), tty, out_enc, err_enc, count, *argv, *env]
 
 
 # ---------------------------------------------------------------- the client
@@ -310,9 +313,13 @@ def write(out: bytes, err: bytes, code: int) -> int:
 
 
 # ---------------------------------------------------------------- start, stop, status
+BUSY = ["busy"]  # what ask gives when one listens but is running a command all along
+
+
 def ask(question: str, timeout: float = 5.0) -> list[str] | None:
     """A resident process's answer to `status` ([pid, stamp, served, rss]) or
-    `stop` ([pid]), or None when none answers."""
+    `stop` ([pid]); BUSY when it did not answer within `timeout` (it serves one
+    command at a time); None when none listens."""
     path = socket_path()
     if path is None or not os.path.exists(path):
         return None
@@ -323,6 +330,8 @@ def ask(question: str, timeout: float = 5.0) -> list[str] | None:
     try:
         conn.send([PROTOCOL, question])
         return conn.receive()
+    except TimeoutError:
+        return BUSY
     except (OSError, ValueError, struct.error):
         return None
     finally:
@@ -339,8 +348,8 @@ def start() -> tuple[list[str], bool]:
         raise Unavailable("no private folder for its socket ($XDG_RUNTIME_DIR, or the temporary folder's)")
     fresh = stamp()
     known = ask("status")
-    if known is not None and known[1:2] == [fresh]:
-        return known, False
+    if known == BUSY or (known is not None and known[1:2] == [fresh]):
+        return known, False  # busy: it answers once its command ends (a second one would take its socket)
     if known is not None:
         ask("stop")
     environ = {k: v for k, v in os.environ.items() if k != "CHECKER_NO_RESIDENT"}

@@ -30,6 +30,9 @@ from collections.abc import Callable, Iterator
 
 from checker import cli, resident
 
+REQUEST_SECONDS = 10.0  # to send a request
+ANSWER_SECONDS = 60.0  # to take in an answer (a caller stopped with Ctrl-Z: it runs the command itself)
+
 
 class _Output(io.BytesIO):
     """Standard output as the caller has it: a terminal or not."""
@@ -46,11 +49,11 @@ class Request:
     """A command as `resident.request` sent it."""
 
     def __init__(self, fields: list[str]) -> None:
-        _, _, self.stamp, self.cwd, umask, tty, self.encoding, argc = fields[:8]
+        _, _, self.stamp, self.cwd, umask, tty, self.out_encoding, self.err_encoding, argc = fields[:9]
         count = int(argc)
         self.umask, self.tty = int(umask), tty == "1"
-        self.argv = fields[8:8 + count]
-        env = fields[8 + count:]
+        self.argv = fields[9:9 + count]
+        env = fields[9 + count:]
         if count < 0 or len(self.argv) != count or len(env) % 2:
             raise ValueError("not a command")
         self.env = dict(zip(env[::2], env[1::2], strict=True))
@@ -62,8 +65,8 @@ def as_caller(req: Request) -> Iterator[Callable[[], tuple[bytes, bytes]]]:
     yields gives the bytes written to them (the streams close with this block)."""
     saved_env, saved_cwd, saved_streams = dict(os.environ), os.getcwd(), (sys.stdout, sys.stderr)
     out_bytes, err_bytes = _Output(req.tty), _Output(False)
-    out = io.TextIOWrapper(out_bytes, encoding=req.encoding, newline=None, write_through=True)
-    err = io.TextIOWrapper(err_bytes, encoding="utf-8", newline=None, write_through=True)
+    out = io.TextIOWrapper(out_bytes, encoding=req.out_encoding, newline=None, write_through=True)
+    err = io.TextIOWrapper(err_bytes, encoding=req.err_encoding, newline=None, write_through=True)
     old_umask = os.umask(req.umask)
     try:
         os.environ.clear()
@@ -132,7 +135,10 @@ def serve(path: str, run: Callable[[list[str]], int]) -> int:
     running = _Running()
 
     def stop(signum: int, frame: object) -> None:
-        raise SystemExit(0)
+        # A caller's signal passed on just as its command ended (checker.core.signals
+        # has put these handlers back): that command's, not a request to stop.
+        if not running.running:
+            raise SystemExit(0)
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C is for its command
     signal.signal(signal.SIGTERM, stop)
@@ -152,7 +158,8 @@ def serve(path: str, run: Callable[[list[str]], int]) -> int:
             except TimeoutError:
                 return 0
             with sock:
-                sock.settimeout(None)
+                # A caller that sends nothing, or stops reading, holds up no one for long.
+                sock.settimeout(REQUEST_SECONDS)
                 conn = resident.Connection(sock)
                 try:
                     if not _caller_is_us(sock):
@@ -182,9 +189,11 @@ def serve(path: str, run: Callable[[list[str]], int]) -> int:
                     running.serial += 1
                     running.running = True
                     serial = running.serial
+                sock.settimeout(None)  # the command takes what it takes; the caller waits
                 threading.Thread(target=_watch, args=(sock, running, serial), daemon=True).start()
                 code, answer = _command(req, run, running)
                 served += 1
+                sock.settimeout(ANSWER_SECONDS)
                 with contextlib.suppress(OSError):
                     conn.send([str(code)], *answer)
                 del answer

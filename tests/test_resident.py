@@ -241,3 +241,29 @@ def test_at_a_terminal_help_and_colour_are_the_terminals(env: dict[str, str]) ->
         assert there == _at_a_terminal(environ | {"CHECKER_NO_RESIDENT": "1"}, 132, *argv)
     assert b"\x1b[" in there[1]  # coloured: the caller's standard output is a terminal
     assert served(env) == 2
+
+
+def test_standard_error_is_written_in_its_own_encoding(env: dict[str, str], tmp_path: Path) -> None:
+    """A name that ASCII cannot hold, on a standard error that is ASCII (PYTHONIOENCODING):
+    escaped as the command's own process escapes it, not sent as UTF-8."""
+    environ = env | {"PYTHONIOENCODING": "ascii"}
+    argv = ("audit", str(tmp_path / "\u00e9t\u00e9.yaml"))
+    there = checker(environ, *argv)
+    assert there == checker(environ, *argv, alone=True)
+    assert there[0] == 2 and b"\\xe9t\\xe9.yaml" in there[2]
+    assert served(env) == 1
+
+
+@pytest.mark.slow
+def test_a_caller_that_sends_nothing_holds_no_one_up(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_RUNTIME_DIR", env["XDG_RUNTIME_DIR"])
+    path = resident.socket_path()
+    assert path is not None
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as silent:
+        silent.connect(path)
+        start = time.monotonic()
+        assert checker(env, "rules", "list") == checker(env, "rules", "list", alone=True)
+        assert time.monotonic() - start < 30  # it gave up on the silent one (10 s), then served this
+    assert served(env) == 1
