@@ -85,10 +85,12 @@ PANEL_COLUMNS = (
 @dataclass(frozen=True)
 class Failures:
     """Failures that each take a group of feeds down (the other panels, a UPS's blocks):
-    feed g is lost in failure fails[g] (-1: in none), named cases[x], which can
-    befall panel y where allowed[x, y]."""
+    feed g is lost in failure fails[g] (-1: in none), its load moving to its rack's
+    other feeds, or down[g], its servers going down with it; failure x is named
+    cases[x], and can befall panel y where allowed[x, y]."""
 
     fails: IDX
+    down: IDX  # feed g goes dark in failure down[g] with nothing moved (a rack designed to lose nothing)
     cases: npt.NDArray[Any]
     allowed: npt.NDArray[np.bool_]
 
@@ -143,7 +145,8 @@ def panel_table(
     load = np.bincount(of[on], weights=np.nan_to_num(feed_load_kw[on]), minlength=n).astype(np.float64)
     racks = np.unique(of[on].astype(np.int64) * max(n_racks, 1) + f.rack[on]) // max(n_racks, 1)
     tolerant = np.isin(redundancy, ("2N", "N+1"))[f.rack] if len(f.rack) else np.zeros(0, dtype=bool)
-    failover, case, failures = _failover(p, f, s, inv, facility, tolerant, of, load, n_racks)
+    each = np.nan_to_num(feed_load_kw)
+    failover, case, failures = _failover(p, f, s, inv, facility, tolerant, of, (load, each), n_racks)
     failover, case = _rack_failures(inv, p, designed, of, load, failover, case)
     racks_out["panels"] = groups_per_rack(f, of, n_racks, n)
     racks_out["panel_single_point"] = _single_points(f, of, redundancy, keys, n_racks)
@@ -157,7 +160,7 @@ def panel_table(
             "failover_load_kw": failover,
             "failover_utilization_pct": 100.0 * failover / kw,
             "failover_case": case,
-            **_lines(inv, of, np.nan_to_num(feed_load_kw), figures[:, 0], figures[:, 3], kw,
+            **_lines(inv, of, each, figures[:, 0], figures[:, 3], kw,
                      (p, f, s, n_racks, failures)),
         }
     return Table(keys, PANEL_COLUMNS, columns), racks_out
@@ -193,14 +196,17 @@ def _failover(
     facility: IDX,
     tolerant: npt.NDArray[np.bool_],
     of: IDX,
-    load: F64,
+    loads: tuple[F64, F64],
     n_racks: int,
 ) -> tuple[F64, npt.NDArray[Any], list[Failures]]:
     """Each panel's worst load over its facility's single failures of a panel or a
     UPS block, and that failure; NaN / None where its facility designs for none (one
     panel, no 2N or distributed UPS). Only the feeds of racks designed to lose
-    feeds (`tolerant`) move load when they fail. Ties go to the first failure
+    feeds (`tolerant`) move load when they fail; the others' feeds on a failed
+    block go dark with it, and their panels carry that much less (`loads`: each
+    panel's and each feed's, every feed up). Ties go to the first failure
     listed: the panels, then the UPS blocks."""
+    load, feed_load = loads
     n = len(load)
     names = [name for _, name in inv.panels]
     after: list[F64] = []
@@ -215,12 +221,16 @@ def _failover(
     # Every block of a 2N or distributed UPS.
     b = block_arrays(inv)
     on = feed_blocks(inv, b)
-    dark = (on >= 0) & tolerant & (np.isin(b.redundancy[np.maximum(on, 0)], MOVING) if len(b.kw) else False)
+    failing = (on >= 0) & (np.isin(b.redundancy[np.maximum(on, 0)], MOVING) if len(b.kw) else False)
+    dark = failing & tolerant
     blocks = np.asarray([f"UPS block {name}" for name in b.name.tolist()], dtype=object)
     moved = np.zeros((len(b.kw), n))
     if dark.any():
         moved, _, _ = group_failures(p, f, s, np.where(dark, on, -1), blocks, of, n, n_racks)
-    after.append(load[None, :] + moved)
+    down = failing & ~tolerant & (of >= 0)
+    lost = np.zeros((len(b.kw), n))
+    np.add.at(lost, (on[down], of[down]), feed_load[down])
+    after.append(load[None, :] + moved - lost)
     valid.append((b.facility[:, None] == facility[None, :]) & np.isin(b.redundancy, MOVING)[:, None])
     every = np.concatenate(after)
     allowed = np.concatenate(valid)
@@ -231,8 +241,9 @@ def _failover(
     failover, case = np.full(n, NAN), np.full(n, None, dtype=object)
     failover[has] = every[worst[has], np.flatnonzero(has)]
     case[has] = labels[worst[has]]
-    failures = [Failures(np.where(tolerant, of, -1), cases, valid[0]),
-                Failures(np.where(dark, on, -1), blocks, valid[1])]
+    none = np.full(len(of), -1, dtype=np.intp)
+    failures = [Failures(np.where(tolerant, of, -1), none, cases, valid[0]),
+                Failures(np.where(dark, on, -1), np.where(down, on, -1), blocks, valid[1])]
     return failover, case, failures
 
 
@@ -346,7 +357,8 @@ def _lines(
             every = np.arange(n_feeds)
             moved, _, _ = group_failures(p, f, s, group.fails, group.cases, every, n_feeds, n_racks)
             for x in np.flatnonzero(moved.any(axis=1)).tolist():
-                after = np.where(group.allowed[x], floor(load + moved[x]), -np.inf)
+                now = load + moved[x] - np.where(group.down == x, load, 0.0)
+                after = np.where(group.allowed[x], floor(now), -np.inf)
                 worse = after > worst
                 worst, case = np.where(worse, after, worst), np.where(worse, group.cases[x], case)
     capacity = np.where(three, kw / 3.0, NAN)

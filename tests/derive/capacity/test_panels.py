@@ -414,3 +414,28 @@ def test_a_line_carries_the_2n_racks_whole_when_the_other_panel_fails(audit: Aud
         " to its lines, 143 % of its 7.67 kW a line, though the panel as a whole is within its 23.0 kW:"
         " that pole of its breaker trips"
     )
+
+
+def test_an_n_racks_feeds_go_dark_with_their_ups_block(audit: Auditor) -> None:
+    """Panel X (415 V 250 A, 143.76 kW) holds the B sides of two 2N racks of 60 kW,
+    on UPS-B, and the one feed of an N rack of 48 kW, on UPS-A; the 2N racks' A
+    sides are on UPS-A and no panel. Every feed up: 30 + 30 + 48 = 108 kW (75.1 %).
+    UPS-A fails: the B sides carry 60 + 60, and the N rack goes down with its
+    block: 120 kW (83.5 %). Counting the dark rack's 48 kW as still drawn gave
+    168 kW (116.9 %), a false alarm. R1's own side A lost: 30 + 60 + 48 = 138 kW."""
+    lines = ["kind: Facility", "name: f", "power:", f"  {TWO_N}", "  panels:",
+             "    - {name: X, voltage: 415, amps: 250}", "racks:"]
+    for i in (1, 2):
+        lines += [f"  - name: R{i}", "    redundancy: 2N", "    feeds:",
+                  f"      - {{name: A, side: A, {FEED}, ups: UPS-A}}",
+                  f"      - {{name: B, side: B, {FEED}, ups: UPS-B, panel: X}}"]
+    feed = f"{{name: A, side: A, {FEED}, ups: UPS-A, panel: X}}"
+    lines += ["  - name: R3", "    redundancy: N", f"    feeds: [{feed}]"]
+    rows = [f"  - {{name: s{r}{k}, rack: R{r}, position: {4 * k - 3}, u_height: 4, power_w: {{max: 15000}},"
+            " psu: {count: 4, rating_w: 8000, redundant: 2}}" for r in (1, 2) for k in range(1, 5)]
+    rows += [f"  - {{name: s3{k}, rack: R3, position: {4 * k - 3}, u_height: 4, power_w: {{max: 12000}},"
+             " psu: {count: 2, rating_w: 8000, redundant: 1}}" for k in range(1, 5)]
+    run = audit("\n".join(lines) + "\n", "kind: Servers\nfacility: f\nservers:\n" + "\n".join(rows) + "\n")
+    x = run.capacity.panels.row(("f", "X"))
+    assert (x["load_kw"], x["failover_load_kw"], x["failover_case"]) == (108, 138, "rack R1 side A")
+    assert "power.panel-failover" not in run.fired("panel/f/X")
