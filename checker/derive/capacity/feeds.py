@@ -488,13 +488,16 @@ class Loads:
     """What feed_loads works out: the feed columns that come of the loads
     (FEED_COLUMNS but capacity and the rack's utilization), SERVER_COLUMNS,
     each ATS's highest load in % of its capacity (with every feed up or after
-    a designed failure), and the scenarios and their rows (for the shelves)."""
+    a designed failure), the scenarios and their rows (for the shelves), and
+    each three-phase feed's least loaded line with every feed up (for panels:
+    what each line of the panel gets of it at least, however it is rotated)."""
 
     feeds: dict[str, npt.NDArray[Any]]
     servers: dict[str, npt.NDArray[Any]]
     ats_pct: F64
     scenarios: Scenarios
     rows: Rows
+    lightest_line_kw: F64
 
 
 def feed_loads(
@@ -546,7 +549,7 @@ def feed_loads(
     # Three-phase PSUs (power shelves) draw evenly from the three lines, as a
     # server whose PSUs the inventory does not give.
     known = np.asarray([p is not None and p.phase == 1 for p in parts], dtype=bool)[s.psu]
-    feed_cols |= _phases(
+    phase_cols, lightest = _phases(
         f,
         np.concatenate((p.feed, row_feed)),
         np.concatenate((p.psus, live)),
@@ -556,6 +559,7 @@ def feed_loads(
         np.concatenate((np.zeros(len(p.feed), dtype=np.intp), 1 + row_scen)),
         np.concatenate((np.asarray(["every feed up"], dtype=object), sc.case)),
     )
+    feed_cols |= phase_cols
     # What each server keeps: live PSUs x rating, the lowest over its rack's scenarios.
     server_of, g_scen = groups % max(n_servers, 1), groups // max(n_servers, 1)
     kept_w: F64 = live_psus * rating[server_of]
@@ -574,7 +578,8 @@ def feed_loads(
         "failover_psu_pct": pct,
         "failover_psu_case": low_case,
     }
-    return Loads(feed_cols, server_cols | _psu_voltages(inv, f, len(redundancy), s, p), ats_pct, sc, rows)
+    return Loads(feed_cols, server_cols | _psu_voltages(inv, f, len(redundancy), s, p), ats_pct, sc, rows,
+                 lightest)
 
 
 def _psu_voltages(
@@ -645,8 +650,9 @@ def _phases(
     phase: IDX,
     case: IDX,
     cases: npt.NDArray[Any],
-) -> dict[str, npt.NDArray[Any]]:
-    """The worst phase of each three-phase feed: its single-phase PSUs (rows of
+) -> tuple[dict[str, npt.NDArray[Any]], F64]:
+    """The worst phase of each three-phase feed, and its lightest with every
+    feed up (case 0; NaN for a single-phase feed): its single-phase PSUs (rows of
     `count` PSUs of `each_kw` on `feed`, in `case`) on the phase psu.feeds puts
     them on (`phase` 0-2), the others dealt over the three phases (line to
     neutral: L1, L2, L3; line to line, on a 208 V system: L1-L2, L2-L3, L3-L1)
@@ -690,6 +696,10 @@ def _phases(
     lines = np.sqrt(pairs_on) / np.sqrt(3.0)
     heaviest = np.where(f.line_to_neutral[of_feed], sums.max(axis=1), lines.max(axis=0))
     worst, worst_case = worst_of(of_feed, heaviest, cases[of_case], n_feeds, high=True)
+    lightest = np.where(f.three_phase, 0.0, NAN)  # a three-phase feed with no load: 0 a line
+    up = of_case == 0
+    at_up = of_feed[up]
+    lightest[at_up] = np.where(f.line_to_neutral[at_up], sums[up].min(axis=1), lines[:, up].min(axis=0))
     phase_kw = np.where(f.three_phase, f.kw / 3.0, NAN)
     with np.errstate(invalid="ignore", divide="ignore"):
         return {
@@ -697,7 +707,7 @@ def _phases(
             "worst_phase_load_kw": worst,
             "worst_phase_pct": np.where(phase_kw > 0, 100.0 * worst / phase_kw, NAN),
             "worst_phase_case": worst_case,
-        }
+        }, lightest
 
 
 def feed_table(

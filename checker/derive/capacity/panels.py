@@ -75,8 +75,8 @@ PANEL_COLUMNS = (
         "three-phase panels, with every feed up or after another panel or a UPS block fails: the"
         " least its most loaded line carries whichever lines"
         " its single-phase feeds are wired to (some line holds a third of them, rounded up, and"
-        " the largest; line-to-line feeds as the line-to-neutral kW of their current; three-phase"
-        " feeds a third of their load on each line)",
+        " the largest; line-to-line feeds as the line-to-neutral kW of their current; a three-phase"
+        " feed its own least loaded line on each)",
     ),
     Column("worst_phase_pct", "%", "worst_phase_load_kw / phase_capacity_kw x 100"),
     Column("worst_phase_case", "", "when: every feed up | panel NAME | UPS block NAME", "string"),
@@ -116,11 +116,13 @@ def panel_table(
     f: FeedArrays,
     p: Pairs,
     s: ServerArrays,
-    feed_load_kw: F64,
+    feed_loads: tuple[F64, F64],
     redundancy: npt.NDArray[Any],
     designed: tuple[Scenarios, Rows],
 ) -> tuple[Table[Any], dict[str, npt.NDArray[Any]]]:
-    """The panel table, and the racks' RACK_COLUMNS."""
+    """The panel table, and the racks' RACK_COLUMNS. `feed_loads`: each feed's
+    load_kw and, three-phase, its least loaded line (feeds.Loads)."""
+    feed_load_kw, lightest = feed_loads
     keys = list(inv.panels)
     n, n_racks = len(keys), len(inv.racks)
     racks_out: dict[str, npt.NDArray[Any]] = {
@@ -160,7 +162,7 @@ def panel_table(
             "failover_load_kw": failover,
             "failover_utilization_pct": 100.0 * failover / kw,
             "failover_case": case,
-            **_lines(inv, of, each, figures[:, 0], figures[:, 3], kw,
+            **_lines(inv, of, (each, lightest), figures[:, 0], figures[:, 3], kw,
                      (p, f, s, n_racks, failures)),
         }
     return Table(keys, PANEL_COLUMNS, columns), racks_out
@@ -309,7 +311,7 @@ def _least_heaviest(group: IDX, load: F64, n: int) -> F64:
 def _lines(
     inv: Inventory,
     of: IDX,
-    load: F64,
+    loads: tuple[F64, F64],
     voltage: F64,
     phase: F64,
     kw: F64,
@@ -322,10 +324,14 @@ def _lines(
     V / sqrt 3 than V (230 V off 400 V, 120 V off 208 V), else line to line (208 V
     off 208 V): its current then loads two lines, I = P / V each, which is P /
     sqrt 3 of line-to-neutral kW; the line a pair loads carries at least that
-    pair's current (the other currents on it are within 90 degrees). Three-phase
-    feeds put a third of their load on each line (their own lines are checked
-    per feed, power.feed-phase-overload). A panel of three-phase feeds alone
-    has its lines at a third of its load, in step with its own figures."""
+    pair's current (the other currents on it are within 90 degrees). A
+    three-phase feed puts on each line at least its own least loaded line with
+    every feed up (feeds._phases), whichever way it is rotated, in phase with
+    the line-to-neutral feeds where its PSUs are line to neutral too; after a
+    failure at least that much where it survives (its load only grows), none
+    where it is lost; a three-phase feed wired line to line counts for none (its
+    currents are 30 degrees off: a floor cannot add them to the others)."""
+    load, lightest = loads
     n = len(kw)
     three = phase == 3
     feeds = [placed.value for placed in inv.feeds.values()]
@@ -338,15 +344,16 @@ def _lines(
     single = on & (fp != 3)
     ln_group = np.where(single & ~line_to_line, of, -1)
     ll_group = np.where(single & line_to_line, of, -1)
-    three_feed = on & (fp == 3)
+    three_feed = on & (fp == 3) & failed[1].line_to_neutral
+    least = np.nan_to_num(lightest)
 
-    def floor(feed_load: F64) -> F64:
-        balanced = np.bincount(of[three_feed], weights=feed_load[three_feed], minlength=n) / 3.0
+    def floor(feed_load: F64, line: F64) -> F64:
+        balanced = np.bincount(of[three_feed], weights=line[three_feed], minlength=n)
         ln, ll = _least_heaviest(ln_group, feed_load, n), _least_heaviest(ll_group, feed_load, n)
         out: F64 = np.maximum(balanced + ln, ll / np.sqrt(3.0))
         return out
 
-    worst = floor(load)
+    worst = floor(load, least)
     case = np.full(n, "every feed up", dtype=object)
     if single.any():  # else every line is a third of the panel's own figures, failures included
         p, f, s, n_racks, failures = failed
@@ -357,8 +364,9 @@ def _lines(
             every = np.arange(n_feeds)
             moved, _, _ = group_failures(p, f, s, group.fails, group.cases, every, n_feeds, n_racks)
             for x in np.flatnonzero(moved.any(axis=1)).tolist():
+                gone = (group.down == x) | (moved[x] < -1e-9)  # lost: its load moved away
                 now = load + moved[x] - np.where(group.down == x, load, 0.0)
-                after = np.where(group.allowed[x], floor(now), -np.inf)
+                after = np.where(group.allowed[x], floor(now, np.where(gone, 0.0, least)), -np.inf)
                 worse = after > worst
                 worst, case = np.where(worse, after, worst), np.where(worse, group.cases[x], case)
     capacity = np.where(three, kw / 3.0, NAN)

@@ -320,9 +320,10 @@ def test_cli_a_2n_rack_with_both_sides_on_one_busway(cli: CliRunner, monkeypatch
 
 
 # ---------------------------------------------------------------- the lines of a three-phase panel
-def single_feeds(panel: str, feeds: list[tuple[str, int]]) -> tuple[str, str]:
+def single_feeds(panel: str, feeds: list[tuple[str, int]], psus: int = 2) -> tuple[str, str]:
     """A facility whose N racks each have one feed (`spec`) on panel RPP-1 and one
-    server drawing `watts` at peak through two PSUs on it."""
+    server drawing `watts` at peak through `psus` single-phase PSUs on it (on a
+    three-phase feed they are dealt over its lines: 3 make a balanced load)."""
     lines = ["kind: Facility", "name: f", "power:", "  it_capacity_kw: 2000", "  panels:",
              f"    - {{name: RPP-1, {panel}}}", "racks:"]
     rows = []
@@ -330,7 +331,7 @@ def single_feeds(panel: str, feeds: list[tuple[str, int]]) -> tuple[str, str]:
         feed = f"{{name: A, side: A, {spec}, panel: RPP-1}}"
         lines += [f"  - name: R{i}", "    redundancy: N", f"    feeds: [{feed}]"]
         rows.append(f"  - {{name: s{i}, rack: R{i}, position: 1, u_height: 4, power_w: {{max: {watts}}},"
-                    " psu: {count: 2, rating_w: 12000}}")
+                    f" psu: {{count: {psus}, rating_w: 12000}}}}")
     return "\n".join(lines) + "\n", "kind: Servers\nfacility: f\nservers:\n" + "\n".join(rows) + "\n"
 
 
@@ -355,8 +356,9 @@ THREE_63 = "voltage: 415, amps: 63, phase: 3"  # 36.2 kW
         ("voltage: 208, amps: 100", [(LL_208, 18000)], 9.607, 10.392, 108.18, True),
         # Two 9 kW feeds line to line: each on its own pair, 5.196 kW.
         ("voltage: 208, amps: 100", [(LL_208, 9000)] * 2, 9.607, 5.196, 54.09, False),
-        # 415 V 100 A, 57.504 kW, 19.168 a line: two 24 kW three-phase feeds put 16 kW on each
-        # line, one 5.5 kW single-phase feed 5.5 more on its line: 21.5 kW, 112.2 % (the panel 93 %).
+        # 415 V 100 A, 57.504 kW, 19.168 a line: two 24 kW three-phase feeds of 3 PSUs put 8 kW
+        # on each line each, one 5.5 kW single-phase feed 5.5 more on its line: 21.5 kW,
+        # 112.2 % (the panel 93 %).
         ("voltage: 415, amps: 100", [(THREE_63, 24000)] * 2 + [(LN_240, 5500)], 19.168, 21.5, 112.17, True),
     ],
 )
@@ -364,7 +366,7 @@ def test_single_phase_feeds_load_a_line_of_a_three_phase_panel(
     audit: Auditor, panel: str, feeds: list[tuple[str, int]], line_kw: float, worst_kw: float, pct: float,
     fires: bool,
 ) -> None:
-    run = audit(*single_feeds(panel, feeds))
+    run = audit(*single_feeds(panel, feeds, psus=3))
     rpp = run.capacity.panels.row(("f", "RPP-1"))
     assert rpp["phase_capacity_kw"] == pytest.approx(line_kw, abs=0.001)
     assert rpp["worst_phase_load_kw"] == pytest.approx(worst_kw, abs=0.001)
@@ -439,3 +441,18 @@ def test_an_n_racks_feeds_go_dark_with_their_ups_block(audit: Auditor) -> None:
     x = run.capacity.panels.row(("f", "X"))
     assert (x["load_kw"], x["failover_load_kw"], x["failover_case"]) == (108, 138, "rack R1 side A")
     assert "power.panel-failover" not in run.fired("panel/f/X")
+
+
+def test_an_unbalanced_three_phase_feed_is_counted_by_its_lightest_line(audit: Auditor) -> None:
+    """A three-phase feed whose one server's one PSU puts 9 kW on one line (9, 0, 0), and
+    a 7 kW single-phase feed, on a 415 V 50 A panel (9.584 kW a line): wired onto an
+    empty line the single feed leaves every line within (9 kW at most, 93.9 %). Taking
+    the three-phase feed as a third a line would read 3 + 7 = 10 kW (104 %), a false alarm;
+    its lightest line is 0, so the floor is the single feed's 7 kW (73.0 %)."""
+    feeds = [("voltage: 415, amps: 32, phase: 3", 9000), ("voltage: 240, amps: 40", 7000)]
+    facility, servers = single_feeds("voltage: 415, amps: 50", feeds, psus=1)
+    run = audit(facility, servers)
+    rpp = run.capacity.panels.row(("f", "RPP-1"))
+    assert rpp["worst_phase_load_kw"] == 7
+    assert rpp["worst_phase_pct"] == pytest.approx(73.04, abs=0.01)
+    assert "power.panel-phase-overload" not in run.fired("panel/f/RPP-1")
