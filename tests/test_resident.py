@@ -175,12 +175,16 @@ def test_other_code_ends_it_and_the_command_runs_here(
     assert _gone()
 
 
-def test_a_message_that_is_no_command_is_ignored(
-    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def path(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> str:
+    """The socket of `env`'s resident process, as this process finds it."""
     monkeypatch.setenv("XDG_RUNTIME_DIR", env["XDG_RUNTIME_DIR"])
-    path = resident.socket_path()
-    assert path is not None
+    found = resident.socket_path()
+    assert found is not None
+    return found
+
+
+def test_a_message_that_is_no_command_is_ignored(env: dict[str, str], path: str) -> None:
     for junk in (b"", b"\x00\x00\x00\x08garbage!", b"\xff\xff\xff\xff", b"\x00\x00\x00\x04\x00\x00\x00\x09"):
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.connect(path)
@@ -255,12 +259,7 @@ def test_standard_error_is_written_in_its_own_encoding(env: dict[str, str], tmp_
 
 
 @pytest.mark.slow
-def test_a_caller_that_sends_nothing_holds_no_one_up(
-    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("XDG_RUNTIME_DIR", env["XDG_RUNTIME_DIR"])
-    path = resident.socket_path()
-    assert path is not None
+def test_a_caller_that_sends_nothing_holds_no_one_up(env: dict[str, str], path: str) -> None:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as silent:
         silent.connect(path)
         start = time.monotonic()

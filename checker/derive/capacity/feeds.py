@@ -448,6 +448,27 @@ def group_failures(
     on `lands[g]`, -1: on none) as [failure x, group y]: the rows' load where
     they now draw, less what the same PSUs drew with every feed up; and the
     scenarios with their rows."""
+    sc, rows, failure = _group_scenarios(p, f, s, fails, cases, n_racks)
+    keys, kw = moved_onto(p, rows, failure, lands, n_lands)
+    moved = np.zeros(len(cases) * n_lands)
+    moved[keys] = kw
+    return moved.reshape(len(cases), n_lands), sc, rows
+
+
+def group_moves(
+    p: Pairs, f: FeedArrays, s: ServerArrays, fails: IDX, cases: npt.NDArray[Any], n_racks: int
+) -> tuple[npt.NDArray[np.int64], F64]:
+    """What group_failures moves onto each feed itself, sparse (keys failure x
+    n_feeds + feed, and kW): a failures x feeds table could be large."""
+    _, rows, failure = _group_scenarios(p, f, s, fails, cases, n_racks)
+    return moved_onto(p, rows, failure, np.arange(len(f.kw)), len(f.kw))
+
+
+def _group_scenarios(
+    p: Pairs, f: FeedArrays, s: ServerArrays, fails: IDX, cases: npt.NDArray[Any], n_racks: int
+) -> tuple[Scenarios, Rows, npt.NDArray[np.int64]]:
+    """group_failures' scenarios (one per failure and rack it touches), their rows,
+    and each row's failure."""
     n_feeds, width = len(f.kw), max(n_racks, 1)
     lost_feed = np.flatnonzero(fails >= 0)
     pair_key = fails[lost_feed].astype(np.int64) * width + f.rack[lost_feed]
@@ -460,10 +481,7 @@ def group_failures(
         np.sort(scenario_of.astype(np.int64) * n_feeds + lost_feed),
     )
     rows = scenario_rows(p, f, s, sc)
-    keys, kw = moved_onto(p, rows, failed[rows.scen].astype(np.int64), lands, n_lands)
-    moved = np.zeros(len(cases) * n_lands)
-    moved[keys] = kw
-    return moved.reshape(len(cases), n_lands), sc, rows
+    return sc, rows, failed[rows.scen].astype(np.int64)
 
 
 def moved_onto(

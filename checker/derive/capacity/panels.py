@@ -39,6 +39,7 @@ from checker.derive.capacity.feeds import (
     Scenarios,
     feed_kw,
     group_failures,
+    group_moves,
     moved_onto,
 )
 from checker.derive.capacity.servers import F64, IDX, NAN, ServerArrays
@@ -68,11 +69,15 @@ PANEL_COLUMNS = (
         " | rack NAME feed NAME",
         "string",
     ),
-    Column("phase_capacity_kw", "kW", "three-phase panels: capacity_kw / 3, what one line carries"),
+    Column(
+        "phase_capacity_kw", "kW",
+        "three-phase panels with single-phase feeds: capacity_kw / 3, what one line carries",
+    ),
     Column(
         "worst_phase_load_kw",
         "kW",
-        "three-phase panels, with every feed up or after another panel or a UPS block fails: the"
+        "three-phase panels with single-phase feeds, with every feed up or after another panel or"
+        " a UPS block fails: the"
         " least its most loaded line carries whichever lines"
         " its single-phase feeds are wired to (some line holds a third of them, rounded up, and"
         " the largest; line-to-line feeds as the line-to-neutral kW of their current; a three-phase"
@@ -347,34 +352,53 @@ def _lines(
     three_feed = on & (fp == 3) & failed[1].line_to_neutral
     least = np.nan_to_num(lightest)
 
-    def floor(feed_load: F64, line: F64) -> F64:
-        balanced = np.bincount(of[three_feed], weights=line[three_feed], minlength=n)
-        ln, ll = _least_heaviest(ln_group, feed_load, n), _least_heaviest(ll_group, feed_load, n)
+    def floor(feed_load: F64, line: F64, of_panel: npt.NDArray[np.bool_]) -> F64:
+        """The floor of each panel, from the feeds `of_panel` selects (the others' panels: 0)."""
+        three_on = three_feed & of_panel
+        balanced = np.bincount(of[three_on], weights=line[three_on], minlength=n)
+        ln = _least_heaviest(np.where(of_panel, ln_group, -1), feed_load, n)
+        ll = _least_heaviest(np.where(of_panel, ll_group, -1), feed_load, n)
         out: F64 = np.maximum(balanced + ln, ll / np.sqrt(3.0))
         return out
 
-    worst = floor(load, least)
+    worst = floor(load, least, on)
     case = np.full(n, "every feed up", dtype=object)
-    if single.any():  # else every line is a third of the panel's own figures, failures included
+    # Without single-phase feeds no failure raises the floor: a three-phase feed counts
+    # its every-feed-up lightest line in every state, or nothing where it is lost.
+    if single.any():
         p, f, s, n_racks, failures = failed
         n_feeds = len(of)
         for group in failures:
             if not (group.fails >= 0).any():
                 continue
-            every = np.arange(n_feeds)
-            moved, _, _ = group_failures(p, f, s, group.fails, group.cases, every, n_feeds, n_racks)
-            for x in np.flatnonzero(moved.any(axis=1)).tolist():
-                gone = (group.down == x) | (moved[x] < -1e-9)  # lost: its load moved away
-                now = load + moved[x] - np.where(group.down == x, load, 0.0)
-                after = np.where(group.allowed[x], floor(now, np.where(gone, 0.0, least)), -np.inf)
+            keys, moves = group_moves(p, f, s, group.fails, group.cases, n_racks)
+            failure, feed = keys // max(n_feeds, 1), keys % max(n_feeds, 1)
+            for x in np.unique(failure).tolist():
+                changed, by = feed[failure == x], moves[failure == x]
+                now = load.copy()
+                now[changed] += by
+                dark = group.down == x
+                now[dark] = 0.0
+                gone = dark.copy()
+                gone[changed[by < -1e-9]] = True  # lost: its load moved away
+                # Only the panels the failure moved load onto can have a higher floor.
+                touched = np.zeros(n, dtype=bool)
+                touched[of[changed][of[changed] >= 0]] = True
+                of_panel = on & touched[np.maximum(of, 0)]
+                after = floor(now, np.where(gone, 0.0, least), of_panel)
+                after = np.where(group.allowed[x] & touched, after, -np.inf)
                 worse = after > worst
                 worst, case = np.where(worse, after, worst), np.where(worse, group.cases[x], case)
-    capacity = np.where(three, kw / 3.0, NAN)
+    # Only single-phase feeds make a line carry more than its share: with none, the
+    # floor is at most a third of the panel's own load, and the figure would say less
+    # than failover_load_kw does.
+    shown = three & (np.bincount(of[single], minlength=n) > 0)
+    capacity = np.where(shown, kw / 3.0, NAN)
     with np.errstate(invalid="ignore", divide="ignore"):
         pct = np.where(capacity > 0, 100.0 * worst / capacity, NAN)
     return {
         "phase_capacity_kw": capacity,
-        "worst_phase_load_kw": np.where(three, worst, NAN),
-        "worst_phase_pct": np.where(three, pct, NAN),
-        "worst_phase_case": np.where(three, case, np.full(n, None, dtype=object)),
+        "worst_phase_load_kw": np.where(shown, worst, NAN),
+        "worst_phase_pct": np.where(shown, pct, NAN),
+        "worst_phase_case": np.where(shown, case, np.full(n, None, dtype=object)),
     }

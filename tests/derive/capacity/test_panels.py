@@ -328,7 +328,7 @@ def single_feeds(panel: str, feeds: list[tuple[str, int]], psus: int = 2) -> tup
              f"    - {{name: RPP-1, {panel}}}", "racks:"]
     rows = []
     for i, (spec, watts) in enumerate(feeds, 1):
-        feed = f"{{name: A, side: A, {spec}, panel: RPP-1}}"
+        feed = f"{{name: A, {spec}, panel: RPP-1}}"
         lines += [f"  - name: R{i}", "    redundancy: N", f"    feeds: [{feed}]"]
         rows.append(f"  - {{name: s{i}, rack: R{i}, position: 1, u_height: 4, power_w: {{max: {watts}}},"
                     f" psu: {{count: {psus}, rating_w: 12000}}}}")
@@ -456,3 +456,24 @@ def test_an_unbalanced_three_phase_feed_is_counted_by_its_lightest_line(audit: A
     assert rpp["worst_phase_load_kw"] == 7
     assert rpp["worst_phase_pct"] == pytest.approx(73.04, abs=0.01)
     assert "power.panel-phase-overload" not in run.fired("panel/f/RPP-1")
+
+
+def test_a_panel_of_three_phase_feeds_alone_has_no_line_figures(audit: Auditor) -> None:
+    """Its lines carry no more than a third of its load, which failover_load_kw already
+    holds: a line figure of every feed up would read as if the worst case were that."""
+    run = audit(facility(BUSWAYS, [ON_BUSWAYS] * 4), servers(4))
+    bw = run.capacity.panels.row(("f", "BW-A"))
+    assert not {"phase_capacity_kw", "worst_phase_load_kw", "worst_phase_pct", "worst_phase_case"} & set(bw)
+    assert bw["failover_load_kw"] == 240
+
+
+def test_the_panel_line_check_from_the_command_line(monkeypatch: pytest.MonkeyPatch, cli: CliRunner) -> None:
+    monkeypatch.chdir(ROOT / "tests" / "fixtures")
+    run = cli("audit", "panel-lines", "--select", "power.*", *AS_OF)
+    assert (run.code, run.err) == (1, "")
+    assert run.lines == [
+        "panel-lines/facility.yaml:11:7: error power.panel-phase-overload with every feed up, a line of"
+        " panel f/RPP-1 carries at least 11 kW however its 4 feeds are wired to its lines, 115 % of its"
+        " 9.58 kW a line, though the panel as a whole is within its 28.8 kW: that pole of its breaker trips",
+        summary(error=1),
+    ]
