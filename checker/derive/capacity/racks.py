@@ -34,10 +34,15 @@ ROLLING_SHARE = 1 / 2
 RACK_COLUMNS = (
     Column("feed_count", "", "power feeds"),
     Column("sided_feed_count", "", "feeds labelled side A or B"),
+    Column(
+        "labelled_side_count",
+        "",
+        "sides (A, B) with at least one feed: 2 is an A/B-fed rack, 1 a label with no side to fail over to",
+    ),
     Column("server_count", "", "servers in the rack (rack-mounted or not)"),
     Column("total_feed_kw", "kW", "sum of every feed's capacity (no failover)"),
-    Column("side_a_kw", "kW", "sum of side A feed capacity (2N racks, or any rack with A/B feeds)"),
-    Column("side_b_kw", "kW", "sum of side B feed capacity (2N racks, or any rack with A/B feeds)"),
+    Column("side_a_kw", "kW", "sum of side A feed capacity (2N racks, or any rack with feeds on both sides)"),
+    Column("side_b_kw", "kW", "sum of side B feed capacity (2N racks, or any rack with feeds on both sides)"),
     Column("one_side_kw", "kW", "min(side A, side B): what is left when a side fails"),
     Column("largest_feed_kw", "kW", "the largest single feed (what N+1 may lose)"),
     Column("capacity_kw", "kW", "N: sum of feeds; N+1: sum minus the largest feed; 2N: min(side A, side B)"),
@@ -155,15 +160,20 @@ def _power(racks: dict[str, Any], f: FeedArrays, s: ServerArrays, side_pct: F64)
     largest = np.zeros(n)
     np.maximum.at(largest, feed_rack, kw)
     sided = np.bincount(feed_rack, weights=(side != "").astype(np.float64), minlength=n)
+    on_a = np.bincount(feed_rack, weights=(side == "A").astype(np.float64), minlength=n) > 0
+    on_b = np.bincount(feed_rack, weights=(side == "B").astype(np.float64), minlength=n) > 0
     two_n, n_plus_1 = racks["redundancy"] == "2N", racks["redundancy"] == "N+1"
     capacity = np.where(two_n, np.minimum(a, b), np.where(n_plus_1, total - largest, total))
     on = s.rack >= 0
     load = np.bincount(s.rack[on], weights=s.peak_w[on] / 1000.0, minlength=n)
-    show_sides = two_n | (sided > 0)
+    # One feed labelled A on an N rack is a label, not a second source: there is
+    # no side to fail over to, so no side figures (0 kW "one side" was a false alarm).
+    show_sides = two_n | (on_a & on_b)
     with np.errstate(invalid="ignore", divide="ignore"):
         cols = {
             "feed_count": np.bincount(feed_rack, minlength=n).astype(np.float64),
             "sided_feed_count": sided,
+            "labelled_side_count": on_a.astype(np.float64) + on_b,
             "server_count": np.bincount(s.rack[on], minlength=n).astype(np.float64),
             "total_feed_kw": total,
             "side_a_kw": np.where(show_sides, a, NAN),

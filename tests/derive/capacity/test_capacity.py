@@ -127,6 +127,23 @@ def test_ab_feeds_on_an_n_rack_are_flagged(audit: Auditor) -> None:
     assert run.finding("power.n-rack-side-loss", "rack/f/R1").line == 6  # the rack's `redundancy:` line
 
 
+@pytest.mark.parametrize(
+    "sides", [("A", ""), ("A", "A"), ("B", "")], ids=["A and unlabelled", "A and A", "B and unlabelled"]
+)
+def test_a_side_label_without_the_other_side_is_no_ab_rack(audit: Auditor, sides: tuple[str, str]) -> None:
+    """Two 9.2 kW feeds carry a 12 kW server on an N rack; a side label on one or
+    both, with nothing on the other side, names no second source to lose."""
+    feeds = ", ".join(
+        f"{{name: f{i}, voltage: 415, amps: 16, phase: 3" + (f", side: {side}}}" if side else "}")
+        for i, side in enumerate(sides)
+    )
+    run = audit(rack(f"[{feeds}]", "N"), servers(srv("s", "position: 1, u_height: 4, power_w: {max: 12000}")))
+    row = run.capacity.racks.row(("f", "R1"))
+    assert (row["capacity_kw"], row["labelled_side_count"]) == (18.401, 1)
+    assert "one_side_kw" not in row and "side_a_kw" not in row
+    assert run.fired("rack/f/R1") == set()
+
+
 def test_ab_feeds_on_an_n_rack_that_one_side_carries_are_a_warning(audit: Auditor) -> None:
     run = audit(rack(ab(415, 16), "N"), servers(srv("s", "position: 1, u_height: 4, power_w: {max: 5000}")))
     assert run.fired("rack/f/R1") == {"power.n-rack-ab-labels"}
