@@ -126,7 +126,7 @@ def compute(inv: Inventory) -> Capacity:
     own_rack = rack_table(inv, racks, facilities, f, feed_columns, (switches, ats_pct), arrays, side_pct)
     ups_t, ups_racks, ups_capacity = ups.ups_table(inv, f, cabled, arrays, feed_columns["load_kw"])
     panels_t, panel_racks = panel_table(
-        inv, f, cabled, arrays, (feed_columns["load_kw"], loads.lightest_line_kw), racks["redundancy"],
+        inv, f, cabled, arrays, (feed_columns["load_kw"], loads.line_kw), racks["redundancy"],
         (loads.scenarios, loads.rows),
     )
     rack_t = Table(own_rack.keys, RACK_COLUMNS, {**own_rack.columns, **ups_racks, **panel_racks})

@@ -455,13 +455,47 @@ def group_failures(
     return moved.reshape(len(cases), n_lands), sc, rows
 
 
+@dataclass(frozen=True)
+class Moves:
+    """What failures move onto each feed itself, sparse: `keys` failure x n_feeds +
+    feed (sorted), `kw` what the feed's load changes by, and `lines` (one row per
+    key, ascending) what each line of a three-phase feed carries after the
+    failure (0 where none of its PSUs is live; NaN on a single-phase feed)."""
+
+    keys: npt.NDArray[np.int64]
+    kw: F64
+    lines: F64
+
+
 def group_moves(
     p: Pairs, f: FeedArrays, s: ServerArrays, fails: IDX, cases: npt.NDArray[Any], n_racks: int
-) -> tuple[npt.NDArray[np.int64], F64]:
-    """What group_failures moves onto each feed itself, sparse (keys failure x
-    n_feeds + feed, and kW): a failures x feeds table could be large."""
+) -> Moves:
+    """What group_failures moves onto each feed itself (Moves): a failures x feeds
+    table could be large."""
     _, rows, failure = _group_scenarios(p, f, s, fails, cases, n_racks)
-    return moved_onto(p, rows, failure, np.arange(len(f.kw)), len(f.kw))
+    return moves_of(p, f, s, rows, failure)
+
+
+def moves_of(p: Pairs, f: FeedArrays, s: ServerArrays, rows: Rows, failure: npt.NDArray[np.int64]) -> Moves:
+    """Moves of the scenario rows `rows`, each in failure `failure[row]`: a feed
+    is in one rack, so its rows in a failure are all its PSUs there."""
+    n_feeds = len(f.kw)
+    keys, kw = moved_onto(p, rows, failure, np.arange(n_feeds), n_feeds)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        each = s.peak_w[rows.server] / rows.live_psus[rows.at] / 1000.0
+    known = single_phase_psus(s)
+    every, sums = _line_loads(f, rows.feed, rows.live, each, known[rows.server], p.phase[rows.pair], failure)
+    feed = keys % max(n_feeds, 1)
+    lines = np.where(f.three_phase[feed], 0.0, NAN)[:, None].repeat(3, axis=1)
+    lines[np.searchsorted(keys, every)] = np.sort(sums, axis=1)
+    return Moves(keys, kw, lines)
+
+
+def single_phase_psus(s: ServerArrays) -> npt.NDArray[np.bool_]:
+    """Per server: its PSUs are single-phase ones the inventory gives. Three-phase
+    PSUs (power shelves) draw evenly from the three lines, as a server whose PSUs
+    the inventory does not give."""
+    return np.asarray([p is not None and p.phase == 1 for p in s.psu_parts], dtype=bool)[s.psu]
 
 
 def _group_scenarios(
@@ -507,15 +541,15 @@ class Loads:
     (FEED_COLUMNS but capacity and the rack's utilization), SERVER_COLUMNS,
     each ATS's highest load in % of its capacity (with every feed up or after
     a designed failure), the scenarios and their rows (for the shelves), and
-    each three-phase feed's least loaded line with every feed up (for panels:
-    what each line of the panel gets of it at least, however it is rotated)."""
+    what each line of each three-phase feed carries with every feed up, ascending
+    (for panels: however a feed is rotated, its lines add these to the panel's)."""
 
     feeds: dict[str, npt.NDArray[Any]]
     servers: dict[str, npt.NDArray[Any]]
     ats_pct: F64
     scenarios: Scenarios
     rows: Rows
-    lightest_line_kw: F64
+    line_kw: F64  # (feeds, 3)
 
 
 def feed_loads(
@@ -564,10 +598,8 @@ def feed_loads(
     normal_each = p.each_kw
     with np.errstate(invalid="ignore", divide="ignore"):
         failed_each = s.peak_w[row_server] / live_psus[at] / 1000.0
-    # Three-phase PSUs (power shelves) draw evenly from the three lines, as a
-    # server whose PSUs the inventory does not give.
-    known = np.asarray([p is not None and p.phase == 1 for p in parts], dtype=bool)[s.psu]
-    phase_cols, lightest = _phases(
+    known = single_phase_psus(s)
+    phase_cols, line_kw = _phases(
         f,
         np.concatenate((p.feed, row_feed)),
         np.concatenate((p.psus, live)),
@@ -597,7 +629,7 @@ def feed_loads(
         "failover_psu_case": low_case,
     }
     return Loads(feed_cols, server_cols | _psu_voltages(inv, f, len(redundancy), s, p), ats_pct, sc, rows,
-                 lightest)
+                 line_kw)
 
 
 def _psu_voltages(
@@ -669,20 +701,54 @@ def _phases(
     case: IDX,
     cases: npt.NDArray[Any],
 ) -> tuple[dict[str, npt.NDArray[Any]], F64]:
-    """The worst phase of each three-phase feed, and its lightest with every
-    feed up (case 0; NaN for a single-phase feed): its single-phase PSUs (rows of
-    `count` PSUs of `each_kw` on `feed`, in `case`) on the phase psu.feeds puts
-    them on (`phase` 0-2), the others dealt over the three phases (line to
-    neutral: L1, L2, L3; line to line, on a 208 V system: L1-L2, L2-L3, L3-L1)
-    in turn, heaviest first, so the counts split as evenly as whole PSUs allow
-    (8 PSUs: 3, 3 and 2) and the heaviest phase gets the heaviest PSUs. A
-    server whose PSUs the inventory does not give (`known` false) is taken as
-    a balanced load, a third on each phase: nothing says how it is wired.
+    """The worst phase of each three-phase feed over the cases (rows as
+    _line_loads takes them), and what each of its phases carries with every feed
+    up (case 0), ascending ((feeds, 3); NaN rows for a single-phase feed).
 
     Line to line, a line carries the currents of its two pairs 120 degrees
     apart: |I_L1| = sqrt(I_12^2 + I_31^2 + I_12 I_31), for a resistive load;
     the figure is given as the line-to-neutral kW that current would be
     (balanced pairs of P kW each give P a phase, as line to neutral)."""
+    n_feeds = len(f.kw)
+    every, sums = _line_loads(f, feed, count, each_kw, known, phase, case)
+    of_feed, of_case = every % max(n_feeds, 1), every // max(n_feeds, 1)
+    l1, l2, l3 = sums[:, 0], sums[:, 1], sums[:, 2]  # line to line: pairs 1-2, 2-3, 3-1
+    pairs_on = np.stack([l1**2 + l3**2 + l1 * l3, l1**2 + l2**2 + l1 * l2, l2**2 + l3**2 + l2 * l3])
+    lines = np.sqrt(pairs_on) / np.sqrt(3.0)
+    heaviest = np.where(f.line_to_neutral[of_feed], sums.max(axis=1), lines.max(axis=0))
+    worst, worst_case = worst_of(of_feed, heaviest, cases[of_case], n_feeds, high=True)
+    # A three-phase feed with no load: 0 a phase.
+    line_kw = np.where(f.three_phase, 0.0, NAN)[:, None].repeat(3, axis=1)
+    up = of_case == 0
+    line_kw[of_feed[up]] = np.sort(sums[up], axis=1)
+    phase_kw = np.where(f.three_phase, f.kw / 3.0, NAN)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return {
+            "phase_capacity_kw": phase_kw,
+            "worst_phase_load_kw": worst,
+            "worst_phase_pct": np.where(phase_kw > 0, 100.0 * worst / phase_kw, NAN),
+            "worst_phase_case": worst_case,
+        }, line_kw
+
+
+def _line_loads(
+    f: FeedArrays,
+    feed: IDX,
+    count: F64,
+    each_kw: F64,
+    known: npt.NDArray[np.bool_],
+    phase: IDX,
+    case: IDX | npt.NDArray[np.int64],
+) -> tuple[npt.NDArray[np.int64], F64]:
+    """What each phase of each three-phase feed carries in each case: keys case x
+    n_feeds + feed (sorted) and their (keys, 3) loads. Rows of `count` PSUs of
+    `each_kw` on `feed`, in `case`: its single-phase PSUs on the phase psu.feeds
+    puts them on (`phase` 0-2), the others dealt over the three phases (line to
+    neutral: L1, L2, L3; line to line, on a 208 V system: L1-L2, L2-L3, L3-L1)
+    in turn, heaviest first, so the counts split as evenly as whole PSUs allow
+    (8 PSUs: 3, 3 and 2) and the heaviest phase gets the heaviest PSUs. A
+    server whose PSUs the inventory does not give (`known` false) is taken as
+    a balanced load, a third on each phase: nothing says how it is wired."""
     n_feeds = len(f.kw)
     wanted = f.three_phase[feed] & (count > 0) & ~np.isnan(each_kw)
     placed = wanted & (phase >= 0)
@@ -708,24 +774,7 @@ def _phases(
     spread = np.bincount(where[n_dealt:n_spread], weights=(count * each_kw)[balanced], minlength=len(every))
     sums += (spread / 3.0)[:, None]
     np.add.at(sums, (where[n_spread:], phase[placed]), (count * each_kw)[placed])
-    of_feed, of_case = every % max(n_feeds, 1), every // max(n_feeds, 1)
-    l1, l2, l3 = sums[:, 0], sums[:, 1], sums[:, 2]  # line to line: pairs 1-2, 2-3, 3-1
-    pairs_on = np.stack([l1**2 + l3**2 + l1 * l3, l1**2 + l2**2 + l1 * l2, l2**2 + l3**2 + l2 * l3])
-    lines = np.sqrt(pairs_on) / np.sqrt(3.0)
-    heaviest = np.where(f.line_to_neutral[of_feed], sums.max(axis=1), lines.max(axis=0))
-    worst, worst_case = worst_of(of_feed, heaviest, cases[of_case], n_feeds, high=True)
-    lightest = np.where(f.three_phase, 0.0, NAN)  # a three-phase feed with no load: 0 a line
-    up = of_case == 0
-    at_up = of_feed[up]
-    lightest[at_up] = np.where(f.line_to_neutral[at_up], sums[up].min(axis=1), lines[:, up].min(axis=0))
-    phase_kw = np.where(f.three_phase, f.kw / 3.0, NAN)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return {
-            "phase_capacity_kw": phase_kw,
-            "worst_phase_load_kw": worst,
-            "worst_phase_pct": np.where(phase_kw > 0, 100.0 * worst / phase_kw, NAN),
-            "worst_phase_case": worst_case,
-        }, lightest
+    return every, sums
 
 
 def feed_table(

@@ -34,6 +34,7 @@ import numpy.typing as npt
 
 from checker.derive.capacity.feeds import (
     FeedArrays,
+    Moves,
     Pairs,
     Rows,
     Scenarios,
@@ -41,6 +42,7 @@ from checker.derive.capacity.feeds import (
     group_failures,
     group_moves,
     moved_onto,
+    moves_of,
 )
 from checker.derive.capacity.servers import F64, IDX, NAN, ServerArrays
 from checker.derive.capacity.table import Column, Table
@@ -76,15 +78,19 @@ PANEL_COLUMNS = (
     Column(
         "worst_phase_load_kw",
         "kW",
-        "three-phase panels with single-phase feeds, with every feed up or after another panel or"
-        " a UPS block fails: the"
-        " least its most loaded line carries whichever lines"
-        " its single-phase feeds are wired to (some line holds a third of them, rounded up, and"
-        " the largest; line-to-line feeds as the line-to-neutral kW of their current; a three-phase"
-        " feed its own least loaded line on each)",
+        "three-phase panels with single-phase feeds, with every feed up, after another panel or a UPS"
+        " block fails, or after a rack's designed failure: the least its most loaded line carries"
+        " whichever lines its feeds are wired to (loads dealt whole over three lines: of the 3j + 1"
+        " largest some line holds j + 1, and some line a third of the sum; line-to-line feeds as the"
+        " line-to-neutral kW of their current; a three-phase feed its lightest phase on each line and"
+        " its two others' excess to deal)",
     ),
     Column("worst_phase_pct", "%", "worst_phase_load_kw / phase_capacity_kw x 100"),
-    Column("worst_phase_case", "", "when: every feed up | panel NAME | UPS block NAME", "string"),
+    Column(
+        "worst_phase_case", "",
+        "when: every feed up | panel NAME | UPS block NAME | rack NAME side A (or B) | rack NAME feed NAME",
+        "string",
+    ),
 )
 
 @dataclass(frozen=True)
@@ -126,8 +132,8 @@ def panel_table(
     designed: tuple[Scenarios, Rows],
 ) -> tuple[Table[Any], dict[str, npt.NDArray[Any]]]:
     """The panel table, and the racks' RACK_COLUMNS. `feed_loads`: each feed's
-    load_kw and, three-phase, its least loaded line (feeds.Loads)."""
-    feed_load_kw, lightest = feed_loads
+    load_kw and, three-phase, what each of its phases carries (feeds.Loads)."""
+    feed_load_kw, line_kw = feed_loads
     keys = list(inv.panels)
     n, n_racks = len(keys), len(inv.racks)
     racks_out: dict[str, npt.NDArray[Any]] = {
@@ -167,8 +173,8 @@ def panel_table(
             "failover_load_kw": failover,
             "failover_utilization_pct": 100.0 * failover / kw,
             "failover_case": case,
-            **_lines(inv, of, (each, lightest), figures[:, 0], figures[:, 3], kw,
-                     (p, f, s, n_racks, failures)),
+            **_lines(inv, of, (each, line_kw), figures[:, 0], figures[:, 3], kw,
+                     (p, f, s, n_racks, failures, designed)),
         }
     return Table(keys, PANEL_COLUMNS, columns), racks_out
 
@@ -290,27 +296,181 @@ def _rack_failures(
     return failover, case
 
 
-def _least_heaviest(group: IDX, load: F64, n: int) -> F64:
-    """Per group of single-phase feeds (`group[i]`, -1: none) dealt over three
-    lines (or line pairs): the least load the heaviest of the three carries,
-    whichever way they are dealt. Some line holds ceil(k/3) of the k feeds, so
-    at least the ceil(k/3) smallest; and one holds the largest. A floor, never
-    an estimate: over it, no wiring of these feeds keeps every line in."""
-    keep = group >= 0
-    g, x = group[keep], load[keep]
+# A panel's line floors after its failures are worked out over (failure, feed
+# on the panel) rows, CHUNK_ROWS at a time; a panel whose failures x feeds pass
+# PANEL_ROWS (thousands of feeds on one panel: no panelboard or busway has so
+# many) gets the floor of its changed feeds and its average line instead, which
+# is lower or equal: a floor all the same, in time linear in the moves.
+CHUNK_ROWS = 1 << 20
+PANEL_ROWS = 1 << 18
+# How a feed loads a three-phase panel's lines.
+NONE, LINE_NEUTRAL, LINE_LINE, THREE = -1, 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Wiring:
+    """The feeds of the three-phase panels with single-phase feeds (`shown`): feed
+    g is on panel of[g], loading its lines as kind[g] (NONE: not on such a panel,
+    or a three-phase feed wired line to line, whose currents are 30 degrees off
+    the others': a floor cannot add them), with load[g] and, three-phase, what
+    each of its phases carries (line_kw[g], ascending), every feed up."""
+
+    of: IDX
+    kind: IDX
+    load: F64
+    line_kw: F64
+    shown: npt.NDArray[np.bool_]
+
+    def members(self) -> IDX:
+        """The wired feeds, panel by panel."""
+        on = np.flatnonzero(self.kind != NONE)
+        return on[np.argsort(self.of[on], kind="stable")]
+
+
+def _heaviest(group: IDX, load: F64, n: int) -> F64:
+    """Per group of loads (`group[i]`) dealt whole over three lines (or line
+    pairs): the least the heaviest of the three carries, whichever way they are
+    dealt. With the loads largest first x0 >= x1 >= ..., of the first 3j + 1 some
+    line holds j + 1, so at least x(2j) + ... + x(3j) (j = 0: the largest); and
+    some line holds a third of the sum. A floor, never an estimate: over it, no
+    wiring keeps every line in."""
     out = np.zeros(n)
-    if not len(g):
+    if not len(group):
         return out
-    order = np.lexsort((x, g))
-    g, x = g[order], x[order]
+    order = np.lexsort((-load, group))
+    g, x = group[order], load[order]
     starts = np.flatnonzero(np.concatenate(([True], g[1:] != g[:-1])))
     counts = np.diff(np.append(starts, len(g)))
     rank = np.arange(len(g)) - np.repeat(starts, counts)
-    fewest = np.repeat(-(-counts // 3), counts)  # ceil(k / 3)
-    smallest = np.bincount(g[rank < fewest], weights=x[rank < fewest], minlength=n)
-    largest = np.zeros(n)
-    largest[g[starts + counts - 1]] = x[starts + counts - 1]
-    return np.maximum(smallest, largest)
+    cum = np.concatenate(([0.0], np.cumsum(x)))
+    at = np.flatnonzero(rank % 3 == 0)
+    start, j = np.repeat(starts, counts)[at], rank[at] // 3
+    np.maximum.at(out, g[at], cum[start + 3 * j + 1] - cum[start + 2 * j])
+    out = np.maximum(out, np.bincount(g, weights=x, minlength=n) / 3.0)
+    return out
+
+
+def _floors(state: IDX, kind: IDX, load: F64, lines: F64, n: int) -> F64:
+    """The heaviest line's floor of each of `n` states (rows: a feed of a panel in
+    state `state[row]`, loading it as `kind[row]`). A three-phase feed puts its
+    lightest phase on every line, however it is rotated, and its two others'
+    excess over it on two lines: loads to deal, as a single-phase feed's."""
+    three, ln, ll = kind == THREE, kind == LINE_NEUTRAL, kind == LINE_LINE
+    base = np.bincount(state[three], weights=lines[three, 0], minlength=n)
+    group = np.concatenate((state[ln], state[three], state[three]))
+    dealt = np.concatenate((load[ln], lines[three, 1] - lines[three, 0], lines[three, 2] - lines[three, 0]))
+    out: F64 = np.maximum(base + _heaviest(group, dealt, n), _heaviest(state[ll], load[ll], n) / np.sqrt(3.0))
+    return out
+
+
+def _after(
+    w: Wiring, mv: Moves, down: IDX | None, allowed: npt.NDArray[np.bool_] | None
+) -> tuple[F64, IDX]:
+    """Each panel's highest line floor over the failures of `mv` that change a feed
+    on it (allowed[x, panel] where given; feed g dark in failure down[g] where
+    given), and that failure (-inf and -1: none). Ties go to the first failure."""
+    n, n_feeds = len(w.shown), max(len(w.of), 1)
+    best, which = np.full(n, -np.inf), np.full(n, -1, dtype=np.intp)
+    feed = (mv.keys % n_feeds).astype(np.intp)
+    x = (mv.keys // n_feeds).astype(np.intp)
+    hit = w.kind[feed] != NONE
+    if allowed is not None:
+        hit[hit] = allowed[x[hit], w.of[feed[hit]]]
+    pair = np.unique(x[hit].astype(np.int64) * n + w.of[feed[hit]])
+    pair_x, pair_panel = (pair // n).astype(np.intp), (pair % n).astype(np.intp)
+    members = w.members()
+    count = np.bincount(w.of[members], minlength=n)
+    first = np.cumsum(count) - count
+    exact = (np.bincount(pair_panel, minlength=n) * count <= PANEL_ROWS)[pair_panel]
+    todo = np.flatnonzero(exact)
+    ends = np.cumsum(count[pair_panel[todo]])
+    for lo, hi in _chunks(ends):
+        pp = todo[lo:hi]
+        lengths = count[pair_panel[pp]]
+        row_pair = np.repeat(np.arange(len(pp)), lengths)
+        within = np.arange(len(row_pair)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        row_feed = members[first[pair_panel[pp]][row_pair] + within]
+        row_x = pair_x[pp][row_pair]
+        load, lines = _state(w, mv, down, row_x, row_feed)
+        floors = _floors(row_pair, w.kind[row_feed], load, lines, len(pp))
+        _keep_worst(best, which, pair_panel[pp], floors, pair_x[pp])
+    rest = np.flatnonzero(~exact)
+    if len(rest):
+        _keep_worst(best, which, pair_panel[rest], _coarse(w, mv, down, pair_x[rest], pair_panel[rest]),
+                    pair_x[rest])
+    return best, which
+
+
+def _chunks(ends: npt.NDArray[np.int64]) -> list[tuple[int, int]]:
+    """Runs of pairs whose rows (cumulative `ends`) fit CHUNK_ROWS (one pair at least)."""
+    out, lo, done = [], 0, 0
+    while lo < len(ends):
+        hi = max(int(np.searchsorted(ends, done + CHUNK_ROWS, side="right")), lo + 1)
+        out.append((lo, hi))
+        lo, done = hi, int(ends[hi - 1])
+    return out
+
+
+def _state(w: Wiring, mv: Moves, down: IDX | None, x: IDX, feed: IDX) -> tuple[F64, F64]:
+    """Each (failure x, feed) row's load and phases in that failure."""
+    key = x.astype(np.int64) * max(len(w.of), 1) + feed
+    pos = np.minimum(np.searchsorted(mv.keys, key), max(len(mv.keys) - 1, 0))
+    found = mv.keys[pos] == key if len(mv.keys) else np.zeros(len(key), dtype=bool)
+    load = np.where(found, w.load[feed] + mv.kw[pos], w.load[feed])
+    lines = np.where(found[:, None], mv.lines[pos], w.line_kw[feed])
+    if down is not None:
+        dark = down[feed] == x
+        load[dark], lines[dark] = 0.0, 0.0
+    return load, lines
+
+
+def _coarse(w: Wiring, mv: Moves, down: IDX | None, x: IDX, panel: IDX) -> F64:
+    """The lower floor past PANEL_ROWS: per (failure x, panel) pair (sorted), the
+    larger of a third of its line-to-neutral load (every feed of the panel up, plus
+    what the failure changes, less its dark feeds) and what each changed feed alone
+    puts on a line (a line-to-line feed's load / sqrt 3)."""
+    n, n_feeds = len(w.shown), max(len(w.of), 1)
+    pair = x.astype(np.int64) * n + panel
+    members = w.members()
+    ln_kind = np.isin(w.kind, (LINE_NEUTRAL, THREE))
+    total = np.bincount(w.of[members], weights=np.where(ln_kind[members], w.load[members], 0.0), minlength=n)
+    sums = total[panel].astype(np.float64)
+    key_feed = (mv.keys % n_feeds).astype(np.intp)
+    changed = np.flatnonzero(w.kind[key_feed] != NONE)
+    at, mine = _pair_of(pair, (mv.keys[changed] // n_feeds) * n + w.of[key_feed[changed]])
+    changed = changed[mine]
+    feed, fx = key_feed[changed], (mv.keys[changed] // n_feeds).astype(np.intp)
+    now, lines = _state(w, mv, down, fx, feed)
+    np.add.at(sums, at, np.where(ln_kind[feed], now - w.load[feed], 0.0))
+    if down is not None:
+        dark = np.flatnonzero((down >= 0) & ln_kind)
+        dark_at, dark_mine = _pair_of(pair, down[dark].astype(np.int64) * n + w.of[dark])
+        dark = dark[dark_mine]
+        # A dark feed the failure also moved load off is already counted at 0 above.
+        moved = np.isin(dark.astype(np.int64) + down[dark].astype(np.int64) * n_feeds, mv.keys[changed])
+        np.add.at(sums, dark_at[~moved], -w.load[dark[~moved]])
+    out: F64 = np.maximum(sums, 0.0) / 3.0
+    by_line = np.where(w.kind[feed] == LINE_LINE, now / np.sqrt(3.0), now)
+    alone = np.where(w.kind[feed] == THREE, lines[:, 2], by_line)
+    np.maximum.at(out, at, alone)
+    return out
+
+
+def _pair_of(pair: npt.NDArray[np.int64], key: npt.NDArray[np.int64]) -> tuple[IDX, npt.NDArray[np.bool_]]:
+    """Where each key is in the sorted `pair`, and which keys are there."""
+    at = np.searchsorted(pair, key)
+    mine = (at < len(pair)) & (pair[np.minimum(at, max(len(pair) - 1, 0))] == key) if len(pair) else at < 0
+    return at[mine], mine
+
+
+def _keep_worst(best: F64, which: IDX, panel: IDX, value: F64, x: IDX) -> None:
+    """Raise best[panel] to each pair's value where higher (ties: the first failure)."""
+    order = np.lexsort((x, -value, panel))
+    first = np.concatenate(([True], panel[order][1:] != panel[order][:-1])) if len(order) else order > 0
+    pick = order[first]
+    higher = value[pick] > best[panel[pick]]
+    best[panel[pick[higher]]] = value[pick[higher]]
+    which[panel[pick[higher]]] = x[pick[higher]]
 
 
 def _lines(
@@ -320,23 +480,21 @@ def _lines(
     voltage: F64,
     phase: F64,
     kw: F64,
-    failed: tuple[Pairs, FeedArrays, ServerArrays, int, list[Failures]],
+    failed: tuple[Pairs, FeedArrays, ServerArrays, int, list[Failures], tuple[Scenarios, Rows]],
 ) -> dict[str, npt.NDArray[Any]]:
-    """The phase columns of each three-phase panel: its heaviest line's floor with
-    every feed up and after each failure of another panel or a UPS block (the
-    feeds' loads then as the failure leaves them, feeds.group_failures). A
-    single-phase feed on it is wired line to neutral where its voltage is nearer
-    V / sqrt 3 than V (230 V off 400 V, 120 V off 208 V), else line to line (208 V
-    off 208 V): its current then loads two lines, I = P / V each, which is P /
-    sqrt 3 of line-to-neutral kW; the line a pair loads carries at least that
-    pair's current (the other currents on it are within 90 degrees). A
-    three-phase feed puts on each line at least its own least loaded line with
-    every feed up (feeds._phases), whichever way it is rotated, in phase with
-    the line-to-neutral feeds where its PSUs are line to neutral too; after a
-    failure at least that much where it survives (its load only grows), none
-    where it is lost; a three-phase feed wired line to line counts for none (its
-    currents are 30 degrees off: a floor cannot add them to the others)."""
-    load, lightest = loads
+    """The phase columns of each three-phase panel with single-phase feeds: its
+    heaviest line's floor (_floors) with every feed up, after each failure of
+    another panel or a UPS block, and after each rack's designed failure (the
+    feeds' loads and phases then as the failure leaves them: feeds.group_moves,
+    feeds.moves_of). A single-phase feed on it is wired line to neutral where its
+    voltage is nearer V / sqrt 3 than V (230 V off 400 V, 120 V off 208 V), else
+    line to line (208 V off 208 V): its current then loads two lines, I = P / V
+    each, which is P / sqrt 3 of line-to-neutral kW; the line a pair loads
+    carries at least that pair's current (the other currents on it are within
+    90 degrees). A three-phase feed is in phase with the line-to-neutral feeds
+    where its PSUs are line to neutral too."""
+    load, line_kw = loads
+    p, f, s, n_racks, failures, designed = failed
     n = len(kw)
     three = phase == 3
     feeds = [placed.value for placed in inv.feeds.values()]
@@ -347,52 +505,35 @@ def _lines(
     with np.errstate(divide="ignore", invalid="ignore"):
         line_to_line = np.abs(np.log(fv / v)) < np.abs(np.log(fv * np.sqrt(3.0) / v))
     single = on & (fp != 3)
-    ln_group = np.where(single & ~line_to_line, of, -1)
-    ll_group = np.where(single & line_to_line, of, -1)
-    three_feed = on & (fp == 3) & failed[1].line_to_neutral
-    least = np.nan_to_num(lightest)
-
-    def floor(feed_load: F64, line: F64, of_panel: npt.NDArray[np.bool_]) -> F64:
-        """The floor of each panel, from the feeds `of_panel` selects (the others' panels: 0)."""
-        three_on = three_feed & of_panel
-        balanced = np.bincount(of[three_on], weights=line[three_on], minlength=n)
-        ln = _least_heaviest(np.where(of_panel, ln_group, -1), feed_load, n)
-        ll = _least_heaviest(np.where(of_panel, ll_group, -1), feed_load, n)
-        out: F64 = np.maximum(balanced + ln, ll / np.sqrt(3.0))
-        return out
-
-    worst = floor(load, least, on)
-    case = np.full(n, "every feed up", dtype=object)
-    # Without single-phase feeds no failure raises the floor: a three-phase feed counts
-    # its every-feed-up lightest line in every state, or nothing where it is lost.
-    if single.any():
-        p, f, s, n_racks, failures = failed
-        n_feeds = len(of)
-        for group in failures:
-            if not (group.fails >= 0).any():
-                continue
-            keys, moves = group_moves(p, f, s, group.fails, group.cases, n_racks)
-            failure, feed = keys // max(n_feeds, 1), keys % max(n_feeds, 1)
-            for x in np.unique(failure).tolist():
-                changed, by = feed[failure == x], moves[failure == x]
-                now = load.copy()
-                now[changed] += by
-                dark = group.down == x
-                now[dark] = 0.0
-                gone = dark.copy()
-                gone[changed[by < -1e-9]] = True  # lost: its load moved away
-                # Only the panels the failure moved load onto can have a higher floor.
-                touched = np.zeros(n, dtype=bool)
-                touched[of[changed][of[changed] >= 0]] = True
-                of_panel = on & touched[np.maximum(of, 0)]
-                after = floor(now, np.where(gone, 0.0, least), of_panel)
-                after = np.where(group.allowed[x] & touched, after, -np.inf)
-                worse = after > worst
-                worst, case = np.where(worse, after, worst), np.where(worse, group.cases[x], case)
     # Only single-phase feeds make a line carry more than its share: with none, the
     # floor is at most a third of the panel's own load, and the figure would say less
     # than failover_load_kw does.
     shown = three & (np.bincount(of[single], minlength=n) > 0)
+    wired = on & shown[np.maximum(of, 0)] if len(of) else on
+    kind = np.full(len(of), NONE, dtype=np.intp)
+    kind[wired & single & ~line_to_line] = LINE_NEUTRAL
+    kind[wired & single & line_to_line] = LINE_LINE
+    kind[wired & (fp == 3) & f.line_to_neutral] = THREE
+    w = Wiring(of, kind, load, line_kw, shown)
+    members = w.members()
+    worst = _floors(of[members], kind[members], load[members], line_kw[members], n)
+    case = np.full(n, "every feed up", dtype=object)
+    if shown.any():
+        for group in failures:
+            if not (group.fails >= 0).any():
+                continue
+            mv = group_moves(p, f, s, group.fails, group.cases, n_racks)
+            after, x = _after(w, mv, group.down, group.allowed)
+            worse = after > worst
+            worst[worse], case[worse] = after[worse], group.cases[x[worse]]
+        sc, rows = designed
+        if len(sc.rack):
+            after, x = _after(w, moves_of(p, f, s, rows, rows.scen.astype(np.int64)), None, None)
+            worse = after > worst
+            racks = list(inv.racks)
+            worst[worse] = after[worse]
+            case[worse] = [f"rack {racks[r][1]} {c}" for r, c in
+                           zip(sc.rack[x[worse]].tolist(), sc.case[x[worse]].tolist(), strict=True)]
     capacity = np.where(shown, kw / 3.0, NAN)
     with np.errstate(invalid="ignore", divide="ignore"):
         pct = np.where(capacity > 0, 100.0 * worst / capacity, NAN)

@@ -336,6 +336,7 @@ def single_feeds(panel: str, feeds: list[tuple[str, int]], psus: int = 2) -> tup
 
 
 LN_240 = "voltage: 240, amps: 32"  # single-phase, 240 x 32 x 0.8 = 6.144 kW
+LN_240_63 = "voltage: 240, amps: 63"  # 12.096 kW
 LL_208 = "voltage: 208, amps: 125"  # single-phase across two lines, 20.8 kW
 THREE_63 = "voltage: 415, amps: 63, phase: 3"  # 36.2 kW
 
@@ -348,8 +349,16 @@ THREE_63 = "voltage: 415, amps: 63, phase: 3"  # 36.2 kW
         ("voltage: 415, amps: 50", [(LN_240, 5500)] * 4, 9.584, 11, 114.77, True),
         # Three: one a line, 5.5 kW (57.4 %).
         ("voltage: 415, amps: 50", [(LN_240, 5500)] * 3, 9.584, 5.5, 57.39, False),
-        # Five, one of them 2 kW: a line holds two, at least the two smallest, 2 + 5.5.
-        ("voltage: 415, amps: 50", [(LN_240, 2000)] + [(LN_240, 5500)] * 4, 9.584, 7.5, 78.25, False),
+        # Five, one of them 2 kW: of the four 5.5 kW feeds a line holds two, 11 kW. (The two
+        # smallest of the five on a line, 7.5 kW (78.3 %), passed it: a false pass.)
+        ("voltage: 415, amps: 50", [(LN_240, 2000)] + [(LN_240, 5500)] * 4, 9.584, 11, 114.77, True),
+        # 415 V 100 A, 19.168 kW a line: four 10 kW feeds and two of 1 kW. Of the four a line
+        # holds two, 20 kW (104.3 %); a third of the 42 kW is 14, the largest 10 (the panel 73 %).
+        ("voltage: 415, amps: 100", [(LN_240_63, 10000)] * 4 + [(LN_240_63, 1000)] * 2, 19.168, 20, 104.34,
+         True),
+        # Three 10 kW feeds and three of 1 kW: one 10 a line, and the 1s beside them: 11 kW.
+        ("voltage: 415, amps: 100", [(LN_240_63, 10000)] * 3 + [(LN_240_63, 1000)] * 3, 19.168, 11, 57.39,
+         False),
         # 208 V 100 A: 28.82 kW, 9.607 a line. One 18 kW feed line to line draws
         # 18000 / 208 = 86.5 A on two lines: 18 / sqrt 3 = 10.392 kW of a line (108.2 %),
         # the panel 62.5 %.
@@ -448,13 +457,13 @@ def test_an_unbalanced_three_phase_feed_is_counted_by_its_lightest_line(audit: A
     a 7 kW single-phase feed, on a 415 V 50 A panel (9.584 kW a line): wired onto an
     empty line the single feed leaves every line within (9 kW at most, 93.9 %). Taking
     the three-phase feed as a third a line would read 3 + 7 = 10 kW (104 %), a false alarm;
-    its lightest line is 0, so the floor is the single feed's 7 kW (73.0 %)."""
+    its lightest line is 0 and its heaviest 9: the floor is 9 kW, which that wiring meets."""
     feeds = [("voltage: 415, amps: 32, phase: 3", 9000), ("voltage: 240, amps: 40", 7000)]
     facility, servers = single_feeds("voltage: 415, amps: 50", feeds, psus=1)
     run = audit(facility, servers)
     rpp = run.capacity.panels.row(("f", "RPP-1"))
-    assert rpp["worst_phase_load_kw"] == 7
-    assert rpp["worst_phase_pct"] == pytest.approx(73.04, abs=0.01)
+    assert rpp["worst_phase_load_kw"] == 9
+    assert rpp["worst_phase_pct"] == pytest.approx(93.91, abs=0.01)
     assert "power.panel-phase-overload" not in run.fired("panel/f/RPP-1")
 
 
@@ -472,8 +481,164 @@ def test_the_panel_line_check_from_the_command_line(monkeypatch: pytest.MonkeyPa
     run = cli("audit", "panel-lines", "--select", "power.*", *AS_OF)
     assert (run.code, run.err) == (1, "")
     assert run.lines == [
-        "panel-lines/facility.yaml:11:7: error power.panel-phase-overload with every feed up, a line of"
+        "panel-lines/facility.yaml:16:7: error power.panel-phase-overload with every feed up, a line of"
         " panel f/RPP-1 carries at least 11 kW however its 4 feeds are wired to its lines, 115 % of its"
         " 9.58 kW a line, though the panel as a whole is within its 28.8 kW: that pole of its breaker trips",
-        summary(error=1),
+        "panel-lines/facility.yaml:17:7: error power.panel-phase-overload when rack R5 feed a fails, a line"
+        " of panel f/RPP-2 carries at least 9 kW however its 3 feeds are wired to its lines, 117 % of its"
+        " 7.67 kW a line, though the panel as a whole is within its 23.0 kW: that pole of its breaker trips",
+        "panel-lines/facility.yaml:31:5: error power.rack-panel-loss N+1 rack f/R5 has two or more of its"
+        " feeds on panel RPP-2: when that panel's breaker opens the rack loses more feeds than it is sized to"
+        " lose",
+        summary(error=3),
     ]
+
+
+def test_two_three_phase_feeds_on_two_lines_each_overload_one_whatever_the_rotation(audit: Auditor) -> None:
+    """Two 415 V 63 A three-phase feeds, each with a 24 kW server of 2 single-phase PSUs
+    (12 kW on two lines, none on the third), and a 1 kW single-phase feed on a 415 V 100 A
+    panel (19.168 kW a line): four 12 kW loads on three lines, so some line carries two,
+    24 kW (125.2 %), though the panel carries 49 of its 57.5 kW. Counting each three-phase
+    feed by its lightest line alone (0) left 1 kW: a false pass."""
+    run = audit(*single_feeds("voltage: 415, amps: 100", [(THREE_63, 24000)] * 2 + [(LN_240, 1000)]))
+    rpp = run.capacity.panels.row(("f", "RPP-1"))
+    assert (rpp["worst_phase_load_kw"], rpp["worst_phase_case"]) == (24, "every feed up")
+    assert rpp["worst_phase_pct"] == pytest.approx(125.21, abs=0.01)
+    assert run.fired("panel/f/RPP-1") == {"power.panel-phase-overload"}
+
+
+def two_panel_facility(
+    racks: list[str], servers: list[str], rpp_a: str = "voltage: 415, amps: 80"
+) -> tuple[str, str]:
+    """A facility `f` with panels RPP-A and RPP-B (415 V 80 A), and `racks`, `servers` (YAML lines)."""
+    lines = ["kind: Facility", "name: f", "power:", "  it_capacity_kw: 2000", "  panels:",
+             f"    - {{name: RPP-A, {rpp_a}}}", "    - {name: RPP-B, voltage: 415, amps: 80}", "racks:",
+             *racks]
+    return "\n".join(lines) + "\n", "kind: Servers\nfacility: f\nservers:\n" + "\n".join(servers) + "\n"
+
+
+def test_a_three_phase_feed_doubles_on_its_lines_when_the_other_panel_fails(audit: Auditor) -> None:
+    """RPP-A, 415 V 80 A: 415 x 80 x 0.8 x sqrt 3 = 46.003 kW, 15.334 a line. A 2N rack's
+    415 V 63 A three-phase feeds, A on RPP-A and B on RPP-B, carry an 18 kW server of 6
+    PSUs (3 a side): 9 kW a feed, 3 a line. An N rack's 12 kW on a 240 V 63 A single-phase
+    feed on RPP-A. Every feed up: 3 + 12 = 15 kW on a line (97.8 %). RPP-B fails: the A
+    feed carries 18 kW, 6 a line: 6 + 12 = 18 kW (117.4 %), the panel 30 kW (65.2 %).
+    Counting the A feed by its lines with every feed up read 15 kW: a false pass."""
+    facility, servers = two_panel_facility(
+        ["  - name: R1", "    redundancy: 2N", "    feeds:",
+         f"      - {{name: A, side: A, {THREE_63}, panel: RPP-A}}",
+         f"      - {{name: B, side: B, {THREE_63}, panel: RPP-B}}",
+         "  - name: R2", "    redundancy: N", f"    feeds: [{{name: A, {LN_240_63}, panel: RPP-A}}]"],
+        ["  - {name: s1, rack: R1, position: 1, u_height: 4, power_w: {max: 18000},"
+         " psu: {count: 6, rating_w: 6000, redundant: 3}}",
+         "  - {name: s2, rack: R2, position: 1, u_height: 4, power_w: {max: 12000},"
+         " psu: {count: 2, rating_w: 12000}}"],
+    )
+    run = audit(facility, servers)
+    rpp = run.capacity.panels.row(("f", "RPP-A"))
+    assert (rpp["load_kw"], rpp["failover_load_kw"]) == (21, 30)
+    assert (rpp["worst_phase_load_kw"], rpp["worst_phase_case"]) == (18, "panel RPP-B")
+    assert rpp["worst_phase_pct"] == pytest.approx(117.39, abs=0.01)
+    assert run.fired("panel/f/RPP-A") == {"power.panel-phase-overload"}
+
+
+def test_an_n_plus_1_racks_lost_feed_loads_a_line_with_the_others(audit: Auditor) -> None:
+    """An N+1 rack's three 240 V 63 A feeds (12.096 kW each) all on RPP-A, 415 V 40 A
+    (23.002 kW, 7.667 a line), carry an 18 kW server of 3 PSUs: 6 kW a feed, one a line
+    (78.3 %). The rack loses feed a, as it is designed to: 9 kW on each of two feeds,
+    9 kW on a line (117.4 %), the panel still 18 kW (78.3 %). Only the panels' and UPS
+    blocks' failures were counted: 6 kW, a false pass."""
+    feeds = ", ".join(f"{{name: {x}, {LN_240_63}, panel: RPP-A}}" for x in "abc")
+    facility, servers = two_panel_facility(
+        ["  - name: R1", "    redundancy: N+1", f"    feeds: [{feeds}]"],
+        ["  - {name: s1, rack: R1, position: 1, u_height: 4, power_w: {max: 18000},"
+         " psu: {count: 3, rating_w: 12000, redundant: 1}}"],
+        rpp_a="voltage: 415, amps: 40",
+    )
+    run = audit(facility, servers)
+    rpp = run.capacity.panels.row(("f", "RPP-A"))
+    assert (rpp["load_kw"], rpp["worst_phase_load_kw"], rpp["worst_phase_case"]) == (18, 9, "rack R1 feed a")
+    assert rpp["worst_phase_pct"] == pytest.approx(117.39, abs=0.01)
+    assert run.fired("panel/f/RPP-A") == {"power.panel-phase-overload"}
+
+
+# ---------------------------------------------------------------- the line floor itself
+NAN3 = [float("nan")] * 3
+
+
+@pytest.mark.parametrize(
+    ("rows", "floor"),
+    [
+        # (kind, load, phases): loads dealt whole over three lines.
+        ([("ln", 5, NAN3)] * 3, 5),  # one a line
+        ([("ln", 5, NAN3)] * 4, 10),  # two share a line
+        ([("ln", 10, NAN3)] * 4 + [("ln", 1, NAN3)] * 2, 20),
+        ([("ln", 10, NAN3), ("ln", 9, NAN3), ("ln", 8, NAN3)], 10),  # the largest
+        ([("ln", 3, NAN3)] * 7, 9),  # 7 on 3 lines: three share one
+        ([("ln", 4, NAN3), ("ln", 4, NAN3), ("ln", 4, NAN3), ("ln", 3, NAN3), ("ln", 3, NAN3)], 7),
+        # A three-phase feed (2, 5, 8): 2 on every line, 3 and 6 to deal; with a 6 kW single
+        # feed, 6 and 6 on two lines at best: 2 + 6 = 8.
+        ([("three", 15, [2, 5, 8]), ("ln", 6, NAN3)], 8),
+        # Two (0, 12, 12): four 12s on three lines, 24.
+        ([("three", 24, [0, 12, 12])] * 2, 24),
+        # Balanced three-phase feeds add their lightest line to every line.
+        ([("three", 24, [8, 8, 8])] * 2 + [("ln", 5.5, NAN3)], 21.5),
+        # Line to line: 18 kW on a pair is 18 / sqrt 3 of a line.
+        ([("ll", 18, NAN3)], 18 / 3**0.5),
+        ([("ll", 9, NAN3)] * 4, 18 / 3**0.5),
+    ],
+)
+def test_the_heaviest_lines_floor(rows: list[tuple[str, float, list[float]]], floor: float) -> None:
+    import numpy as np
+
+    from checker.derive.capacity import panels
+
+    kinds = {"ln": panels.LINE_NEUTRAL, "ll": panels.LINE_LINE, "three": panels.THREE}
+    kind = np.asarray([kinds[k] for k, _, _ in rows], dtype=np.intp)
+    load = np.asarray([x for _, x, _ in rows], dtype=np.float64)
+    lines = np.asarray([p for _, _, p in rows], dtype=np.float64)
+    # The same rows twice, as two states, in a shuffled order: each state on its own.
+    state = np.repeat([0, 1], len(rows))
+    order = np.random.default_rng(7).permutation(2 * len(rows))
+    got = panels._floors(state[order], np.tile(kind, 2)[order], np.tile(load, 2)[order],
+                         np.tile(lines, (2, 1))[order], 2)
+    assert got.tolist() == pytest.approx([floor, floor], abs=1e-9)
+
+
+@pytest.mark.parametrize("exact", [True, False], ids=["exact", "past PANEL_ROWS"])
+def test_a_dark_feed_is_off_its_panels_lines_after_the_failure(
+    monkeypatch: pytest.MonkeyPatch, exact: bool
+) -> None:
+    """A panel with a 2N rack's 1 kW B feed and an N rack's 30 kW feed; a UPS block's
+    failure doubles the B feed and takes the N rack dark: 2 kW on a line. Past
+    PANEL_ROWS the floor is the larger of a third of 31 + 1 - 30 and the changed feed's
+    2 kW; leaving the dark feed in would read (31 + 1) / 3 = 10.7 kW, a false alarm."""
+    import numpy as np
+
+    from checker.derive.capacity import panels
+    from checker.derive.capacity.feeds import Moves
+
+    if not exact:
+        monkeypatch.setattr(panels, "PANEL_ROWS", 0)
+    monkeypatch.setattr(panels, "CHUNK_ROWS", 1)
+    w = panels.Wiring(np.asarray([0, 0]), np.asarray([panels.LINE_NEUTRAL] * 2), np.asarray([1.0, 30.0]),
+                      np.full((2, 3), np.nan), np.asarray([True]))
+    moves = Moves(np.asarray([0], dtype=np.int64), np.asarray([1.0]), np.full((1, 3), np.nan))
+    best, which = panels._after(w, moves, np.asarray([-1, 0]), None)
+    assert (best.tolist(), which.tolist()) == ([2.0], [0])
+
+
+def test_past_panel_rows_the_floor_is_lower_or_equal(monkeypatch: pytest.MonkeyPatch, audit: Auditor) -> None:
+    """The N+1 rack losing a feed: its two feeds of 9 kW alone say 9 kW, as exactly."""
+    from checker.derive.capacity import panels
+
+    monkeypatch.setattr(panels, "PANEL_ROWS", 0)
+    feeds = ", ".join(f"{{name: {x}, {LN_240_63}, panel: RPP-A}}" for x in "abc")
+    facility, servers = two_panel_facility(
+        ["  - name: R1", "    redundancy: N+1", f"    feeds: [{feeds}]"],
+        ["  - {name: s1, rack: R1, position: 1, u_height: 4, power_w: {max: 18000},"
+         " psu: {count: 3, rating_w: 12000, redundant: 1}}"],
+        rpp_a="voltage: 415, amps: 40",
+    )
+    rpp = audit(facility, servers).capacity.panels.row(("f", "RPP-A"))
+    assert (rpp["worst_phase_load_kw"], rpp["worst_phase_case"]) == (9, "rack R1 feed a")
