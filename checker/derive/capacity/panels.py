@@ -73,12 +73,12 @@ PANEL_COLUMNS = (
     ),
     Column(
         "phase_capacity_kw", "kW",
-        "three-phase panels with single-phase feeds: capacity_kw / 3, what one line carries",
+        "three-phase panels: capacity_kw / 3, what one line carries",
     ),
     Column(
         "worst_phase_load_kw",
         "kW",
-        "three-phase panels with single-phase feeds, with every feed up, after another panel or a UPS"
+        "three-phase panels, with every feed up, after another panel or a UPS"
         " block fails, or after a rack's designed failure: the least its most loaded line carries"
         " whichever lines its feeds are wired to (loads dealt whole over three lines: of the 3j + 1"
         " largest some line holds j + 1, and some line a third of the sum; line-to-line feeds as the"
@@ -298,9 +298,10 @@ def _rack_failures(
 
 # A panel's line floors after its failures are worked out over (failure, feed
 # on the panel) rows, CHUNK_ROWS at a time; a panel whose failures x feeds pass
-# PANEL_ROWS (thousands of feeds on one panel: no panelboard or busway has so
-# many) gets the floor of its changed feeds and its average line instead, which
-# is lower or equal: a floor all the same, in time linear in the moves.
+# PANEL_ROWS (some 360 2N racks' feeds on one panel, each rack's two designed
+# failures touching it: no panelboard or busway has so many circuits) gets the
+# floor of its changed feeds and its average line instead, which is lower or
+# equal: a floor all the same, in time linear in the moves.
 CHUNK_ROWS = 1 << 20
 PANEL_ROWS = 1 << 18
 # How a feed loads a three-phase panel's lines.
@@ -309,7 +310,7 @@ NONE, LINE_NEUTRAL, LINE_LINE, THREE = -1, 0, 1, 2
 
 @dataclass(frozen=True)
 class Wiring:
-    """The feeds of the three-phase panels with single-phase feeds (`shown`): feed
+    """The feeds of the three-phase panels with a feed the floor counts (`shown`): feed
     g is on panel of[g], loading its lines as kind[g] (NONE: not on such a panel,
     or a three-phase feed wired line to line, whose currents are 30 degrees off
     the others': a floor cannot add them), with load[g] and, three-phase, what
@@ -354,13 +355,19 @@ def _floors(state: IDX, kind: IDX, load: F64, lines: F64, n: int) -> F64:
     """The heaviest line's floor of each of `n` states (rows: a feed of a panel in
     state `state[row]`, loading it as `kind[row]`). A three-phase feed puts its
     lightest phase on every line, however it is rotated, and its two others'
-    excess over it on two lines: loads to deal, as a single-phase feed's."""
+    excess over it on two lines: loads to deal, as a single-phase feed's. The
+    line-to-neutral and line-to-line floors are kept apart and the larger taken:
+    the currents on a line are within 60 degrees of each other, so it carries
+    at least either part."""
     three, ln, ll = kind == THREE, kind == LINE_NEUTRAL, kind == LINE_LINE
     base = np.bincount(state[three], weights=lines[three, 0], minlength=n)
     group = np.concatenate((state[ln], state[three], state[three]))
     dealt = np.concatenate((load[ln], lines[three, 1] - lines[three, 0], lines[three, 2] - lines[three, 0]))
-    out: F64 = np.maximum(base + _heaviest(group, dealt, n), _heaviest(state[ll], load[ll], n) / np.sqrt(3.0))
-    return out
+    out = np.maximum(base + _heaviest(group, dealt, n), _heaviest(state[ll], load[ll], n) / np.sqrt(3.0))
+    # To the microwatt: the sums run over many states at once, and their last bits
+    # would otherwise depend on the states beside them (and break ties between equal floors).
+    rounded: F64 = np.round(out, 9)
+    return rounded
 
 
 def _after(
@@ -482,7 +489,7 @@ def _lines(
     kw: F64,
     failed: tuple[Pairs, FeedArrays, ServerArrays, int, list[Failures], tuple[Scenarios, Rows]],
 ) -> dict[str, npt.NDArray[Any]]:
-    """The phase columns of each three-phase panel with single-phase feeds: its
+    """The phase columns of each three-phase panel with a feed it counts: its
     heaviest line's floor (_floors) with every feed up, after each failure of
     another panel or a UPS block, and after each rack's designed failure (the
     feeds' loads and phases then as the failure leaves them: feeds.group_moves,
@@ -505,15 +512,13 @@ def _lines(
     with np.errstate(divide="ignore", invalid="ignore"):
         line_to_line = np.abs(np.log(fv / v)) < np.abs(np.log(fv * np.sqrt(3.0) / v))
     single = on & (fp != 3)
-    # Only single-phase feeds make a line carry more than its share: with none, the
-    # floor is at most a third of the panel's own load, and the figure would say less
-    # than failover_load_kw does.
-    shown = three & (np.bincount(of[single], minlength=n) > 0)
-    wired = on & shown[np.maximum(of, 0)] if len(of) else on
     kind = np.full(len(of), NONE, dtype=np.intp)
-    kind[wired & single & ~line_to_line] = LINE_NEUTRAL
-    kind[wired & single & line_to_line] = LINE_LINE
-    kind[wired & (fp == 3) & f.line_to_neutral] = THREE
+    kind[single & ~line_to_line] = LINE_NEUTRAL
+    kind[single & line_to_line] = LINE_LINE
+    kind[on & (fp == 3) & f.line_to_neutral] = THREE
+    # Every three-phase panel with a feed the floor can count: three-phase feeds alone
+    # load a line past its third too where their PSUs load two lines of three.
+    shown = three & (np.bincount(of[kind != NONE], minlength=n) > 0)
     w = Wiring(of, kind, load, line_kw, shown)
     members = w.members()
     worst = _floors(of[members], kind[members], load[members], line_kw[members], n)

@@ -467,13 +467,30 @@ def test_an_unbalanced_three_phase_feed_is_counted_by_its_lightest_line(audit: A
     assert "power.panel-phase-overload" not in run.fired("panel/f/RPP-1")
 
 
-def test_a_panel_of_three_phase_feeds_alone_has_no_line_figures(audit: Auditor) -> None:
-    """Its lines carry no more than a third of its load, which failover_load_kw already
-    holds: a line figure of every feed up would read as if the worst case were that."""
+def test_a_busway_of_three_phase_feeds_has_its_lines_floored_too(audit: Auditor) -> None:
+    """BW-A (230.016 kW, 76.672 a line) holds four A feeds. Each feed's 4 servers put
+    2 of their 4 PSUs on it: 8 PSUs dealt over 3 lines, 3, 3 and 2, of 3.75 kW each
+    (every feed up): lines of 11.25, 11.25 and 7.5 kW. Rotated as best they can be,
+    four such feeds put 41.25 kW on some line (the floor: 4 x 7.5 on every line, and
+    eight 3.75s to deal, three on some line). BW-B fails: each PSU 7.5 kW, lines of
+    22.5, 22.5 and 15: 60 + 22.5 = 82.5 kW (107.6 %), beside the busway's own 104.3 %
+    (power.panel-failover, not the line check, says so)."""
     run = audit(facility(BUSWAYS, [ON_BUSWAYS] * 4), servers(4))
     bw = run.capacity.panels.row(("f", "BW-A"))
-    assert not {"phase_capacity_kw", "worst_phase_load_kw", "worst_phase_pct", "worst_phase_case"} & set(bw)
-    assert bw["failover_load_kw"] == 240
+    assert (bw["failover_load_kw"], bw["phase_capacity_kw"]) == (240, 76.672)
+    assert (bw["worst_phase_load_kw"], bw["worst_phase_case"]) == (82.5, "panel BW-B")
+    assert bw["worst_phase_pct"] == pytest.approx(107.60, abs=0.01)
+    assert run.fired("panel/f/BW-A") == {"power.panel-failover"}
+
+
+def test_three_phase_feeds_alone_overload_a_line(audit: Auditor) -> None:
+    """The two (0, 12, 12) feeds without the 1 kW single-phase one: some line carries
+    24 kW (125.2 %) all the same, the panel 48 of its 57.5 kW. Showing line figures
+    only beside a single-phase feed passed it: a false pass."""
+    run = audit(*single_feeds("voltage: 415, amps: 100", [(THREE_63, 24000)] * 2))
+    rpp = run.capacity.panels.row(("f", "RPP-1"))
+    assert (rpp["worst_phase_load_kw"], rpp["worst_phase_case"]) == (24, "every feed up")
+    assert run.fired("panel/f/RPP-1") == {"power.panel-phase-overload"}
 
 
 def test_the_panel_line_check_from_the_command_line(monkeypatch: pytest.MonkeyPatch, cli: CliRunner) -> None:
@@ -642,3 +659,30 @@ def test_past_panel_rows_the_floor_is_lower_or_equal(monkeypatch: pytest.MonkeyP
     )
     rpp = audit(facility, servers).capacity.panels.row(("f", "RPP-A"))
     assert (rpp["worst_phase_load_kw"], rpp["worst_phase_case"]) == (9, "rack R1 feed a")
+
+
+def test_equal_floors_keep_the_first_case_whatever_else_is_summed_beside_them(audit: Auditor) -> None:
+    """RPP-2 holds a 5.3 kW feed and 0.1 kW of an N+1 rack's; when RPP-3 fails the rack's
+    feed on RPP-2 carries 0.15 kW: a floor of 5.3 kW either way, so 'every feed up'
+    stands. Summed in one run with RPP-1's large loads, the every-feed-up floor came
+    out 5.299999999999997 and the failure's 5.3, naming the failure."""
+    big = [38581, 16917, 3417, 1975, 48983]
+    feed = "{name: A, voltage: 240, amps: 250, panel: RPP-1}"
+    racks = [f"  - {{name: N{i}, redundancy: N, feeds: [{feed}]}}" for i in range(5)]
+    racks += ["  - {name: M, redundancy: N, feeds: [{name: A, voltage: 240, amps: 32, panel: RPP-2}]}",
+              "  - {name: R, redundancy: N+1, feeds: [{name: a, voltage: 240, amps: 32, panel: RPP-3},"
+              " {name: b, voltage: 240, amps: 32, panel: RPP-4},"
+              " {name: c, voltage: 240, amps: 32, panel: RPP-2}]}"]
+    panels = ["    - {name: RPP-1, voltage: 415, amps: 400}"]
+    panels += [f"    - {{name: RPP-{i}, voltage: 415, amps: 50}}" for i in (2, 3, 4)]
+    fac = "\n".join(["kind: Facility", "name: f", "power:", "  it_capacity_kw: 2000", "  panels:", *panels,
+                     "racks:", *racks]) + "\n"
+    srv = ["kind: Servers", "facility: f", "servers:"]
+    srv += [f"  - {{name: s{i}, rack: N{i}, position: 1, u_height: 4, power_w: {{max: {w}}},"
+            " psu: {count: 1, rating_w: 60000}}" for i, w in enumerate(big)]
+    srv += ["  - {name: m, rack: M, position: 1, u_height: 4, power_w: {max: 5300},"
+            " psu: {count: 1, rating_w: 6000}}",
+            "  - {name: r, rack: R, position: 1, u_height: 1, power_w: {max: 300},"
+            " psu: {count: 3, rating_w: 1000, redundant: 1}}"]
+    rpp = audit(fac, "\n".join(srv) + "\n").capacity.panels.row(("f", "RPP-2"))
+    assert (rpp["worst_phase_load_kw"], rpp["worst_phase_case"]) == (5.3, "every feed up")
