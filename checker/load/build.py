@@ -959,6 +959,33 @@ class _Builder:
                     f"feed {feed.name} of rack {rack.name} is on UPS block {feed.ups}, but its panel"
                     f" {panel.name} is fed from {panel.ups}",
                 )
+        for i, feed in enumerate(rack.feeds):
+            if feed.line is not None:
+                self._check_feed_line(
+                    feed, panels.get(feed.panel or ""), rack, place.at(["feeds", i, "line"], key=False)
+                )
+
+    def _check_feed_line(self, feed: m.Feed, panel: m.Panel | None, rack: m.Rack, at: Location) -> None:
+        """A feed's `line` is that of a single-phase feed on a three-phase panel,
+        and one its voltage hangs from (Panel.lines_for): the panel's line
+        figures would otherwise load a line the feed cannot be on."""
+        where = f"feed {feed.name} of rack {rack.name}"
+        if feed.panel is None:
+            problem = "names a line but no panel: a line is one of its panel's"
+        elif panel is None:
+            return  # its unknown panel is the error
+        elif panel.phase != 3:
+            problem = f"names a line of panel {panel.name}, which is single-phase"
+        elif feed.phase == 3:
+            problem = "is three-phase: it is on every line of its panel, and names none"
+        elif feed.line not in panel.lines_for(feed.voltage):
+            lines = panel.lines_for(feed.voltage)
+            how = "line to neutral" if lines == m.LINE_TO_NEUTRAL else "line to line"
+            problem = (f"at {feed.voltage:g} V off the {panel.voltage:g} V panel {panel.name} is wired"
+                       f" {how}: its line is one of {', '.join(lines)}, not {feed.line}")
+        else:
+            return
+        self.p.add(SCHEMA_INVALID, at, f"{where} {problem}")
 
     def _check_feed_blocks(
         self, fac: m.Facility, ups: m.Ups | None, rack: m.Rack, place: Placed[m.Rack]

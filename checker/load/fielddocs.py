@@ -88,6 +88,8 @@ DESCRIPTIONS: dict[str, str] = {
     "panels": "distribution many feeds share behind one upstream breaker: a panelboard or remote power"
     " panel, a floor PDU's output, or a busway whose tap-offs are the feeds",
     "Feed.panel": "the panel (power.panels) this feed is a circuit or tap-off of",
+    "Feed.line": "the line of its three-phase panel a single-phase feed is wired to: L1, L2, L3 (line to"
+    " neutral), or L1-L2, L2-L3, L3-L1 (line to line); without it, only what no wiring avoids is checked",
     "Panel.ups": "the facility UPS block the panel is fed from (power.ups); its feeds are on it",
     "Panel.voltage": "the panel's voltage (line to line for three-phase)",
     "Panel.amps": "the upstream breaker's rating: the panel main, PDU output or busway feed breaker",

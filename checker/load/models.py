@@ -7,6 +7,7 @@ never a silently ignored value.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
@@ -182,6 +183,9 @@ class Feed(Model):
     power_factor: PowerFactor = 1.0
     ups: Name | None = None  # the facility's UPS block it is fed from (power.ups)
     panel: Name | None = None  # the facility's panel it is a circuit of (power.panels)
+    # A single-phase feed's line of its three-phase panel (L1-L3), or line pair
+    # (L1-L2, L2-L3, L3-L1) where it is wired line to line (Panel.lines_for).
+    line: Literal["L1", "L2", "L3", "L1-L2", "L2-L3", "L3-L1"] | None = None
 
     @property
     def phases(self) -> tuple[str, ...]:
@@ -369,6 +373,14 @@ class Panel(Model):
     max_utilization: Percent = 80  # as Feed: the NEC 210.20(A) 80 % rule
     power_factor: PowerFactor = 1.0
     ups: Name | None = None  # the facility's UPS block it is fed from (power.ups)
+
+    def lines_for(self, feed_voltage: float) -> tuple[str, ...]:
+        """Where a single-phase feed of `feed_voltage` hangs on this three-phase
+        panel: from a line (to neutral) where its voltage is nearer V / sqrt 3
+        than V (230 V off 400 V, 120 V off 208 V), else from a pair of lines
+        (208 V off 208 V). Compared on a log scale: a ratio either way."""
+        to_neutral = abs(math.log(feed_voltage * 3**0.5 / self.voltage))
+        return LINE_TO_LINE if abs(math.log(feed_voltage / self.voltage)) < to_neutral else LINE_TO_NEUTRAL
 
 
 class FacilityPower(Model):

@@ -87,6 +87,11 @@ PANEL_COLUMNS = (
     ),
     Column("worst_phase_pct", "%", "worst_phase_load_kw / phase_capacity_kw x 100"),
     Column(
+        "line_feed_count", "",
+        "three-phase panels: its single-phase feeds that name their line (feeds[].line); where every"
+        " feed on it does, worst_phase_load_kw is its lines as wired, no floor",
+    ),
+    Column(
         "worst_phase_case", "",
         "when: every feed up | panel NAME | UPS block NAME | rack NAME side A (or B) | rack NAME feed NAME",
         "string",
@@ -306,6 +311,8 @@ CHUNK_ROWS = 1 << 20
 PANEL_ROWS = 1 << 18
 # How a feed loads a three-phase panel's lines.
 NONE, LINE_NEUTRAL, LINE_LINE, THREE = -1, 0, 1, 2
+# A feed's `line`, as an index of its panel's lines or line pairs.
+_LINES = {"L1": 0, "L2": 1, "L3": 2, "L1-L2": 0, "L2-L3": 1, "L3-L1": 2}
 
 
 @dataclass(frozen=True)
@@ -314,13 +321,15 @@ class Wiring:
     g is on panel of[g], loading its lines as kind[g] (NONE: not on such a panel,
     or a three-phase feed wired line to line, whose currents are 30 degrees off
     the others': a floor cannot add them), with load[g] and, three-phase, what
-    each of its phases carries (line_kw[g], ascending), every feed up."""
+    each of its phases carries (line_kw[g], ascending), every feed up; line[g]
+    where the inventory says which line a single-phase feed is on."""
 
     of: IDX
     kind: IDX
     load: F64
     line_kw: F64
     shown: npt.NDArray[np.bool_]
+    line: IDX  # the line (0-2: L1-L3) or pair (0-2: L1-L2, L2-L3, L3-L1) a feed names, else -1
 
     def members(self) -> IDX:
         """The wired feeds, panel by panel."""
@@ -351,23 +360,51 @@ def _heaviest(group: IDX, load: F64, n: int) -> F64:
     return out
 
 
-def _floors(state: IDX, kind: IDX, load: F64, lines: F64, n: int) -> F64:
+def _floors(state: IDX, kind: IDX, load: F64, lines: F64, n: int, line: IDX) -> F64:
     """The heaviest line's floor of each of `n` states (rows: a feed of a panel in
-    state `state[row]`, loading it as `kind[row]`). A three-phase feed puts its
-    lightest phase on every line, however it is rotated, and its two others'
-    excess over it on two lines: loads to deal, as a single-phase feed's. The
-    line-to-neutral and line-to-line floors are kept apart and the larger taken:
-    the currents on a line are within 60 degrees of each other, so it carries
-    at least either part."""
+    state `state[row]`, loading it as `kind[row]`, on line `line[row]` where the
+    inventory says, else -1). A three-phase feed puts its lightest phase on every
+    line, however it is rotated, and its two others' excess over it on two lines:
+    loads to deal, as a single-phase feed's that names no line. Feeds that name
+    their line load it (d1, d2, d3); with loads still to deal, the heaviest line
+    carries at least the most loaded of them, a third of everything, and the
+    least of them plus what the dealt loads put on some line (_heaviest); with
+    none, the floor is the lines as wired. The line-to-neutral and line-to-line
+    floors are kept apart and the larger taken: the currents on a line are within
+    60 degrees of each other, so it carries at least either part."""
     three, ln, ll = kind == THREE, kind == LINE_NEUTRAL, kind == LINE_LINE
     base = np.bincount(state[three], weights=lines[three, 0], minlength=n)
-    group = np.concatenate((state[ln], state[three], state[three]))
-    dealt = np.concatenate((load[ln], lines[three, 1] - lines[three, 0], lines[three, 2] - lines[three, 0]))
-    out = np.maximum(base + _heaviest(group, dealt, n), _heaviest(state[ll], load[ll], n) / np.sqrt(3.0))
+    free = line < 0
+    group = np.concatenate((state[ln & free], state[three], state[three]))
+    excess = lines[three, 1:] - lines[three, :1]
+    dealt = np.concatenate((load[ln & free], excess[:, 0], excess[:, 1]))
+    ln_floor = base + _with_fixed(_fixed(state, ln & ~free, line, load, n), group, dealt, n)
+    pairs = _fixed(state, ll & ~free, line, load, n)
+    ll_pairs = _with_fixed(pairs, state[ll & free], load[ll & free], n)
+    # A line carries its two pairs' currents, 120 degrees apart (feeds._phases).
+    a, b, c = pairs[:, 0], pairs[:, 1], pairs[:, 2]  # L1-L2, L2-L3, L3-L1
+    wired = np.sqrt(np.maximum.reduce([a**2 + c**2 + a * c, a**2 + b**2 + a * b, b**2 + c**2 + b * c]))
+    out = np.maximum(ln_floor, np.maximum(ll_pairs, wired) / np.sqrt(3.0))
     # To the microwatt: the sums run over many states at once, and their last bits
     # would otherwise depend on the states beside them (and break ties between equal floors).
     rounded: F64 = np.round(out, 9)
     return rounded
+
+
+def _fixed(state: IDX, rows: npt.NDArray[np.bool_], line: IDX, load: F64, n: int) -> F64:
+    """What the `rows` that name their line (or pair) put on each, per state: (n, 3)."""
+    out = np.zeros((n, 3))
+    np.add.at(out, (state[rows], line[rows]), load[rows])
+    return out
+
+
+def _with_fixed(fixed: F64, group: IDX, dealt: F64, n: int) -> F64:
+    """The heaviest of three lines (or pairs) per state, at least: `fixed` on them
+    as wired, and the `dealt` loads (by state `group`) anyhow."""
+    total = fixed.sum(axis=1) + np.bincount(group, weights=dealt, minlength=n)
+    least_plus = fixed.min(axis=1) + _heaviest(group, dealt, n)
+    out: F64 = np.maximum.reduce([fixed.max(axis=1), total / 3.0, least_plus])
+    return out
 
 
 def _after(
@@ -399,7 +436,7 @@ def _after(
         row_feed = members[first[pair_panel[pp]][row_pair] + within]
         row_x = pair_x[pp][row_pair]
         load, lines = _state(w, mv, down, row_x, row_feed)
-        floors = _floors(row_pair, w.kind[row_feed], load, lines, len(pp))
+        floors = _floors(row_pair, w.kind[row_feed], load, lines, len(pp), w.line[row_feed])
         _keep_worst(best, which, pair_panel[pp], floors, pair_x[pp])
     rest = np.flatnonzero(~exact)
     if len(rest):
@@ -519,9 +556,11 @@ def _lines(
     # Every three-phase panel with a feed the floor can count: three-phase feeds alone
     # load a line past its third too where their PSUs load two lines of three.
     shown = three & (np.bincount(of[kind != NONE], minlength=n) > 0)
-    w = Wiring(of, kind, load, line_kw, shown)
+    named = np.asarray([_LINES.get(x.line or "", -1) for x in feeds], dtype=np.intp)
+    named = np.where(single, named, -1) if len(of) else named
+    w = Wiring(of, kind, load, line_kw, shown, named)
     members = w.members()
-    worst = _floors(of[members], kind[members], load[members], line_kw[members], n)
+    worst = _floors(of[members], kind[members], load[members], line_kw[members], n, named[members])
     case = np.full(n, "every feed up", dtype=object)
     if shown.any():
         for group in failures:
@@ -547,4 +586,5 @@ def _lines(
         "worst_phase_load_kw": np.where(shown, worst, NAN),
         "worst_phase_pct": np.where(shown, pct, NAN),
         "worst_phase_case": np.where(shown, case, np.full(n, None, dtype=object)),
+        "line_feed_count": np.where(shown, np.bincount(of[named >= 0], minlength=n), NAN),
     }

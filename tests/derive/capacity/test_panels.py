@@ -498,16 +498,19 @@ def test_the_panel_line_check_from_the_command_line(monkeypatch: pytest.MonkeyPa
     run = cli("audit", "panel-lines", "--select", "power.*", *AS_OF)
     assert (run.code, run.err) == (1, "")
     assert run.lines == [
-        "panel-lines/facility.yaml:16:7: error power.panel-phase-overload with every feed up, a line of"
+        "panel-lines/facility.yaml:20:7: error power.panel-phase-overload with every feed up, a line of"
         " panel f/RPP-1 carries at least 11 kW however its 4 feeds are wired to its lines, 115 % of its"
         " 9.58 kW a line, though the panel as a whole is within its 28.8 kW: that pole of its breaker trips",
-        "panel-lines/facility.yaml:17:7: error power.panel-phase-overload when rack R5 feed a fails, a line"
+        "panel-lines/facility.yaml:21:7: error power.panel-phase-overload when rack R5 feed a fails, a line"
         " of panel f/RPP-2 carries at least 9 kW however its 3 feeds are wired to its lines, 117 % of its"
         " 7.67 kW a line, though the panel as a whole is within its 23.0 kW: that pole of its breaker trips",
-        "panel-lines/facility.yaml:31:5: error power.rack-panel-loss N+1 rack f/R5 has two or more of its"
+        "panel-lines/facility.yaml:22:7: error power.panel-phase-overload with every feed up, a line of"
+        " panel f/RPP-3 carries 11 kW as its 3 feeds are wired, 115 % of its 9.58 kW a line, though the"
+        " panel as a whole is within its 28.8 kW: that pole of its breaker trips",
+        "panel-lines/facility.yaml:36:5: error power.rack-panel-loss N+1 rack f/R5 has two or more of its"
         " feeds on panel RPP-2: when that panel's breaker opens the rack loses more feeds than it is sized to"
         " lose",
-        summary(error=3),
+        summary(error=4),
     ]
 
 
@@ -603,6 +606,18 @@ NAN3 = [float("nan")] * 3
         # Line to line: 18 kW on a pair is 18 / sqrt 3 of a line.
         ([("ll", 18, NAN3)], 18 / 3**0.5),
         ([("ll", 9, NAN3)] * 4, 18 / 3**0.5),
+        # Feeds that name their line load it: as wired, no floor to guess.
+        ([("ln:L1", 5, NAN3), ("ln:L1", 5, NAN3), ("ln:L2", 5, NAN3)], 10),
+        # L1 and L2 carry 8 as wired, L3 2; a 7 kW feed to deal: onto L3 at best, 9.
+        ([("ln:L1", 8, NAN3), ("ln:L2", 8, NAN3), ("ln:L3", 2, NAN3), ("ln", 7, NAN3)], 9),
+        # L1 and L2 at 8, L3 empty, an 8 kW feed to deal: 8 everywhere at best.
+        ([("ln:L1", 8, NAN3), ("ln:L2", 8, NAN3), ("ln", 8, NAN3)], 8),
+        # (2, 5, 8) rotated beside 6 kW on L1: its 2 on L1 at best, 8.
+        ([("three", 15, [2, 5, 8]), ("ln:L1", 6, NAN3)], 8),
+        # 9 kW on L1-L2 and 9 on L3-L1: L1 carries both pairs' currents, 9 kW of a line
+        # (dealt anyhow they read 9 / sqrt 3 = 5.196).
+        ([("ll:L1-L2", 9, NAN3), ("ll:L3-L1", 9, NAN3)], 9),
+        ([("ll", 9, NAN3)] * 2, 9 / 3**0.5),
     ],
 )
 def test_the_heaviest_lines_floor(rows: list[tuple[str, float, list[float]]], floor: float) -> None:
@@ -611,14 +626,16 @@ def test_the_heaviest_lines_floor(rows: list[tuple[str, float, list[float]]], fl
     from checker.derive.capacity import panels
 
     kinds = {"ln": panels.LINE_NEUTRAL, "ll": panels.LINE_LINE, "three": panels.THREE}
-    kind = np.asarray([kinds[k] for k, _, _ in rows], dtype=np.intp)
+    kind = np.asarray([kinds[k.split(":")[0]] for k, _, _ in rows], dtype=np.intp)
+    named = np.asarray([panels._LINES[k.split(":")[1]] if ":" in k else -1 for k, _, _ in rows],
+                       dtype=np.intp)
     load = np.asarray([x for _, x, _ in rows], dtype=np.float64)
     lines = np.asarray([p for _, _, p in rows], dtype=np.float64)
     # The same rows twice, as two states, in a shuffled order: each state on its own.
     state = np.repeat([0, 1], len(rows))
     order = np.random.default_rng(7).permutation(2 * len(rows))
     got = panels._floors(state[order], np.tile(kind, 2)[order], np.tile(load, 2)[order],
-                         np.tile(lines, (2, 1))[order], 2)
+                         np.tile(lines, (2, 1))[order], 2, np.tile(named, 2)[order])
     assert got.tolist() == pytest.approx([floor, floor], abs=1e-9)
 
 
@@ -639,7 +656,7 @@ def test_a_dark_feed_is_off_its_panels_lines_after_the_failure(
         monkeypatch.setattr(panels, "PANEL_ROWS", 0)
     monkeypatch.setattr(panels, "CHUNK_ROWS", 1)
     w = panels.Wiring(np.asarray([0, 0]), np.asarray([panels.LINE_NEUTRAL] * 2), np.asarray([1.0, 30.0]),
-                      np.full((2, 3), np.nan), np.asarray([True]))
+                      np.full((2, 3), np.nan), np.asarray([True]), np.asarray([-1, -1]))
     moves = Moves(np.asarray([0], dtype=np.int64), np.asarray([1.0]), np.full((1, 3), np.nan))
     best, which = panels._after(w, moves, np.asarray([-1, 0]), None)
     assert (best.tolist(), which.tolist()) == ([2.0], [0])
@@ -686,3 +703,66 @@ def test_equal_floors_keep_the_first_case_whatever_else_is_summed_beside_them(au
             " psu: {count: 3, rating_w: 1000, redundant: 1}}"]
     rpp = audit(fac, "\n".join(srv) + "\n").capacity.panels.row(("f", "RPP-2"))
     assert (rpp["worst_phase_load_kw"], rpp["worst_phase_case"]) == (5.3, "every feed up")
+
+
+# ---------------------------------------------------------------- feeds that name their line
+def test_feeds_wired_two_on_a_line_overload_it_where_the_floor_passes(audit: Auditor) -> None:
+    """Three 5.5 kW feeds on a 415 V 50 A panel (9.584 kW a line): one a line would be
+    5.5 kW (57.4 %), and that floor passed; wired L1, L1, L2 (feeds[].line), L1 carries
+    11 kW (114.8 %)."""
+    feeds = [(f"{LN_240}, line: {line}", 5500) for line in ("L1", "L1", "L2")]
+    run = audit(*single_feeds("voltage: 415, amps: 50", feeds))
+    rpp = run.capacity.panels.row(("f", "RPP-1"))
+    assert (rpp["worst_phase_load_kw"], rpp["line_feed_count"]) == (11, 3)
+    assert run.finding("power.panel-phase-overload", "panel/f/RPP-1").message == (
+        "with every feed up, a line of panel f/RPP-1 carries 11 kW as its 3 feeds are wired, 115 % of its"
+        " 9.58 kW a line, though the panel as a whole is within its 28.8 kW: that pole of its breaker trips"
+    )
+
+
+def test_a_feed_without_a_line_is_dealt_beside_those_with_one(audit: Auditor) -> None:
+    """L1 and L2 carry 5.5 kW as wired, and a 2 kW feed names no line: on L3 at best,
+    so the floor is 5.5 kW (57.4 %), no finding."""
+    feeds = [(f"{LN_240}, line: L1", 5500), (f"{LN_240}, line: L2", 5500), (LN_240, 2000)]
+    run = audit(*single_feeds("voltage: 415, amps: 50", feeds))
+    rpp = run.capacity.panels.row(("f", "RPP-1"))
+    assert (rpp["worst_phase_load_kw"], rpp["line_feed_count"]) == (5.5, 2)
+    assert "power.panel-phase-overload" not in run.fired("panel/f/RPP-1")
+
+
+@pytest.mark.parametrize(
+    ("panel", "spec", "column", "message"),
+    [
+        ("voltage: 415, amps: 50", "voltage: 240, amps: 32, line: L1-L2", 53,
+         "feed A of rack R1 at 240 V off the 415 V panel RPP-1 is wired line to neutral: its line is one of"
+         " L1, L2, L3, not L1-L2"),
+        ("voltage: 208, amps: 100", "voltage: 208, amps: 32, line: L2", 53,
+         "feed A of rack R1 at 208 V off the 208 V panel RPP-1 is wired line to line: its line is one of"
+         " L1-L2, L2-L3, L3-L1, not L2"),
+        ("voltage: 240, amps: 100, phase: 1", "voltage: 240, amps: 32, line: L1", 53,
+         "feed A of rack R1 names a line of panel RPP-1, which is single-phase"),
+        ("voltage: 415, amps: 100", "voltage: 415, amps: 32, phase: 3, line: L1", 63,
+         "feed A of rack R1 is three-phase: it is on every line of its panel, and names none"),
+    ],
+)
+def test_a_line_the_feed_cannot_be_on_is_a_located_error(
+    tmp_path: Path, panel: str, spec: str, column: int, message: str
+) -> None:
+    facility, _ = single_feeds(panel, [(spec, 1000)])
+    (tmp_path / "facility.yaml").write_text(facility)
+    _, problems = load([tmp_path])
+    assert [(p.line, p.column, p.message) for p in problems] == [(10, column, message)]
+
+
+def test_cli_a_line_without_a_panel_exits_2(tmp_path: Path, cli: CliRunner) -> None:
+    (tmp_path / "facility.yaml").write_text(
+        "kind: Facility\nname: f\npower: {it_capacity_kw: 100}\nracks:\n"
+        "  - {name: R1, feeds: [{name: A, voltage: 240, amps: 32, line: L1}]}\n"
+    )
+    run = cli("audit", str(tmp_path), *AS_OF)
+    assert (run.code, run.err) == (2, "")
+    assert run.lines == [
+        f"{tmp_path / 'facility.yaml'}:5:64: error schema.invalid feed A of rack R1 names a line but no"
+        " panel: a line is one of its panel's",
+        summary(error=1),
+    ]
