@@ -48,6 +48,9 @@ _UNSAFE = re.compile(r"[\s/]+")
 KEEP_FACILITY = ("pue_target", "design_pue", "pue_model", "power", "cooling", "floor_max_kg_per_m2",
                  "energy_price_per_kwh", "currency")
 KEEP_RACK = ("footprint_m2", "cooling", "cooling_kw", "ats", "psu_order")
+# A feed's (by rack and feed name): NetBox's power feeds name no UPS block, no
+# panel of power.panels and no line; dropped, the panel checks would pass on less.
+KEEP_FEED = ("ups", "panel", "line")
 KEEP_SERVERS = ("rollout_date", "defaults")
 KEEP_SERVER = ("power_cap_w", "cooling", "inlet_c", "gpu", "cpu", "memory_gb", "storage", "network",
                "software", "support", "workload")
@@ -250,6 +253,12 @@ def _kept(entry: dict[str, Any], old: Mapping[str, Any] | None, fields: Sequence
     return {**head, **extra, **tail}
 
 
+def _kept_commented(item: Any, old: Mapping[str, Any] | None, fields: Sequence[str]) -> Any:
+    """_kept, for an entry that may carry comments (emit.Commented)."""
+    entry = _kept(_plain(item), old, fields)
+    return emit.Commented(entry, item.comments) if isinstance(item, emit.Commented) else entry
+
+
 def _by_name(items: Any) -> dict[str, Mapping[str, Any]]:
     return {str(i.get("name")): i for i in items or () if isinstance(i, Mapping)}
 
@@ -262,10 +271,17 @@ def _keep_local(
     old_srv = next((d for d in old if isinstance(d, Mapping) and d.get("kind") == "Servers"), None)
     doc = _kept(doc, old_fac, KEEP_FACILITY, "racks")
     old_racks = _by_name(old_fac.get("racks") if old_fac else None)
-    doc["racks"] = [
-        emit.Commented(_kept(_plain(r), old_racks.get(_plain(r)["name"]), KEEP_RACK, "feeds"), r.comments)
-        for r in doc["racks"]
-    ]
+    racks = []
+    for r in doc["racks"]:
+        old_rack = old_racks.get(_plain(r)["name"])
+        rack = _kept(_plain(r), old_rack, KEEP_RACK, "feeds")
+        if old_rack and "feeds" in rack:
+            old_feeds = _by_name(old_rack.get("feeds"))
+            rack["feeds"] = [
+                _kept_commented(f, old_feeds.get(_plain(f)["name"]), KEEP_FEED) for f in rack["feeds"]
+            ]
+        racks.append(emit.Commented(rack, r.comments))
+    doc["racks"] = racks
     old_servers = _by_name(old_srv.get("servers") if old_srv else None)
     merged = []
     for s in servers:

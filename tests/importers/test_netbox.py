@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import math
 import socket
 from collections import Counter
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from checker.importers import netbox
 from checker.importers.netbox import QUERIES
@@ -312,6 +314,37 @@ def test_what_the_user_adds_that_netbox_has_no_field_for_is_kept_on_reimport(
             "    software: {driver: 550.54.15, cuda: \"12.4\"}\n    workload: llm\n") in again
     assert _import(cli, nb, "--site", "fra1", "--check").lines == ["checker import netbox --check: in sync"]
     assert _import(cli, nb, "--site", "fra1").lines[0] == "unchanged out/fra1.yaml"
+
+
+def test_a_feeds_panel_line_and_ups_block_are_kept_on_reimport(nb: FakeNetBox, cli: CliRunner) -> None:
+    """NetBox's power feeds name no panel of power.panels, no line and no UPS block: a
+    re-import that dropped them would leave the panels with no feeds, and their checks
+    would pass on nothing."""
+    assert _import(cli, nb, "--site", "fra1").code == 0
+    path = Path("out/fra1.yaml")
+    text = path.read_text().replace(
+        "location: Frankfurt 1\n",
+        "location: Frankfurt 1\npower:\n  it_capacity_kw: 200\n"
+        "  panels: [{name: RPP-A, voltage: 400, amps: 32}, {name: RPP-B, voltage: 400, amps: 32}]\n",
+    )
+    for side, line in (("A", "L1"), ("B", "L2")):
+        feed = f"{{name: R03-{side}, side: {side}, voltage: 230, amps: 32, phase: 1, max_utilization: 80"
+        assert feed + "}" in text
+        text = text.replace(feed + "}", f"{feed}, panel: RPP-{side}, line: {line}}}")
+    path.write_text(text)
+    nb.data["lists"]["dcim/power-feeds?site=fra1"][2]["amperage"] = 32  # and NetBox changes a feed
+    assert _import(cli, nb, "--site", "fra1").lines[0] == "wrote out/fra1.yaml"
+    facility = next(yaml.safe_load_all(path.read_text()))
+    r03 = next(rack for rack in facility["racks"] if rack["name"] == "R03")
+    assert [(f["name"], f["amps"], f.get("panel"), f.get("line")) for f in r03["feeds"]] == [
+        ("R03-A", 32, "RPP-A", "L1"), ("R03-B", 32, "RPP-B", "L2")
+    ]
+    assert _import(cli, nb, "--site", "fra1", "--check").lines == ["checker import netbox --check: in sync"]
+    audit = cli("audit", "out", *AS_OF, "--format", "json")
+    panels = json.loads(audit.out)["capacity"]["panels"]
+    assert [(p["entity"], p["feed_count"]) for p in panels] == [
+        ("panel/fra1/RPP-A", 1), ("panel/fra1/RPP-B", 1)
+    ]
 
 
 def test_usage_errors_of_the_connection_options(nb: FakeNetBox, cli: CliRunner) -> None:
