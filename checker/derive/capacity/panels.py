@@ -370,25 +370,41 @@ def _floors(state: IDX, kind: IDX, load: F64, lines: F64, n: int, line: IDX) -> 
     carries at least the most loaded of them, a third of everything, and the
     least of them plus what the dealt loads put on some line (_heaviest); with
     none, the floor is the lines as wired. The line-to-neutral and line-to-line
-    floors are kept apart and the larger taken: the currents on a line are within
-    60 degrees of each other, so it carries at least either part."""
+    floors of the loads dealt are kept apart and the larger taken, and beside them
+    the lines' currents of what is wired for certain, summed as phasors
+    (_as_wired): the currents on a line are within 60 degrees of each other, so
+    it carries at least each part."""
     three, ln, ll = kind == THREE, kind == LINE_NEUTRAL, kind == LINE_LINE
-    base = np.bincount(state[three], weights=lines[three, 0], minlength=n)
+    base: F64 = np.bincount(state[three], weights=lines[three, 0], minlength=n).astype(np.float64)
     free = line < 0
     group = np.concatenate((state[ln & free], state[three], state[three]))
     excess = lines[three, 1:] - lines[three, :1]
     dealt = np.concatenate((load[ln & free], excess[:, 0], excess[:, 1]))
-    ln_floor = base + _with_fixed(_fixed(state, ln & ~free, line, load, n), group, dealt, n)
+    on_lines = _fixed(state, ln & ~free, line, load, n)
+    ln_floor = base + _with_fixed(on_lines, group, dealt, n)
     pairs = _fixed(state, ll & ~free, line, load, n)
     ll_pairs = _with_fixed(pairs, state[ll & free], load[ll & free], n)
-    # A line carries its two pairs' currents, 120 degrees apart (feeds._phases).
-    a, b, c = pairs[:, 0], pairs[:, 1], pairs[:, 2]  # L1-L2, L2-L3, L3-L1
-    wired = np.sqrt(np.maximum.reduce([a**2 + c**2 + a * c, a**2 + b**2 + a * b, b**2 + c**2 + b * c]))
-    out = np.maximum(ln_floor, np.maximum(ll_pairs, wired) / np.sqrt(3.0))
+    out: F64 = np.maximum(np.maximum(ln_floor, ll_pairs / np.sqrt(3.0)), _as_wired(base, on_lines, pairs))
     # To the microwatt: the sums run over many states at once, and their last bits
     # would otherwise depend on the states beside them (and break ties between equal floors).
     rounded: F64 = np.round(out, 9)
     return rounded
+
+
+def _as_wired(base: F64, on_lines: F64, pairs: F64) -> F64:
+    """The heaviest line's current, as line-to-neutral kW, of what is wired for
+    certain: `base` on every line and `on_lines` (n, 3) in phase with its voltage,
+    and the line pairs' loads (n, 3: L1-L2, L2-L3, L3-L1), whose currents in a
+    line lead and lag its voltage by 30 degrees, P / sqrt 3 each (resistive
+    loads). Line 1: |d + p12 / sqrt 3 at +30 + p31 / sqrt 3 at -30|; every
+    other current on the line is within 60 degrees of these, so the line carries
+    at least this."""
+    after = pairs  # the pair that leads from each line: L1-L2 from L1, L2-L3 from L2, L3-L1 from L3
+    before = np.roll(pairs, 1, axis=1)  # the pair that ends on it: L3-L1 on L1, L1-L2 on L2, L2-L3 on L3
+    real = base[:, None] + on_lines + (after + before) / 2.0
+    imaginary = (after - before) / (2.0 * np.sqrt(3.0))
+    out: F64 = np.sqrt(real**2 + imaginary**2).max(axis=1)
+    return out
 
 
 def _fixed(state: IDX, rows: npt.NDArray[np.bool_], line: IDX, load: F64, n: int) -> F64:

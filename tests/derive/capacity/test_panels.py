@@ -618,6 +618,12 @@ NAN3 = [float("nan")] * 3
         # (dealt anyhow they read 9 / sqrt 3 = 5.196).
         ([("ll:L1-L2", 9, NAN3), ("ll:L3-L1", 9, NAN3)], 9),
         ([("ll", 9, NAN3)] * 2, 9 / 3**0.5),
+        # 6 kW on L1 and 8 kW on L1-L2 (a 415 V single-phase feed off 415 V): L1 carries both,
+        # the pair's 8 / sqrt 3 at 30 degrees: |6 + 4 + j 8 / (2 sqrt 3)| = sqrt(100 + 64 / 12)
+        # = 10.263 kW. The larger part alone, 6, missed it.
+        ([("ln:L1", 6, NAN3), ("ll:L1-L2", 8, NAN3)], (100 + 64 / 12) ** 0.5),
+        # The same pair on L2-L3: L1 carries 6 alone, L2 |4 + j 2.309| = 4.619.
+        ([("ln:L1", 6, NAN3), ("ll:L2-L3", 8, NAN3)], 6),
     ],
 )
 def test_the_heaviest_lines_floor(rows: list[tuple[str, float, list[float]]], floor: float) -> None:
