@@ -253,6 +253,20 @@ def _kept(entry: dict[str, Any], old: Mapping[str, Any] | None, fields: Sequence
     return {**head, **extra, **tail}
 
 
+def _lost_feeds(old: Mapping[str, Mapping[str, Any]], names: set[str]) -> list[str]:
+    """A comment for each feed of the earlier file that NetBox no longer has (removed, or
+    renamed: kept fields are found by name) and whose kept fields are dropped with it:
+    a panel that lost its feeds without a word would be checked on less."""
+    out = []
+    for name, feed in old.items():
+        kept = {k: feed[k] for k in KEEP_FEED if k in feed}
+        if name not in names and kept:
+            fields = ", ".join(f"{k}: {emit.scalar(str(v))}" for k, v in kept.items())
+            out.append(f"TODO feed {emit.scalar(name)} is not in NetBox any more (renamed?): its {fields}"
+                       " were dropped")
+    return out
+
+
 def _kept_commented(item: Any, old: Mapping[str, Any] | None, fields: Sequence[str]) -> Any:
     """_kept, for an entry that may carry comments (emit.Commented)."""
     entry = _kept(_plain(item), old, fields)
@@ -275,12 +289,13 @@ def _keep_local(
     for r in doc["racks"]:
         old_rack = old_racks.get(_plain(r)["name"])
         rack = _kept(_plain(r), old_rack, KEEP_RACK, "feeds")
-        if old_rack and "feeds" in rack:
+        comments = r.comments
+        if old_rack:
             old_feeds = _by_name(old_rack.get("feeds"))
-            rack["feeds"] = [
-                _kept_commented(f, old_feeds.get(_plain(f)["name"]), KEEP_FEED) for f in rack["feeds"]
-            ]
-        racks.append(emit.Commented(rack, r.comments))
+            feeds = rack.get("feeds", [])
+            rack["feeds"] = [_kept_commented(f, old_feeds.get(_plain(f)["name"]), KEEP_FEED) for f in feeds]
+            comments = (*comments, *_lost_feeds(old_feeds, {_plain(f)["name"] for f in feeds}))
+        racks.append(emit.Commented(rack, comments))
     doc["racks"] = racks
     old_servers = _by_name(old_srv.get("servers") if old_srv else None)
     merged = []
