@@ -250,7 +250,7 @@ def test_the_report_has_a_row_per_panel(monkeypatch: pytest.MonkeyPatch, cli: Cl
     assert run.code == 1
     assert (
         "| [BW-LA](panels/facility.yaml#L15) | dc1 | UPS-A | 4 | 4 | 230.02 kW | 120 kW | 52.17 %"
-        " | UPS block UPS-B | 240 kW | 104.34 % |"
+        " | UPS block UPS-B | 240 kW | 104.34 % | UPS block UPS-B | 82.5 kW | 107.6 % |"
     ) in run.lines
     html = cli("report", "panels", "--format", "html", *AS_OF)
     assert "<h3>Panels (panelboards, floor PDUs, busways)</h3>" in html.lines
@@ -258,7 +258,8 @@ def test_the_report_has_a_row_per_panel(monkeypatch: pytest.MonkeyPatch, cli: Cl
         '<tr><td><a href="panels/facility.yaml#L16">BW-LB1</a></td><td>dc1</td><td>UPS-B</td>'
         '<td class="n">2</td><td class="n">2</td><td class="n">143.76 kW</td><td class="n">60 kW</td>'
         '<td class="n">41.74 %</td>'
-        '<td>panel BW-LA</td><td class="n">120 kW</td><td class="n">83.47 %</td></tr>'
+        '<td>panel BW-LA</td><td class="n">120 kW</td><td class="n">83.47 %</td>'
+        '<td>panel BW-LA</td><td class="n">45 kW</td><td class="n">93.91 %</td></tr>'
     ) in html.lines
 
 
