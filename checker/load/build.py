@@ -952,6 +952,13 @@ class _Builder:
                     f"feed {feed.name} of rack {rack.name}: facility {fac.name} has no panel"
                     f" '{feed.panel}'{hint}",
                 )
+            elif feed.phase == 3 and panel.phase != 3:
+                self.p.add(
+                    SCHEMA_INVALID,
+                    place.at(["feeds", i, "panel"], key=False),
+                    f"feed {feed.name} of rack {rack.name} is three-phase, but its panel {panel.name} is"
+                    " single-phase: a three-phase feed is a circuit of a three-phase panel",
+                )
             elif panel.ups is not None and feed.ups is not None and feed.ups != panel.ups:
                 self.p.add(
                     SCHEMA_REFERENCE,

@@ -750,6 +750,9 @@ def test_a_feed_without_a_line_is_dealt_beside_those_with_one(audit: Auditor) ->
          "feed A of rack R1 names a line of panel RPP-1, which is single-phase"),
         ("voltage: 415, amps: 100", "voltage: 415, amps: 32, phase: 3, line: L1", 63,
          "feed A of rack R1 is three-phase: it is on every line of its panel, and names none"),
+        ("voltage: 240, amps: 100, phase: 1", "voltage: 415, amps: 32, phase: 3", 64,
+         "feed A of rack R1 is three-phase, but its panel RPP-1 is single-phase: a three-phase feed is a"
+         " circuit of a three-phase panel"),
     ],
 )
 def test_a_line_the_feed_cannot_be_on_is_a_located_error(
