@@ -771,9 +771,11 @@ def _line_loads(
     for j in range(3):
         on_j = n // 3 + ((j - start) % 3 < n % 3)
         sums[:, j] = np.bincount(where[:n_dealt], weights=on_j * load, minlength=len(every))
-    spread = np.bincount(where[n_dealt:n_spread], weights=(count * each_kw)[balanced], minlength=len(every))
+    # Only the rows wanted: a server that lost every PSU in a case has no share (NaN).
+    spread = np.bincount(where[n_dealt:n_spread], weights=count[balanced] * each_kw[balanced],
+                         minlength=len(every))
     sums += (spread / 3.0)[:, None]
-    np.add.at(sums, (where[n_spread:], phase[placed]), (count * each_kw)[placed])
+    np.add.at(sums, (where[n_spread:], phase[placed]), count[placed] * each_kw[placed])
     return every, sums
 
 

@@ -39,9 +39,7 @@ from checker.derive.capacity.feeds import (
     Rows,
     Scenarios,
     feed_kw,
-    group_failures,
     group_moves,
-    moved_onto,
     moves_of,
 )
 from checker.derive.capacity.servers import F64, IDX, NAN, ServerArrays
@@ -109,6 +107,7 @@ class Failures:
     down: IDX  # feed g goes dark in failure down[g] with nothing moved (a rack designed to lose nothing)
     cases: npt.NDArray[Any]
     allowed: npt.NDArray[np.bool_]
+    moves: Moves | None  # what each failure moves onto each feed (None: no feed is lost in any)
 
 
 # The UPS designs whose single-block failure loses the feeds on the block (ups.py).
@@ -165,7 +164,9 @@ def panel_table(
     tolerant = np.isin(redundancy, ("2N", "N+1"))[f.rack] if len(f.rack) else np.zeros(0, dtype=bool)
     each = np.nan_to_num(feed_load_kw)
     failover, case, failures = _failover(p, f, s, inv, facility, tolerant, of, (load, each), n_racks)
-    failover, case = _rack_failures(inv, p, designed, of, load, failover, case)
+    sc, rows = designed
+    rack_moves = moves_of(p, f, s, rows, rows.scen.astype(np.int64))
+    failover, case = _rack_failures(inv, (sc, rack_moves), of, load, failover, case)
     racks_out["panels"] = groups_per_rack(f, of, n_racks, n)
     racks_out["panel_single_point"] = _single_points(f, of, redundancy, keys, n_racks)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -179,7 +180,7 @@ def panel_table(
             "failover_utilization_pct": 100.0 * failover / kw,
             "failover_case": case,
             **_lines(inv, of, (each, line_kw), figures[:, 0], figures[:, 3], kw,
-                     (p, f, s, n_racks, failures, designed)),
+                     (f, failures, (sc, rack_moves))),
         }
     return Table(keys, PANEL_COLUMNS, columns), racks_out
 
@@ -231,10 +232,8 @@ def _failover(
     valid: list[npt.NDArray[np.bool_]] = []
     # Every other panel of the facility.
     cases = np.asarray([f"panel {name}" for name in names], dtype=object)
-    moved = np.zeros((n, n))
-    if (of >= 0).any():
-        moved, _, _ = group_failures(p, f, s, np.where(tolerant, of, -1), cases, of, n, n_racks)
-    after.append(load[None, :] + moved)
+    panel_moves = _moves(p, f, s, np.where(tolerant, of, -1), cases, n_racks)
+    after.append(load[None, :] + _by_panel(panel_moves, of, n, n))
     valid.append((facility[:, None] == facility[None, :]) & ~np.eye(n, dtype=bool))
     # Every block of a 2N or distributed UPS.
     b = block_arrays(inv)
@@ -242,13 +241,11 @@ def _failover(
     failing = (on >= 0) & (np.isin(b.redundancy[np.maximum(on, 0)], MOVING) if len(b.kw) else False)
     dark = failing & tolerant
     blocks = np.asarray([f"UPS block {name}" for name in b.name.tolist()], dtype=object)
-    moved = np.zeros((len(b.kw), n))
-    if dark.any():
-        moved, _, _ = group_failures(p, f, s, np.where(dark, on, -1), blocks, of, n, n_racks)
+    block_moves = _moves(p, f, s, np.where(dark, on, -1), blocks, n_racks)
     down = failing & ~tolerant & (of >= 0)
     lost = np.zeros((len(b.kw), n))
     np.add.at(lost, (on[down], of[down]), feed_load[down])
-    after.append(load[None, :] + moved - lost)
+    after.append(load[None, :] + _by_panel(block_moves, of, len(b.kw), n) - lost)
     valid.append((b.facility[:, None] == facility[None, :]) & np.isin(b.redundancy, MOVING)[:, None])
     every = np.concatenate(after)
     allowed = np.concatenate(valid)
@@ -260,15 +257,31 @@ def _failover(
     failover[has] = every[worst[has], np.flatnonzero(has)]
     case[has] = labels[worst[has]]
     none = np.full(len(of), -1, dtype=np.intp)
-    failures = [Failures(np.where(tolerant, of, -1), none, cases, valid[0]),
-                Failures(np.where(dark, on, -1), np.where(down, on, -1), blocks, valid[1])]
+    failures = [Failures(np.where(tolerant, of, -1), none, cases, valid[0], panel_moves),
+                Failures(np.where(dark, on, -1), np.where(down, on, -1), blocks, valid[1], block_moves)]
     return failover, case, failures
+
+
+def _moves(
+    p: Pairs, f: FeedArrays, s: ServerArrays, fails: IDX, cases: npt.NDArray[Any], n_racks: int
+) -> Moves | None:
+    """feeds.group_moves of the failures that lose a feed (None: none does)."""
+    return group_moves(p, f, s, fails, cases, n_racks) if (fails >= 0).any() else None
+
+
+def _by_panel(mv: Moves | None, of: IDX, n_failures: int, n: int) -> F64:
+    """What each failure moves onto each panel, [failure, panel]: its feeds' moves."""
+    out = np.zeros((n_failures, n))
+    if mv is not None:
+        feed = (mv.keys % max(len(of), 1)).astype(np.intp)
+        on = of[feed] >= 0
+        np.add.at(out, ((mv.keys // max(len(of), 1))[on], of[feed[on]]), mv.kw[on])
+    return out
 
 
 def _rack_failures(
     inv: Inventory,
-    p: Pairs,
-    designed: tuple[Scenarios, Rows],
+    designed: tuple[Scenarios, Moves],
     of: IDX,
     load: F64,
     failover: F64,
@@ -278,13 +291,14 @@ def _rack_failures(
     puts more on a panel: a 2N rack losing the side that is not on the panel puts
     that side's draw on it. Worked out over the (scenario, panel) pairs that move
     load only: a dense scenarios x panels table would be racks x panels large."""
-    sc, rows = designed
+    sc, mv = designed
     n = len(load)
-    if not len(sc.rack):
-        return failover, case
-    key, moved = moved_onto(p, rows, rows.scen.astype(np.int64), of, n)
+    feed = (mv.keys % max(len(of), 1)).astype(np.intp)
+    on = of[feed] >= 0
+    key, at = np.unique((mv.keys // max(len(of), 1))[on] * n + of[feed[on]], return_inverse=True)
     if not len(key):
         return failover, case
+    moved = np.bincount(at.reshape(-1), weights=mv.kw[on], minlength=len(key))
     panel, scenario = (key % n).astype(np.intp), (key // n).astype(np.intp)
     after = load[panel] + moved
     # Each panel's worst pair: the highest load, then the first scenario listed.
@@ -540,7 +554,7 @@ def _lines(
     voltage: F64,
     phase: F64,
     kw: F64,
-    failed: tuple[Pairs, FeedArrays, ServerArrays, int, list[Failures], tuple[Scenarios, Rows]],
+    failed: tuple[FeedArrays, list[Failures], tuple[Scenarios, Moves]],
 ) -> dict[str, npt.NDArray[Any]]:
     """The phase columns of each three-phase panel with a feed it counts: its
     heaviest line's floor (_floors) with every feed up, after each failure of
@@ -554,7 +568,7 @@ def _lines(
     90 degrees). A three-phase feed is in phase with the line-to-neutral feeds
     where its PSUs are line to neutral too."""
     load, line_kw = loads
-    p, f, s, n_racks, failures, designed = failed
+    f, failures, designed = failed
     n = len(kw)
     three = phase == 3
     feeds = [placed.value for placed in inv.feeds.values()]
@@ -580,15 +594,14 @@ def _lines(
     case = np.full(n, "every feed up", dtype=object)
     if shown.any():
         for group in failures:
-            if not (group.fails >= 0).any():
+            if group.moves is None:
                 continue
-            mv = group_moves(p, f, s, group.fails, group.cases, n_racks)
-            after, x = _after(w, mv, group.down, group.allowed)
+            after, x = _after(w, group.moves, group.down, group.allowed)
             worse = after > worst
             worst[worse], case[worse] = after[worse], group.cases[x[worse]]
-        sc, rows = designed
+        sc, rack_moves = designed
         if len(sc.rack):
-            after, x = _after(w, moves_of(p, f, s, rows, rows.scen.astype(np.int64)), None, None)
+            after, x = _after(w, rack_moves, None, None)
             worse = after > worst
             racks = list(inv.racks)
             worst[worse] = after[worse]
