@@ -99,11 +99,10 @@ PANEL_COLUMNS = (
 @dataclass(frozen=True)
 class Failures:
     """Failures that each take a group of feeds down (the other panels, a UPS's blocks):
-    feed g is lost in failure fails[g] (-1: in none), its load moving to its rack's
-    other feeds, or down[g], its servers going down with it; failure x is named
-    cases[x], and can befall panel y where allowed[x, y]."""
+    a lost feed's load moves to its rack's other feeds (`moves`), or feed g goes dark
+    in failure down[g], its servers going down with it; failure x is named cases[x],
+    and can befall panel y where allowed[x, y]."""
 
-    fails: IDX
     down: IDX  # feed g goes dark in failure down[g] with nothing moved (a rack designed to lose nothing)
     cases: npt.NDArray[Any]
     allowed: npt.NDArray[np.bool_]
@@ -257,8 +256,8 @@ def _failover(
     failover[has] = every[worst[has], np.flatnonzero(has)]
     case[has] = labels[worst[has]]
     none = np.full(len(of), -1, dtype=np.intp)
-    failures = [Failures(np.where(tolerant, of, -1), none, cases, valid[0], panel_moves),
-                Failures(np.where(dark, on, -1), np.where(down, on, -1), blocks, valid[1], block_moves)]
+    failures = [Failures(none, cases, valid[0], panel_moves),
+                Failures(np.where(down, on, -1), blocks, valid[1], block_moves)]
     return failover, case, failures
 
 

@@ -563,19 +563,25 @@ def test_a_three_phase_feed_doubles_on_its_lines_when_the_other_panel_fails(audi
     assert run.fired("panel/f/RPP-A") == {"power.panel-phase-overload"}
 
 
+def n_plus_1_on_one_panel() -> tuple[str, str]:
+    """An N+1 rack's three 240 V 63 A feeds all on RPP-A (415 V 40 A), and an 18 kW
+    server of 3 PSUs on them."""
+    feeds = ", ".join(f"{{name: {x}, {LN_240_63}, panel: RPP-A}}" for x in "abc")
+    return two_panel_facility(
+        ["  - name: R1", "    redundancy: N+1", f"    feeds: [{feeds}]"],
+        ["  - {name: s1, rack: R1, position: 1, u_height: 4, power_w: {max: 18000},"
+         " psu: {count: 3, rating_w: 12000, redundant: 1}}"],
+        rpp_a="voltage: 415, amps: 40",
+    )
+
+
 def test_an_n_plus_1_racks_lost_feed_loads_a_line_with_the_others(audit: Auditor) -> None:
     """An N+1 rack's three 240 V 63 A feeds (12.096 kW each) all on RPP-A, 415 V 40 A
     (23.002 kW, 7.667 a line), carry an 18 kW server of 3 PSUs: 6 kW a feed, one a line
     (78.3 %). The rack loses feed a, as it is designed to: 9 kW on each of two feeds,
     9 kW on a line (117.4 %), the panel still 18 kW (78.3 %). Only the panels' and UPS
     blocks' failures were counted: 6 kW, a false pass."""
-    feeds = ", ".join(f"{{name: {x}, {LN_240_63}, panel: RPP-A}}" for x in "abc")
-    facility, servers = two_panel_facility(
-        ["  - name: R1", "    redundancy: N+1", f"    feeds: [{feeds}]"],
-        ["  - {name: s1, rack: R1, position: 1, u_height: 4, power_w: {max: 18000},"
-         " psu: {count: 3, rating_w: 12000, redundant: 1}}"],
-        rpp_a="voltage: 415, amps: 40",
-    )
+    facility, servers = n_plus_1_on_one_panel()
     run = audit(facility, servers)
     rpp = run.capacity.panels.row(("f", "RPP-A"))
     assert (rpp["load_kw"], rpp["worst_phase_load_kw"], rpp["worst_phase_case"]) == (18, 9, "rack R1 feed a")
@@ -674,13 +680,7 @@ def test_past_panel_rows_the_floor_is_lower_or_equal(monkeypatch: pytest.MonkeyP
     from checker.derive.capacity import panels
 
     monkeypatch.setattr(panels, "PANEL_ROWS", 0)
-    feeds = ", ".join(f"{{name: {x}, {LN_240_63}, panel: RPP-A}}" for x in "abc")
-    facility, servers = two_panel_facility(
-        ["  - name: R1", "    redundancy: N+1", f"    feeds: [{feeds}]"],
-        ["  - {name: s1, rack: R1, position: 1, u_height: 4, power_w: {max: 18000},"
-         " psu: {count: 3, rating_w: 12000, redundant: 1}}"],
-        rpp_a="voltage: 415, amps: 40",
-    )
+    facility, servers = n_plus_1_on_one_panel()
     rpp = audit(facility, servers).capacity.panels.row(("f", "RPP-A"))
     assert (rpp["worst_phase_load_kw"], rpp["worst_phase_case"]) == (9, "rack R1 feed a")
 
