@@ -34,8 +34,10 @@ def run_audit(
     options: ReadOptions | None = None,
 ) -> AuditResult:
     """One audit. `options`: how files are read (cache, processes); default: no
-    cache, this process only. Nothing of one audit is kept for the next."""
-    book = rulebook or load_rulebook(cfg.rule_dirs, cache_dir=options.cache_dir if options else None)
+    cache, this process only. Nothing of one audit is kept for the next, but what
+    `options.carried` carries (the resident process's: checker.core.carried)."""
+    options = options or ReadOptions()
+    book = rulebook or load_rulebook(cfg.rule_dirs, cache_dir=options.cache_dir, carried=options.carried)
     metas = book.metadata()
     known = [m.id for m in metas]
     check_selection(cfg, known)
@@ -58,7 +60,7 @@ def run_audit(
             large_model_params_b=cfg.large_model_params_b, headroom_pct=cfg.headroom_pct,
             support_level=cfg.support_level,
         ))
-        memo = open_memo(options.cache_dir, active.rules) if options and options.cache_dir else None
+        memo = open_memo(options.cache_dir, active.rules) if options.cache_dir else None
         found, messages = evaluate(active.rules, facts, memo)
         findings += knowledge.overrides + found
     findings = override_severity(findings, cfg.severity)

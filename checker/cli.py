@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 from checker import __version__
 from checker.core import progress, signals
+from checker.core.carried import Carried
 from checker.core.errors import MAX_LISTED, MAX_SHOWN, UserError, clip, shown_value
 from checker.core.findings import SEVERITIES
 from checker.core.perf import ending_process, gc_paused, keep
@@ -129,7 +130,7 @@ def _read_options(args: argparse.Namespace) -> ReadOptions:
     wanted = not args.no_cache and not os.environ.get("CHECKER_NO_CACHE")
     if cache_dir is None and wanted and (os.environ.get("CHECKER_CACHE_DIR") or not os.environ.get("CI")):
         cache_dir = cache.default_dir()
-    return ReadOptions(jobs=args.jobs or default_jobs(), cache_dir=cache_dir)
+    return ReadOptions(jobs=args.jobs or default_jobs(), cache_dir=cache_dir, carried=args.carried)
 
 
 def _protected(cfg: Settings) -> list[Path]:
@@ -238,7 +239,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     config, cfg = _configured(args, paths)
     check_writable(outputs, paths, _protected(cfg), env)
     options = _read_options(args)
-    book = load_rulebook(cfg.rule_dirs, cache_dir=options.cache_dir)
+    book = load_rulebook(cfg.rule_dirs, cache_dir=options.cache_dir, carried=options.carried)
     as_of = args.as_of or dt.date.today()
     root = repo_root(Path.cwd())
 
@@ -769,7 +770,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, carried: Carried | None = None) -> int:
+    """The command line. `carried`: given by the resident process alone, what it
+    carries from one command to the next (checker.core.carried)."""
     # Every byte for a human goes through one escaping stream (checker.core.terminal).
     out, err = sys.stdout, sys.stderr
     # A closed standard output or error (`checker audit >&-`): Python has None there.
@@ -789,7 +792,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("checker: standard output is closed; nothing can be written", file=sys.stderr)
             return 2
         with signals.handled():
-            return _run(argv)
+            return _run(argv, carried)
     except signals.Interrupted as exc:  # a signal between _run's handlers
         return exc.exit_code
     except BrokenPipeError:
@@ -807,13 +810,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout, sys.stderr = out, err
 
 
-def _run(argv: Sequence[str] | None) -> int:
+def _run(argv: Sequence[str] | None, carried: Carried | None = None) -> int:
     # Paused from the start: the imports (the commands import the stages they
     # run) build most of a small audit's objects, and a pass of the collector
     # over them or the run's data finds nothing to free (checker.core.perf).
     with gc_paused():
         try:
-            return _command(argv)
+            return _command(argv, carried)
         except ImportError as exc:  # compiled code a stage needs does not load (checker/__main__.py)
             from checker.core.install import broken
 
@@ -821,11 +824,12 @@ def _run(argv: Sequence[str] | None) -> int:
             return 3
 
 
-def _command(argv: Sequence[str] | None) -> int:
+def _command(argv: Sequence[str] | None, carried: Carried | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help, --version, usage errors (argparse exits 2)
         return exc.code if isinstance(exc.code, int) else 2
+    args.carried = carried  # not an option: the process's, read by _read_options
     try:
         _check_where(args)
         code: int = args.func(args)

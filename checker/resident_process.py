@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from checker import cli, resident
+from checker.core.carried import Carried
 
 REQUEST_SECONDS = 10.0  # to send a request
 ANSWER_SECONDS = 60.0  # to take in an answer (a caller stopped with Ctrl-Z: it runs the command itself)
@@ -225,10 +226,10 @@ def _command(
         return 2, (b"", b"the current folder no longer exists (deleted?); cd to an existing one\n")
 
 
-def warm() -> None:
+def warm(carried: Carried) -> None:
     """What every audit loads, loaded before the first command: the stages, the
-    built-in knowledge tables and rulebook (each is kept for the process:
-    tests/test_run_state.py's KEPT_CACHES)."""
+    built-in knowledge tables (kept for the process: tests/test_run_state.py's
+    KEPT_CACHES) and the built-in rulebook (carried to the first command)."""
     import importlib
 
     from checker.derive import knowledge
@@ -237,12 +238,20 @@ def warm() -> None:
     for module in ("checker.audit", "checker.render.output", "checker.render.text"):
         importlib.import_module(module)
     knowledge.builtin()
-    rulebook.load_rulebook()
+    rulebook.load_rulebook(carried=carried)
 
 
 def main(args: list[str]) -> int:
-    warm()
-    return serve(args[0], cli.main)
+    # What one command made of the bytes it read (the compiled rulebook, kept
+    # files' models) serves the next while those bytes are the same.
+    carried = Carried()
+    warm(carried)
+
+    def run(argv: list[str]) -> int:
+        carried.turn()
+        return cli.main(argv, carried=carried)
+
+    return serve(args[0], run)
 
 
 if __name__ == "__main__":

@@ -17,9 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from checker.cli import main
+from checker.core.carried import Carried
 from checker.evaluate import engine, rulebook
-from checker.load import build, cache
-from tests.conftest import CliRunner
+from checker.load import build, cache, validated
+from tests.conftest import CliRunner, Run
 
 ROOT = Path(__file__).resolve().parents[1]
 AS_OF = "2027-01-15"
@@ -44,20 +46,40 @@ Audit = Callable[..., dict[str, bytes]]
 
 
 @pytest.fixture
-def audit(project: Path, cli: CliRunner) -> Audit:
+def resident() -> bool:
+    """Whether the warm audits run as the resident process runs them (a test
+    parametrizes it): one process, what each command made carried to the next."""
+    return False
+
+
+@pytest.fixture
+def audit(project: Path, cli: CliRunner, resident: bool, capsys: pytest.CaptureFixture[str]) -> Audit:
     """audit(cached, *args) -> every format's bytes (and the exit code), with the
-    project's cache or with none."""
+    project's cache or with none (the cold audit: never carried)."""
+    carried = Carried() if resident else None
+
+    def command(cached: bool, argv: list[str]) -> Run:
+        if not cached or carried is None:
+            return cli(*argv)
+        carried.turn()  # as checker.resident_process runs each command
+        code = main(argv, carried=carried)
+        captured = capsys.readouterr()
+        return Run(code, captured.out, captured.err)
 
     def run(cached: bool, *args: str, as_of: str = AS_OF) -> dict[str, bytes]:
         out = project / ("warm" if cached else "cold")
         out.mkdir(exist_ok=True)
         where = ["--cache-dir", str(project / "cache")] if cached else ["--no-cache"]
         formats = [arg for fmt in FORMATS for arg in ("--format", f"{fmt}:{out / fmt}")]
-        done = cli("audit", "inv", "--as-of", as_of, *where, *formats, *args)
+        done = command(cached, ["audit", "inv", "--as-of", as_of, *where, *formats, *args])
         assert done.code in (0, 1, 2) and "Traceback" not in done.err, done.err
         return {"exit": str(done.code).encode(), **{fmt: (out / fmt).read_bytes() for fmt in FORMATS}}
 
     return run
+
+
+# The warm audits of a case in a process of their own, and in one as the resident process runs them.
+PROCESSES = pytest.mark.parametrize("resident", [False, True], ids=["own process", "resident process"])
 
 
 def same(audit: Audit, *args: str, as_of: str = AS_OF) -> dict[str, bytes]:
@@ -159,6 +181,7 @@ CHANGES = {
 }
 
 
+@PROCESSES
 @pytest.mark.parametrize("change", CHANGES.values(), ids=CHANGES.keys())
 def test_a_warm_audit_after_a_change_is_a_cold_one(project: Path, audit: Audit,
                                                     change: Callable[[Path], None]) -> None:
@@ -168,6 +191,7 @@ def test_a_warm_audit_after_a_change_is_a_cold_one(project: Path, audit: Audit,
     assert after != before  # every change shows: a memo that hid it would fail above
 
 
+@PROCESSES
 def test_a_catalog_entry_changed(project: Path, audit: Audit) -> None:
     _add_a_file(project)
     before = same(audit)
@@ -176,6 +200,7 @@ def test_a_catalog_entry_changed(project: Path, audit: Audit) -> None:
     assert after != before
 
 
+@PROCESSES
 def test_another_as_of_date(audit: Audit) -> None:
     before = same(audit)
     assert same(audit, as_of="2029-06-01") != before
@@ -200,6 +225,7 @@ def _every_entry(folder: Path) -> list[Path]:
     return sorted((folder / cache.ENTRIES).iterdir())
 
 
+@PROCESSES
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "empty"])
 def test_a_corrupt_entry_is_ignored(project: Path, audit: Audit, damage: str) -> None:
     first = audit(True)
@@ -384,3 +410,30 @@ def test_a_wrong_but_well_formed_outcome_is_not_trusted_across_rulebooks(project
     _change_a_rule(project)
     same(audit)
     assert {e.name for e in _every_entry(project / "cache")} - names  # new keys, not the old ones rewritten
+
+
+@pytest.mark.parametrize("resident", [True])
+def test_the_resident_process_decodes_a_kept_file_and_compiles_the_rules_once(
+    project: Path, audit: Audit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a command made of the same bytes is carried to the next
+    (checker.core.carried): an unchanged file's models are not rebuilt, the
+    rulebook not read again; a changed file's new entry is decoded once."""
+    first = audit(True)
+    assert audit(True) == first  # each kept file's entry decoded here, and carried
+    decoded: list[int] = []
+    compiled: list[int] = []
+    real_decode, real_stored = validated.decode, rulebook._stored
+    monkeypatch.setattr(validated, "decode", lambda payload: decoded.append(1) or real_decode(payload))
+    monkeypatch.setattr(rulebook, "_stored", lambda *args: compiled.append(1) or real_stored(*args))
+    assert audit(True) == first
+    assert (decoded, compiled) == ([], [])
+    _change_a_server(project)
+    changed = audit(True)  # the changed file validated afresh, its entry written
+    assert (decoded, compiled) == ([], [])
+    assert audit(True) == changed
+    assert (decoded, compiled) == ([1], [])  # that file's new entry, once
+    _change_a_rule(project)
+    after = audit(True)
+    assert (decoded, compiled) == ([1], [1])  # another rule file: compiled again
+    assert after == audit(False) != changed

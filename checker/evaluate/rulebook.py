@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from checker.core.builtin import BUILTIN_CHECKS
+from checker.core.carried import Carried
 from checker.core.errors import UserError, at
 from checker.core.findings import Category, Severity
 from checker.core.resources import rules_dir
@@ -389,15 +390,33 @@ _RESERVED = frozenset(c.split(".")[0] for c in _BUILTIN_IDS)
 
 
 def load_rulebook(
-    extra: Sequence[Path] = (), *, builtin: bool = True, cache_dir: Path | None = None
+    extra: Sequence[Path] = (),
+    *,
+    builtin: bool = True,
+    cache_dir: Path | None = None,
+    carried: Carried | None = None,
 ) -> Rulebook:
     """The built-in rules plus every folder in `extra`; any problem -> UserError.
     `cache_dir`: a cache folder (checker.load.cache) that keeps the compiled
-    rulebook, read back while its files' bytes and the code are the same."""
+    rulebook, read back while its files' bytes and the code are the same.
+    `carried`: the resident process's (checker.core.carried), which holds the
+    last command's compiled rulebook, used again while its files' bytes are."""
     files = _files(([rules_dir()] if builtin else []) + [Path(p) for p in extra])
     store = open_cache(cache_dir) if cache_dir is not None else None
-    read = _read_all(files) if store is not None else None
+    read = _read_all(files) if store is not None or carried is not None else None
     key = _book_key(read) if read is not None else None
+    if carried is not None and key is not None:
+        return carried.get("rulebook", bytes.fromhex(key), Rulebook, lambda: _stored(files, read, store, key))
+    return _stored(files, read, store, key)
+
+
+def _stored(
+    files: Sequence[Path],
+    read: Sequence[tuple[Path, bytes]] | None,
+    store: cache.Cache | None,
+    key: str | None,
+) -> Rulebook:
+    """The rulebook of these files: from the cache folder's entry, else compiled (and kept there)."""
     if store is not None and key is not None:
         book = _cached(store, key)
         if book is not None:

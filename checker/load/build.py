@@ -10,6 +10,7 @@ import datetime as dt
 import errno
 import fnmatch
 import functools
+import hashlib
 import os
 import stat
 import types
@@ -32,6 +33,7 @@ from checker.core.builtin import (
     SCHEMA_MISSING_FIELD,
     SCHEMA_REFERENCE,
 )
+from checker.core.carried import Carried
 from checker.core.entity import entity_id
 from checker.core.errors import MAX_LISTED, UserError, clip
 from checker.core.findings import Finding, Location, located
@@ -651,7 +653,7 @@ def _documents(
     for path, outcome, key in zip(files, read.outcomes, read.keys, strict=True):
         shown = display_path(path)
         if isinstance(outcome, Kept):
-            kept = _kept_docs(shown, outcome, keeping.files)
+            kept = _kept_docs(shown, outcome, keeping.files, options.carried)
             if kept is not None:
                 keeping.offered[shown] = (outcome.key, len(kept))
                 docs.append(list(kept))
@@ -661,10 +663,18 @@ def _documents(
     return docs, keeping
 
 
-def _kept_docs(file: str, kept: Kept, kept_files: list[_KeptFile]) -> list[_KeptDoc] | None:
-    """The documents of a kept file's entry, or None if it does not decode."""
+def _kept_docs(
+    file: str, kept: Kept, kept_files: list[_KeptFile], carried: Carried | None
+) -> list[_KeptDoc] | None:
+    """The documents of a kept file's entry, or None if it does not decode;
+    decoded once for a resident process while the entry's bytes stay the same
+    (its models are immutable: the same objects serve the next command)."""
     try:
-        digest, docs = validated.decode(kept.payload)
+        if carried is None:
+            digest, docs = validated.decode(kept.payload)
+        else:
+            entry = hashlib.blake2b(kept.payload).digest()
+            digest, docs = carried.get("validated", entry, tuple, lambda: validated.decode(kept.payload))
     except Exception:  # BadEntry, or anything else wrong with it
         return None
     # A model of the kind's own class: one of another class would be built as if it were.

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.core import progress
+from checker.core.carried import Carried
 from checker.core.perf import gc_paused
 from checker.load import validated
 from checker.load.cache import Cache, Parsed, content_key, decode, encode, open_cache
@@ -79,10 +80,13 @@ def default_jobs() -> int:
 class ReadOptions:
     """How files are read: `jobs` processes at most, entries cached in `cache_dir` (None: no cache).
     Passed explicitly (checker.audit.run_audit -> checker.load.build.load -> read_all),
-    never set for a whole process or context: two audits in one process may read differently."""
+    never set for a whole process or context: two audits in one process may read differently.
+    `carried`: what the resident process carries between commands (checker.core.carried):
+    the models of kept files it decoded for the last command, not rebuilt for this one."""
 
     jobs: int = 1
     cache_dir: Path | None = None
+    carried: Carried | None = None
 
 
 def parse_file(path: Path, data: bytes | None = None, trees: fastpath.Trees | None = None) -> Opened:
