@@ -85,6 +85,64 @@ def test_a_command_there_writes_what_its_own_process_writes(env: dict[str, str])
     assert served(env) == before + len(COMMANDS)
 
 
+def test_a_warm_audit_there_after_a_file_changed_is_a_cold_one(env: dict[str, str], tmp_path: Path) -> None:
+    """What it carries from one command to the next (checker.core.carried: each kept
+    file's models, the compiled rulebook) gives the bytes of a cold run in a process
+    of its own, before and after a file changes, with other commands between."""
+    inv = tmp_path / "inv"
+    shutil.copytree(INVENTORIES, inv)
+    warm = ("audit", str(inv), *AS_OF, "--format", "json", "--cache-dir", str(tmp_path / "entries"))
+    cold = (*warm[:-2], "--no-cache")
+    before = checker(env, *cold, alone=True)
+    for _ in range(3):  # the cache filled, then read back, then carried
+        assert checker(env, *warm) == before
+    assert checker(env, "audit", str(FIXTURES / "minimal"), *AS_OF)[0] in (0, 1)  # another inventory between
+    servers = inv / "sh1" / "servers-training.yaml"
+    servers.write_text(servers.read_text().replace("position: 15}", "position: 16}", 1))
+    after = checker(env, *cold, alone=True)
+    assert after != before
+    for _ in range(3):
+        assert checker(env, *warm) == after
+
+
+def test_the_collector_frees_a_commands_cycles_after_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pass over the young generations after each command, a full one every
+    FULL_EVERY commands: a cycle older than the command is freed by the next full pass."""
+    import gc
+    import weakref
+
+    from checker import resident_process
+
+    class Node:
+        other: object = None
+
+    def cycle() -> weakref.ref[Node]:
+        a, b = Node(), Node()
+        a.other, b.other = b, a
+        return weakref.ref(a)
+
+    was = gc.isenabled()
+    gc.disable()  # as while a command runs
+    try:
+        gc.collect()
+        made = cycle()
+        resident_process._collect(1)
+        assert made() is None  # the command's own
+        old = Node()
+        old.other = old
+        kept = weakref.ref(old)
+        resident_process._collect(1)  # alive: now older than any command's
+        del old
+        for served in range(2, resident_process.FULL_EVERY):
+            resident_process._collect(served)
+        assert kept() is not None  # young passes only
+        resident_process._collect(resident_process.FULL_EVERY)
+        assert kept() is None
+    finally:
+        if was:
+            gc.enable()
+
+
 def test_it_runs_in_the_callers_folder_with_its_environment_and_umask(
     env: dict[str, str], tmp_path: Path
 ) -> None:
