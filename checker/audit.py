@@ -59,7 +59,7 @@ def run_audit(
             as_of, cfg.support_horizon_days, knowledge.knowledge,
             large_model_params_b=cfg.large_model_params_b, headroom_pct=cfg.headroom_pct,
             support_level=cfg.support_level,
-        ))
+        ), options.carried)
         memo = open_memo(options.cache_dir, active.rules) if options.cache_dir else None
         found, messages = evaluate(active.rules, facts, memo)
         findings += knowledge.overrides + found

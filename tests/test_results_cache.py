@@ -28,6 +28,24 @@ AS_OF = "2027-01-15"
 FORMATS = ("json", "sarif", "text", "markdown")
 
 
+# A team's rule on figures a server's facts read from its facility, rack and
+# workload (no server file changes when they do).
+INLET_RULE = """\
+rules:
+  - id: acme.warm-room
+    title: GPU servers sit in rooms designed for 25 degC inlet air or less
+    category: cooling
+    severity: warning
+    on: server
+    when: facility_inlet_c > 25 or (workload_params_b > 100 and gpu.count >= 8)
+    message: "server {{ name }}: {{ facility_inlet_c }} degC inlet, {{ workload_params_b }}B workload"
+    remediation: Move it.
+    examples:
+      fail: [{name: gpu1, facility_inlet_c: 27}]
+      pass: [{name: gpu1, facility_inlet_c: 24}]
+"""
+
+
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
@@ -38,6 +56,9 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # The team's rule, made to fire on the inference servers: its findings and messages show.
     rule = (ROOT / "tests" / "fixtures" / "custom-rules" / "memory.yaml").read_text()
     (tmp_path / "rules" / "memory.yaml").write_text(rule.replace("memory_gb < 64", "memory_gb < 1024"))
+    (tmp_path / "rules" / "inlet.yaml").write_text(INLET_RULE)
+    # Servers with no rollout date are checked as of the audit date (--as-of).
+    edit(tmp_path / "inv" / "edge" / "servers.yaml", "rollout_date: 2027-02-01\n", "")
     (tmp_path / "checker.yaml").write_text("rules: [rules]\n")
     return tmp_path
 
@@ -142,7 +163,8 @@ def _copy_a_file(project: Path) -> None:
 
 def _change_the_config(project: Path) -> None:
     (project / "checker.yaml").write_text(
-        "rules: [rules]\nheadroom_pct: 30\nseverity: {support.ends-soon: error}\nignore: [cooling.*]\n"
+        "rules: [rules]\nheadroom_pct: 30\nsupport_level: 8x5\nseverity: {support.ends-soon: error}\n"
+        "ignore: [cooling.*]\n"
     )
 
 
@@ -167,7 +189,41 @@ def _change_the_defaults(project: Path) -> None:
     edit(project / "inv" / "sh1" / "servers-training.yaml", "model: dgx-h200", "model: dgx-h100")
 
 
+def _change_the_facility_inlet(project: Path) -> None:
+    """A figure every sh1 server's facts read from its facility (facility_inlet_c); no server file changes."""
+    edit(project / "inv" / "sh1" / "facility.yaml", "inlet_c: 24", "inlet_c: 27")
+
+
+def _change_a_servers_memory(project: Path) -> None:
+    """A field of the server itself that no capacity figure reads."""
+    edit(project / "inv" / "sh1" / "servers-inference.yaml", "memory_gb: 512", "memory_gb: 768")
+
+
+def _change_a_workload(project: Path) -> None:
+    """The fit figures the servers that run it read; no server file changes."""
+    edit(project / "inv" / "workloads.yaml", "params_b: 70", "params_b: 405")
+
+
+DRIVERS = """\
+kind: DriverBranches
+as_of: 2027-01-01
+sources:
+  acme-qual: "Acme driver qualification (illustrative test data)"
+branches:
+  - {branch: 580, type: long-term, eol: 2027-03, source: [acme-qual]}
+"""
+
+
+def _add_a_knowledge_row(project: Path) -> None:
+    """A row of the driver table that servers on R580 read; no server file changes."""
+    (project / "inv" / "drivers.yaml").write_text(DRIVERS)
+
+
 CHANGES = {
+    "the facility's inlet changed": _change_the_facility_inlet,
+    "a workload changed": _change_a_workload,
+    "a server's memory changed": _change_a_servers_memory,
+    "a knowledge row added": _add_a_knowledge_row,
     "the facility renamed": _rename_the_facility,
     "a file's defaults changed": _change_the_defaults,
     "a server changed": _change_a_server,

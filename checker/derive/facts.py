@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import operator
-from collections.abc import Callable, Hashable, ItemsView, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
@@ -23,9 +23,10 @@ from typing import Any, TypeVar
 import numpy as np
 from pydantic import BaseModel
 
+from checker.core.carried import Carried
 from checker.core.entity import entity_id
 from checker.core.suggest import lookup
-from checker.derive import fit, software
+from checker.derive import carried_rows, fit, software
 from checker.derive.capacity import (
     CDU_COLUMNS,
     COOLING_UNIT_COLUMNS,
@@ -42,92 +43,11 @@ from checker.derive.capacity import (
 )
 from checker.derive.fields import FactField, FieldType, derived, written
 from checker.derive.knowledge import Knowledge, builtin
+from checker.derive.rows import Header, Row
 from checker.load import models as m
-from checker.load.build import ENTITIES, Inventory, Placed
+from checker.load.build import ENTITIES, Inventory, Placed, ServerEntry
 from checker.source.parse import Src
 from checker.source.reader import inner_models as _inner_models
-
-
-class Header:
-    """The field names of one kind's rows, shared by all of them, with each
-    name's position (a fact costs one tuple of cells, not a dict of its own)."""
-
-    __slots__ = ("index", "names")
-
-    def __init__(self, names: Sequence[str]) -> None:
-        self.names = tuple(names)
-        self.index = {name: i for i, name in enumerate(self.names)}
-
-
-_set = object.__setattr__
-
-
-class Row(Mapping[str, Any]):
-    """One entity's fact values as a read-only mapping: a tuple of cells in its
-    kind's `Header` order, None where the entity has no value (so the field is
-    absent, as from a dict that leaves it out).
-
-    A 100,000-server fleet has ~175,000 facts of up to ~100 fields: a dict each
-    was ~1.6 kB per server, this tuple ~0.6 kB (docs/performance.md, "Memory")."""
-
-    __slots__ = ("cells", "header")
-    header: Header
-    cells: tuple[Any, ...]
-
-    def __init__(self, header: Header, cells: tuple[Any, ...]) -> None:
-        _set(self, "header", header)
-        _set(self, "cells", cells)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"a fact's values cannot be changed ({name})")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"a fact's values cannot be changed ({name})")
-
-    def __reduce__(self) -> tuple[type[Row], tuple[Header, tuple[Any, ...]]]:
-        # Copied and pickled through __init__, not by setting its slots.
-        return Row, (self.header, self.cells)
-
-    def get(self, name: str, default: Any = None) -> Any:
-        i = self.header.index.get(name)
-        value = None if i is None else self.cells[i]
-        return default if value is None else value
-
-    def __getitem__(self, name: str) -> Any:
-        value = self.get(name)
-        if value is None:
-            raise KeyError(name)
-        return value
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and self.get(name) is not None
-
-    def __iter__(self) -> Iterator[str]:
-        return (name for name, value in zip(self.header.names, self.cells, strict=True) if value is not None)
-
-    def __len__(self) -> int:
-        return len(self.cells) - self.cells.count(None)
-
-    def items(self) -> ItemsView[str, Any]:
-        return _RowItems(self)
-
-    def __repr__(self) -> str:
-        return f"Row({dict(self.items())!r})"
-
-
-class _RowItems(ItemsView[str, Any]):
-    """(name, value) pairs read straight off the cells (the hot loop of messages
-    and the NaN check), not a lookup per name."""
-
-    __slots__ = ("_row",)
-
-    def __init__(self, row: Row) -> None:
-        super().__init__(row)
-        self._row = row
-
-    def __iter__(self) -> Iterator[tuple[str, Any]]:
-        pairs = zip(self._row.header.names, self._row.cells, strict=True)
-        return ((name, value) for name, value in pairs if value is not None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,10 +82,11 @@ class Derivation:
     figures (server and workload facts both read them, checker.derive.fit).
     build_all makes one per call, so nothing derived outlives the call."""
 
-    def __init__(self, inv: Inventory, cap: Capacity, ctx: Context) -> None:
+    def __init__(self, inv: Inventory, cap: Capacity, ctx: Context, carried: Carried | None = None) -> None:
         self.inv = inv
         self.cap = cap
         self.ctx = ctx
+        self.carried = carried  # the resident process's (checker.derive.carried_rows)
 
     @cached_property
     def workloads(self) -> dict[str, dict[str, Any]]:
@@ -290,6 +211,7 @@ def _any_value(cell: Sequence[Any]) -> bool:
     return any(map(operator.is_not, cell, itertools.repeat(None)))
 
 
+Headers = dict[tuple[str, ...], Header]  # the header of each set of columns
 # An entity's id, its placed model and the derived values not given as columns.
 Entry = tuple[str, Placed[Any], Mapping[str, Any]]
 ROWS_AT_ONCE = 5_000
@@ -307,18 +229,30 @@ def _facts(
     Built ROWS_AT_ONCE entities at a time: a field's column is alive only while
     its rows are made, so what building costs beyond the facts themselves is
     the size of one part, not of the fleet (docs/performance.md, "Memory")."""
-    _check_declared(kind, fields, [*(columns or {}), *{name for e in entries for name in e[2]}])
-    headers: dict[tuple[str, ...], Header] = {}
     facts: list[Fact] = []
-    for first in range(0, len(entries), ROWS_AT_ONCE):
-        part = entries[first : first + ROWS_AT_ONCE]
-        given = {name: column[first : first + ROWS_AT_ONCE] for name, column in (columns or {}).items()}
-        rows = _records(fields, [e[1].value for e in part], [e[2] for e in part], given, headers)
+    for first, rows in _rows(kind, fields, entries, columns, {}):
+        part = entries[first : first + len(rows)]
         facts += [
             Fact(kind, entity, values, place.file, place.src)
             for (entity, place, _), values in zip(part, rows, strict=True)
         ]
     return facts
+
+
+def _rows(
+    kind: str,
+    fields: tuple[FactField, ...],
+    entries: Sequence[Entry],
+    columns: Mapping[str, Sequence[Any]] | None,
+    headers: dict[tuple[str, ...], Header],
+) -> Iterator[tuple[int, list[Row]]]:
+    """The entries' rows, ROWS_AT_ONCE at a time (with the index of the first):
+    rows of the same columns share one header of `headers`."""
+    _check_declared(kind, fields, [*(columns or {}), *{name for e in entries for name in e[2]}])
+    for first in range(0, len(entries), ROWS_AT_ONCE):
+        part = entries[first : first + ROWS_AT_ONCE]
+        given = {name: column[first : first + ROWS_AT_ONCE] for name, column in (columns or {}).items()}
+        yield first, _records(fields, [e[1].value for e in part], [e[2] for e in part], given, headers)
 
 
 class UndeclaredField(Exception):
@@ -796,17 +730,47 @@ _NO_VALUES: Mapping[str, Any] = {}
 
 
 def _servers(run: Derivation) -> list[Fact]:
-    inv, cap, ctx = run.inv, run.cap, run.ctx
+    inv, cap = run.inv, run.cap
     entries: list[Entry] = [(entity_id("server", n), e.place, _NO_VALUES) for n, e in inv.servers.items()]
-    rollout = _normal([e.rollout_date for e in inv.servers.values()], "date")
-    facility = [entry.facility for entry in inv.servers.values()]
     capacity = cap.servers.cells_for(list(inv.servers))
-    columns = {**capacity, **_derived(inv, ctx, run.workloads), "facility": facility, "rollout_date": rollout}
+    if run.carried is not None:
+        def build(servers: carried_rows.Servers, cells: carried_rows.Cells, headers: Headers) -> list[Row]:
+            return _server_rows(run, servers, cells, headers)
+
+        order = [f.name for f in SERVER_FIELDS]
+        rows = carried_rows.server_rows(run.carried, inv, run.ctx, run.workloads, capacity, build, order)
+        return [
+            Fact("server", entity, values, place.file, place.src)
+            for (entity, place, _), values in zip(entries, rows, strict=True)
+        ]
+    columns = _server_columns(run, list(inv.servers.values()), capacity)
     return _facts("server", SERVER_FIELDS, entries, columns)
 
 
+def _server_columns(
+    run: Derivation, servers: Sequence[ServerEntry], capacity: Mapping[str, Sequence[Any]]
+) -> dict[str, Sequence[Any]]:
+    """The derived columns of these servers (`capacity`: their capacity cells)."""
+    rollout = _normal([e.rollout_date for e in servers], "date")
+    facility = [entry.facility for entry in servers]
+    derived_ = _derived(run.inv, run.ctx, run.workloads, servers)
+    return {**capacity, **derived_, "facility": facility, "rollout_date": rollout}
+
+
+def _server_rows(
+    run: Derivation,
+    servers: Sequence[tuple[str, ServerEntry]],
+    capacity: Mapping[str, Sequence[Any]],
+    headers: Headers,
+) -> list[Row]:
+    """The fact rows of these servers (of one file, in inventory order), as _servers makes them."""
+    entries: list[Entry] = [(entity_id("server", n), e.place, _NO_VALUES) for n, e in servers]
+    columns = _server_columns(run, [e for _, e in servers], capacity)
+    return [row for _, rows in _rows("server", SERVER_FIELDS, entries, columns, headers) for row in rows]
+
+
 def _derived(
-    inv: Inventory, ctx: Context, workloads: Mapping[str, dict[str, Any]]
+    inv: Inventory, ctx: Context, workloads: Mapping[str, dict[str, Any]], servers: Sequence[ServerEntry]
 ) -> dict[str, list[Any]]:
     """Catalog, software, support and workload values of every server, as columns.
 
@@ -818,7 +782,7 @@ def _derived(
     support_keys: list[tuple[dt.date, dt.date | None, str | None]] = []
     fit_keys: list[Hashable] = []
     lifecycle_keys: list[tuple[str | None, dt.date]] = []
-    for entry in inv.servers.values():
+    for entry in servers:
         server, sw = entry.server, entry.server.software
         network, gpu = server.network, server.gpu
         links = (network.nvlink, network.nvlink_bridge, network.nvlink_domain) if network else None
@@ -831,13 +795,13 @@ def _derived(
         lifecycle_keys.append((sw.driver if sw else None, entry.rollout_date or ctx.as_of))
         # What _server_fit reads: the workload, and the names of the frameworks installed.
         fit_keys.append((server.workload, None if sw is None else tuple(sw.frameworks)))
-    servers = [entry.server for entry in inv.servers.values()]
+    models = [entry.server for entry in servers]
     return {
-        **_spread(gpu_keys, servers, lambda server: _gpu_values(inv, server)),
-        **_spread(sw_keys, servers, lambda server: software.software_values(server.software, ctx.knowledge)),
+        **_spread(gpu_keys, models, lambda server: _gpu_values(inv, server)),
+        **_spread(sw_keys, models, lambda server: software.software_values(server.software, ctx.knowledge)),
         **_spread(support_keys, support_keys, lambda key: _support(*key, ctx)),
         **_spread(lifecycle_keys, lifecycle_keys, lambda key: software.lifecycle_values(*key, ctx.knowledge)),
-        **_spread(fit_keys, servers, lambda server: _server_fit(server, workloads, ctx)),
+        **_spread(fit_keys, models, lambda server: _server_fit(server, workloads, ctx)),
     }
 
 
@@ -1134,6 +1098,9 @@ def fact_kind(name: str) -> FactKind:
     return lookup(REGISTRY, name, "fact kind")
 
 
-def build_all(inv: Inventory, cap: Capacity, ctx: Context) -> list[Fact]:
-    run = Derivation(inv, cap, ctx)
+def build_all(inv: Inventory, cap: Capacity, ctx: Context, carried: Carried | None = None) -> list[Fact]:
+    """Every fact of the inventory. `carried`: the resident process's
+    (checker.core.carried), which holds each file's server rows for the next
+    command while what they are made from is the same (checker.derive.carried_rows)."""
+    run = Derivation(inv, cap, ctx, carried)
     return [fact for kind in REGISTRY.values() for fact in kind.build(run)]

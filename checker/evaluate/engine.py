@@ -31,7 +31,8 @@ from checker._vendor import durable_rules_engine
 from checker._vendor.durable import engine as durable
 from checker.core.builtin import SCHEMA_INVALID
 from checker.core.findings import Finding, Location, entity_name, located
-from checker.derive.facts import Fact, Row
+from checker.derive.facts import Fact
+from checker.derive.rows import Row
 from checker.evaluate.expr import MAX_ALTERNATIVES, CompiledWhen, alternatives, fact_key
 from checker.evaluate.memo import Memo, MessageMemo, Outcomes, typed
 from checker.evaluate.rulebook import CompiledRule

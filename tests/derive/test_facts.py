@@ -23,7 +23,8 @@ from checker.derive.capacity import (
     Column,
     compute,
 )
-from checker.derive.facts import REGISTRY, Context, Fact, Header, Row, build_all, fact_kind
+from checker.derive.facts import REGISTRY, Context, Fact, build_all, fact_kind
+from checker.derive.rows import Header, Row
 from checker.load.build import load
 from tests.conftest import AS_OF, CliRunner, Writer, summary
 from tests.rollout import audit, rules_by_entity

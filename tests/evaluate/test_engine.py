@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from checker.derive.facts import Fact, Header, Row
+from checker.derive.facts import Fact
+from checker.derive.rows import Header, Row
 from checker.evaluate import engine
 from checker.evaluate.engine import _pack, _projected, cells_json, fact_json, match
 from checker.evaluate.rulebook import CompiledRule, Rule

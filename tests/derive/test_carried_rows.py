@@ -1,0 +1,59 @@
+"""checker.derive.carried_rows: each servers file's rows, carried by the resident process.
+
+Whether a carried audit says what a cold one says is tests/test_results_cache.py's
+(every input of the rows changed alone, in a process of its own and as the
+resident process runs); here, the pieces."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from checker.derive.carried_rows import _one_header, _plain, _runs
+from checker.derive.rows import Header, Row
+from checker.source.parse import WrittenFloat
+
+
+def test_runs_of_one_file() -> None:
+    assert _runs(["a", "a", "b", "a"]) == [(0, 2), (2, 3), (3, 4)]
+    assert _runs([]) == []
+
+
+def test_rows_of_several_headers_end_under_one_in_the_kinds_order() -> None:
+    first, second = Header(("name", "memory_gb")), Header(("name", "gpu.count"))
+    rows = [Row(first, ("a", 512)), Row(second, ("b", 8)), Row(first, ("c", None))]
+    headers: dict[tuple[str, ...], Header] = {}
+    out = _one_header(rows, headers, ["name", "gpu.count", "psu.count", "memory_gb"])
+    assert [dict(row.items()) for row in out] == [dict(row.items()) for row in rows]
+    assert {row.header for row in out} == {headers[("name", "gpu.count", "memory_gb")]}
+    assert [row.cells for row in out] == [("a", None, 512), ("b", 8, None), ("c", None, None)]
+
+
+def test_rows_under_one_header_are_kept_as_they_are() -> None:
+    header = Header(("name",))
+    rows = [Row(header, ("a",)), Row(header, ("b",))]
+    assert _one_header(rows, {}, ["name"]) is rows
+    one = [Row(Header(("name",)), ("a",)), Row(Header(("gpu.count",)), (8,))]
+    assert [row.cells for row in _one_header(one, {}, ["gpu.count", "name"])] == [(None, "a"), (8, None)]
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        (1, 1.0), (1, True), (0, None), ([1], (1,)), ({"a": 1}, [("a", 1)]),
+        (WrittenFloat(1.5, "1.50"), 1.5), (WrittenFloat(1.5, "1.50"), WrittenFloat(1.5, "1.5")),
+    ],
+)
+def test_values_equal_in_python_are_told_apart(one: object, other: object) -> None:
+    import marshal
+
+    assert marshal.dumps(_plain(one), 2) != marshal.dumps(_plain(other), 2)
+
+
+def test_nan_is_itself_and_an_unknown_value_is_refused() -> None:
+    import marshal
+
+    assert marshal.dumps(_plain(math.nan), 2) == marshal.dumps(_plain(math.nan), 2)
+    with pytest.raises(ValueError):
+        _plain({1, 2})
