@@ -18,7 +18,8 @@ temporary folder and times, in each round:
   process (`checker resident start`; its CPU is the command's plus what the
   resident process spent on it, read from /proc);
 - the warm 10,000-server audit after one pod file changed, in the resident
-  process (the same command as above: what start-up no longer costs);
+  process (the same command as above: what start-up no longer costs), and
+  the 100,000-server one;
 - the floor: benchmarks/floor.py, a skeleton audit of the 10,000 servers;
 
 and the peak resident memory of the cold 100,000-server audit. Then it prints
@@ -92,6 +93,8 @@ TARGETS = [
            "cold 10", "cold 10,000", 0.15, "share"),
     Target("one file changed, warm, 10,000 servers, in the resident process, share of the cold audit",
            "resident warm 10,000", "cold 10,000", 0.20, "share"),
+    Target("one file changed, warm, 100,000 servers, in the resident process, share of the cold audit",
+           "resident warm 100,000", "cold 100,000", 0.15, "share"),
     Target("cold 10,000-server audit over the floor (benchmarks/floor.py)", "cold 10,000", "floor 10,000",
            2.5, "times"),
     Target("cold 100,000 over cold 10,000 servers", "cold 100,000", "cold 10,000", 10.5, "times"),
@@ -113,7 +116,7 @@ def main(rounds: int, large: bool, also: list[int]) -> None:
         started = subprocess.run([python, "-m", "checker", "resident", "start"], env=env, cwd=tmp,
                                  capture_output=True, text=True, check=True).stdout
         resident = int(started.split()[2])
-        residents = {"resident 10", "resident warm 10,000"}
+        residents = {"resident 10", "resident warm 10,000", "resident warm 100,000"}
         table: dict[str, list[str]] = {}
         pods: dict[str, tuple[Path, tuple[str, str]]] = {}
         for size in sizes:
@@ -135,6 +138,10 @@ def main(rounds: int, large: bool, also: list[int]) -> None:
         table["resident warm 10,000"] = [*typed, str(tmp / "fleet10000"),
                                          "--cache-dir", str(tmp / "cache-resident"), "--jobs", "1", *AS_OF]
         pods["resident warm 10,000"] = pods["warm 10,000"]
+        if large:
+            table["resident warm 100,000"] = [*typed, str(tmp / "fleet100000"), "--cache-dir",
+                                              str(tmp / "cache-resident100000"), "--jobs", "1", *AS_OF]
+            pods["resident warm 100,000"] = pods["warm 100,000"]
         seconds: dict[str, list[float]] = {label: [] for label in table}
         peak = 0.0
         try:
