@@ -171,11 +171,14 @@ def _plain(value: Any) -> Any:
 
 def _key(shared: bytes, part: Servers, cells: Cells) -> bytes | None:
     entries = [entry for _, entry in part]
+    dates = [entry.rollout_date for entry in entries]
+    # A document's date is every one of its servers': each distinct one written once as text.
+    iso: dict[dt.date | None, str | None] = {d: d.isoformat() for d in set(dates) if d is not None}
     body = (
         [name for name, _ in part],
-        [id(entry.server) for entry in entries],
-        [entry.facility for entry in entries],
-        [entry.rollout_date.isoformat() if entry.rollout_date else None for entry in entries],
+        list(map(id, map(operator.attrgetter("server"), entries))),
+        list(map(operator.attrgetter("facility"), entries)),
+        list(map(iso.get, dates)),
         list(cells),
         list(cells.values()),
     )
