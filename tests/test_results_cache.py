@@ -14,11 +14,13 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from checker.cli import main
 from checker.core.carried import Carried
+from checker.derive import carried_rows
 from checker.evaluate import engine, rulebook
 from checker.load import build, cache, validated
 from tests.conftest import CliRunner, Run
@@ -493,3 +495,27 @@ def test_the_resident_process_decodes_a_kept_file_and_compiles_the_rules_once(
     after = audit(True)
     assert (decoded, compiled) == ([1], [1])  # another rule file: compiled again
     assert after == audit(False) != changed
+
+
+def test_the_resident_process_carries_no_rows_of_files_it_reads_afresh(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no cache folder every command validates every file again: their models
+    are new objects, and rows keyed by them would only hold memory."""
+    made: list[int] = []
+
+    class Counted(carried_rows._Rows):
+        def __init__(self, *args: Any) -> None:
+            made.append(1)
+            super().__init__(*args)
+
+    monkeypatch.setattr(carried_rows, "_Rows", Counted)
+    carried = Carried()
+    cached = ["--cache-dir", str(project / "cache")]
+    for where in (["--no-cache"], ["--no-cache"], cached, cached):
+        carried.turn()
+        main(["audit", "inv", "--as-of", AS_OF, "--format", "json:out.json", *where], carried=carried)
+        if where is cached:
+            assert made == [], "the first run with the cache read every file afresh"
+            cached = [*cached]  # the next one reads them back
+    assert made  # read back from the cache: carried

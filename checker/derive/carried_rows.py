@@ -3,8 +3,9 @@
 Building the server facts is most of the facts stage, and in a warm audit
 after one file changed every other file's servers get the same rows again.
 In the resident process (checker.core.carried) the rows of each run of
-servers of one file are kept under a key of everything they are made from,
-and used again where the key is the same:
+servers of one file read back from the cache folder (whose models are then
+the very objects of the last command) are kept under a key of everything
+they are made from, and used again where the key is the same:
 
 - the servers' own validated models, by identity (a kept file's models are
   the very objects of the last command: checker.load.validated via Carried),
@@ -18,8 +19,10 @@ and used again where the key is the same:
 
 Values are compared as marshal bytes (format 2: no references, so equal values
 give equal bytes), which tell 1, 1.0 and true apart and find NaN equal to
-itself. An object compared by identity is held by the carried rows, so its id
-cannot be another object's while they are carried. Where something cannot be
+itself (capacity cells are plain Python values, checker.derive.capacity.table;
+marshal would write a numpy scalar as its raw bytes). An object compared by
+identity is held by the carried rows, so its id cannot be another object's
+while they are carried. Where something cannot be
 written as marshal bytes, the rows are built as in a process of its own. The
 rows built are those checker.derive.facts builds (`build`), so a carried run
 gives the same facts, checked byte for byte by tests/test_results_cache.py.
@@ -91,11 +94,14 @@ def server_rows(
     # Rows of the same columns share one header, this command's and the last ones'.
     headers: Headers = carried.get("fact headers", b"server", dict, dict)
     shared = _shared(inv, ctx, workloads)
+    # Only a kept file's models are the next command's too (checker.load.validated, via
+    # Carried): another's are new objects each time, and their rows would never be used.
+    kept = {holder.file for holder in inv.kept}
     rows: list[Row] = []
     for lo, hi in _runs([entry.place.file for _, entry in servers]):
         part = servers[lo:hi]
         cells = {name: column[lo:hi] for name, column in capacity.items()}
-        key = _key(shared, part, cells) if shared is not None else None
+        key = _key(shared, part, cells) if shared is not None and part[0][1].place.file in kept else None
         if key is None:
             rows += build(part, cells, headers)
             continue
