@@ -45,6 +45,7 @@ from checker.source.parse import WrittenFloat
 
 FORMAT = b"server rows 1\x00"
 _MARSHAL = 2  # no references: equal values, equal bytes
+MAX_HEADERS = 256  # sets of columns kept for the server rows' headers
 
 Servers = Sequence[tuple[str, ServerEntry]]
 Cells = Mapping[str, Sequence[Any]]
@@ -93,6 +94,8 @@ def server_rows(
     servers = list(inv.servers.items())
     # Rows of the same columns share one header, this command's and the last ones'.
     headers: Headers = carried.get("fact headers", b"server", dict, dict)
+    if len(headers) > MAX_HEADERS:  # used by every command, so never dropped: bounded here
+        headers.clear()  # rows under the headers cleared are put under one again (_one_header)
     shared = _shared(inv, ctx, workloads)
     # Only a kept file's models are the next command's too (checker.load.validated, via
     # Carried): another's are new objects each time, and their rows would never be used.

@@ -89,6 +89,11 @@ class Derivation:
         self.carried = carried  # the resident process's (checker.derive.carried_rows)
 
     @cached_property
+    def server_ids(self) -> dict[str, str]:
+        """Each server's entity id, by name: the server and software kinds all need it."""
+        return {name: entity_id("server", name) for name in self.inv.servers}
+
+    @cached_property
     def workloads(self) -> dict[str, dict[str, Any]]:
         """Fit figures of every workload, with its model and server count."""
         return _workload_values(self.inv, self.ctx)
@@ -731,7 +736,8 @@ _NO_VALUES: Mapping[str, Any] = {}
 
 def _servers(run: Derivation) -> list[Fact]:
     inv, cap = run.inv, run.cap
-    entries: list[Entry] = [(entity_id("server", n), e.place, _NO_VALUES) for n, e in inv.servers.items()]
+    ids = run.server_ids
+    entries: list[Entry] = [(ids[n], e.place, _NO_VALUES) for n, e in inv.servers.items()]
     capacity = cap.servers.cells_for(list(inv.servers))
     if run.carried is not None:
         def build(servers: carried_rows.Servers, cells: carried_rows.Cells, headers: Headers) -> list[Row]:
@@ -764,7 +770,8 @@ def _server_rows(
     headers: Headers,
 ) -> list[Row]:
     """The fact rows of these servers (of one file, in inventory order), as _servers makes them."""
-    entries: list[Entry] = [(entity_id("server", n), e.place, _NO_VALUES) for n, e in servers]
+    ids = run.server_ids
+    entries: list[Entry] = [(ids[n], e.place, _NO_VALUES) for n, e in servers]
     columns = _server_columns(run, [e for _, e in servers], capacity)
     return [row for _, rows in _rows("server", SERVER_FIELDS, entries, columns, headers) for row in rows]
 
@@ -843,7 +850,7 @@ def _frameworks(run: Derivation) -> list[Fact]:
         for fw, install in sw.frameworks.items():
             src = entry.place.src.descend("software", "frameworks", fw)
             place = Placed(entry.server, entry.place.file, src)
-            entries.append((entity_id("server", name), place, _NO_VALUES))
+            entries.append((run.server_ids[name], place, _NO_VALUES))
             # What software.framework_values reads of the install and its server.
             keys.append((fw, install, sw.driver, sw.cuda, sw.rocm, gpu, platform))
             installs.append((fw, install, sw, gpu, platform))
@@ -874,7 +881,7 @@ def _containers(run: Derivation) -> list[Fact]:
         gpu = entry.server.gpu.model if entry.server.gpu else None
         for i, container in enumerate(sw.containers):
             src = entry.place.src.descend("software", "containers", i)
-            entries.append((entity_id("server", name), Placed(container, entry.place.file, src), _NO_VALUES))
+            entries.append((run.server_ids[name], Placed(container, entry.place.file, src), _NO_VALUES))
             # What software.container_values reads of the container and its server.
             keys.append((container, sw.driver, gpu))
             items.append((container, sw, gpu))
@@ -905,7 +912,7 @@ def _engines(run: Derivation) -> list[Fact]:
         gpu = entry.server.gpu.model if entry.server.gpu else None
         for engine, install in sw.engines().items():
             place = Placed(entry.server, entry.place.file, entry.place.src.descend("software", engine))
-            entries.append((entity_id("server", name), place, _NO_VALUES))
+            entries.append((run.server_ids[name], place, _NO_VALUES))
             # What software.engine_values reads of the install and its server.
             keys.append((engine, install, sw.driver, tuple(sw.frameworks.items()), gpu))
             items.append((engine, install, sw, gpu))
@@ -937,7 +944,7 @@ def _jax(run: Derivation) -> list[Fact]:
         gpu = server.gpu.model if server.gpu else None
         devices = server.gpu.count * server.nodes if server.gpu else None
         place = Placed(server, entry.place.file, entry.place.src.descend("software", "jax"))
-        entries.append((entity_id("server", name), place, _NO_VALUES))
+        entries.append((run.server_ids[name], place, _NO_VALUES))
         # What software.jax_values reads of the install and its server.
         keys.append((sw.jax, sw.driver, sw.cuda, sw.cudnn, sw.nccl, tuple(sw.containers), gpu, devices))
         items.append((sw.jax, sw, gpu, devices))
