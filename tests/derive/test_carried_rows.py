@@ -57,3 +57,24 @@ def test_nan_is_itself_and_an_unknown_value_is_refused() -> None:
     assert marshal.dumps(_plain(math.nan), 2) == marshal.dumps(_plain(math.nan), 2)
     with pytest.raises(ValueError):
         _plain({1, 2})
+
+
+FIXTURES = ("every-field", "fleet", "liquid", "nvl72", "panels", "panel-lines", "shelves", "ups-blocks")
+FOLDERS = ["inventories", "examples/nvl72", *(f"tests/fixtures/{name}" for name in FIXTURES)]
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_capacity_cells_are_plain_python_values(folder: str) -> None:
+    """The carried rows' key writes the servers' capacity cells as marshal bytes,
+    which spell a numpy scalar as its raw bytes (an int64 and a float64 could then
+    look alike): every cell must be a plain value."""
+    from pathlib import Path
+
+    from checker.derive.capacity import compute
+    from checker.load.build import load
+
+    inv, problems = load([Path(__file__).resolve().parents[2] / folder])
+    assert not [p for p in problems if p.severity == "error"], problems
+    cells = compute(inv).servers.cells_for(list(inv.servers))
+    kinds = {type(value) for column in cells.values() for value in column}
+    assert kinds <= {type(None), bool, int, float, str}, kinds
