@@ -80,13 +80,14 @@ class Derivation:
     """One inventory's facts being built: the inventory, its capacity, the
     context, and what several kinds read, worked out once: the workload fit
     figures (server and workload facts both read them, checker.derive.fit).
-    build_all makes one per call, so nothing derived outlives the call."""
+    build_all makes one per call, so nothing derived outlives the call but
+    what `carried` keeps: the resident process's, for the next command."""
 
     def __init__(self, inv: Inventory, cap: Capacity, ctx: Context, carried: Carried | None = None) -> None:
         self.inv = inv
         self.cap = cap
         self.ctx = ctx
-        self.carried = carried  # the resident process's (checker.derive.carried_rows)
+        self.carried = carried  # what the server rows are carried in (checker.derive.carried_rows)
 
     @cached_property
     def server_ids(self) -> dict[str, str]:
