@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -282,3 +283,26 @@ def test_a_nan_in_a_row_is_reported_and_other_rows_are_not() -> None:
         for i, value in enumerate([1.0, float("nan"), None, 0.0])
     ]
     assert [(f.rule, f.entity) for f in evaluated([], facts)] == [("schema.invalid", "rack/f1/R01")]
+
+
+@pytest.mark.parametrize("rows", [False, True], ids=["dicts", "rows"])
+def test_facts_equal_in_python_but_not_in_json_are_told_apart(rows: bool) -> None:
+    """1, 1.0 and true are one key in a dict, three values to durable: each distinct
+    tuple of the fields read is sent once, with its type (marshal bytes, and the
+    typed key where marshal cannot write a value)."""
+    from checker.evaluate.engine import _distinct
+    from checker.source.parse import WrittenFloat
+
+    values: list[Any] = [1, 1.0, True, 1, WrittenFloat(1.0, "1.00"), "1", None, 1.0]
+    header = Header(("x", "y"))
+    facts: list[Any] = [Row(header, (v, "a")) if rows else {"x": v, "y": "a"} for v in values]
+    names, distinct, members, keys = _distinct(facts, frozenset({"x"}))
+    assert names == ["x"]
+    by_value = {repr(d): m for d, m in zip(distinct, members, strict=True)}
+    # A WrittenFloat (written 1.00) is not marshal's: every fact then gets the typed key.
+    assert sorted(map(sorted, members)) == [[0, 3], [1, 7], [2], [4], [5], [6]]
+    assert keys == [(*d, *map(type, d)) for d in distinct]
+    assert by_value["(True,)"] == [2]
+    plain = [f for f, v in zip(facts, values, strict=True) if not isinstance(v, WrittenFloat)]
+    _, distinct, members, _ = _distinct(plain, frozenset({"x"}))
+    assert sorted(map(sorted, members)) == [[0, 3], [1, 6], [2], [4], [5]]
