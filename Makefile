@@ -25,7 +25,7 @@ test: $(BIN)/checker  ## linters, the rulebook's own examples, then the whole te
 	$(BIN)/checker rules test
 	$(BIN)/python -m pytest -n auto
 
-test-slow: $(BIN)/checker  ## tests that install packages (the pre-commit hook); CI runs them
+test-slow: $(BIN)/checker  ## the long tests (package installs, the pre-commit hook, forged cache entries); CI runs them
 	$(BIN)/python -m pytest -n auto -m slow
 
 wheel: $(BIN)/checker

@@ -445,6 +445,7 @@ def _forged_documents(body: tuple) -> list[object]:
     return forged
 
 
+@pytest.mark.slow  # about 30 s: an audit for each of ~40 forged entries (CI runs it)
 def test_a_foreign_entry_is_ignored(project: Path, audit: Audit) -> None:
     """Entries signed with this folder's key but not what the memo writes
     (conditions the kind does not have, values that are no scalars, another
