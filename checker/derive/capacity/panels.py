@@ -268,14 +268,24 @@ def _moves(
     return group_moves(p, f, s, fails, cases, n_racks) if (fails >= 0).any() else None
 
 
+def _onto_panels(mv: Moves, of: IDX, n: int) -> tuple[npt.NDArray[np.int64], F64]:
+    """What each failure moves onto each panel, sparse: its feeds' moves summed by
+    the panel they are on, keys failure x n + panel (sorted) and their kW."""
+    n_feeds = max(len(of), 1)
+    feed = (mv.keys % n_feeds).astype(np.intp)
+    on = of[feed] >= 0
+    key, at = np.unique((mv.keys // n_feeds)[on] * n + of[feed[on]], return_inverse=True)
+    kw: F64 = np.bincount(at.reshape(-1), weights=mv.kw[on], minlength=len(key)).astype(np.float64)
+    return key.astype(np.int64), kw
+
+
 def _by_panel(mv: Moves | None, of: IDX, n_failures: int, n: int) -> F64:
-    """What each failure moves onto each panel, [failure, panel]: its feeds' moves."""
-    out = np.zeros((n_failures, n))
+    """_onto_panels as a [failure, panel] table."""
+    out = np.zeros(n_failures * n)
     if mv is not None:
-        feed = (mv.keys % max(len(of), 1)).astype(np.intp)
-        on = of[feed] >= 0
-        np.add.at(out, ((mv.keys // max(len(of), 1))[on], of[feed[on]]), mv.kw[on])
-    return out
+        key, kw = _onto_panels(mv, of, n)
+        out[key] = kw
+    return out.reshape(n_failures, n)
 
 
 def _rack_failures(
@@ -292,12 +302,9 @@ def _rack_failures(
     load only: a dense scenarios x panels table would be racks x panels large."""
     sc, mv = designed
     n = len(load)
-    feed = (mv.keys % max(len(of), 1)).astype(np.intp)
-    on = of[feed] >= 0
-    key, at = np.unique((mv.keys // max(len(of), 1))[on] * n + of[feed[on]], return_inverse=True)
+    key, moved = _onto_panels(mv, of, n)
     if not len(key):
         return failover, case
-    moved = np.bincount(at.reshape(-1), weights=mv.kw[on], minlength=len(key))
     panel, scenario = (key % n).astype(np.intp), (key // n).astype(np.intp)
     after = load[panel] + moved
     # Each panel's worst pair: the highest load, then the first scenario listed.
