@@ -12,7 +12,8 @@ they are made from, and used again where the key is the same:
   with their names, facilities and rollout dates;
 - their capacity cells (their rack's and facility's figures included:
   checker.derive.capacity.servers), as the values themselves;
-- the audit date and the settings the facts read (checker.derive.facts.Context),
+- every field of the context (checker.derive.facts.Context: the audit date
+  and the settings; a field added there is in the key with no change here),
   the knowledge tables by identity (the built-in ones, or this run's with a
   user's documents merged in), the GPU and server catalog's models and the
   workload fit figures (which count servers in every file), as values.
@@ -30,13 +31,16 @@ gives the same facts, checked byte for byte by tests/test_results_cache.py.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import functools
 import hashlib
+import itertools
 import marshal
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from checker.core.carried import Carried
 from checker.derive.rows import Header, Row
@@ -54,18 +58,12 @@ Build = Callable[[Servers, Cells, Headers], list[Row]]  # the rows of these serv
 
 
 class Settings(Protocol):
-    """What the server rows read of checker.derive.facts.Context."""
+    """checker.derive.facts.Context, a dataclass: every field of it is in the key
+    (_shared), so a setting added to it is never left out; the knowledge tables
+    by identity."""
 
-    @property
-    def as_of(self) -> dt.date: ...
-    @property
-    def support_horizon_days(self) -> int: ...
-    @property
-    def large_model_params_b(self) -> float: ...
-    @property
-    def headroom_pct(self) -> float: ...
-    @property
-    def support_level(self) -> str: ...
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
     @property
     def knowledge(self) -> object: ...
 
@@ -109,36 +107,33 @@ def server_rows(
             rows += build(part, cells, headers)
             continue
         held = (ctx.knowledge, *(entry.server for _, entry in part))
-        def make(part: Servers = part, cells: Cells = cells, held: tuple[object, ...] = held) -> _Rows:
-            return _Rows(held, tuple(build(part, cells, headers)))
-
-        got = carried.get("server rows", key, _Rows, make)
-        rows += got.rows
+        made = functools.partial(_made, build, part, cells, headers, held)
+        rows += carried.get("server rows", key, _Rows, made).rows
     return _one_header(rows, headers, order)
+
+
+def _made(build: Build, part: Servers, cells: Cells, headers: Headers, held: tuple[object, ...]) -> _Rows:
+    return _Rows(held, tuple(build(part, cells, headers)))
 
 
 def _runs(files: Sequence[str]) -> list[tuple[int, int]]:
     """(start, end) of each run of consecutive servers of one file."""
-    runs: list[tuple[int, int]] = []
-    start = 0
-    for i in range(1, len(files) + 1):
-        if i == len(files) or files[i] != files[start]:
-            runs.append((start, i))
-            start = i
-    return runs
+    ends = list(itertools.accumulate(sum(1 for _ in group) for _, group in itertools.groupby(files)))
+    starts = [0, *ends][: len(ends)]
+    return list(zip(starts, ends, strict=True))
 
 
 def _shared(inv: Inventory, ctx: Settings, workloads: Mapping[str, Mapping[str, Any]]) -> bytes | None:
-    """What every server's rows read besides its own server and cells, as bytes;
-    None if some of it cannot be written so."""
+    """What every server's rows read besides its own server and cells, as bytes:
+    every field of the context (the knowledge tables by identity), the catalog
+    and the workload figures; None if some of it cannot be written so."""
     try:
-        return FORMAT + marshal.dumps(
-            (
-                ctx.as_of.isoformat(), ctx.support_horizon_days, ctx.large_model_params_b, ctx.headroom_pct,
-                ctx.support_level, id(ctx.knowledge), _catalog(inv), _workloads(workloads),
-            ),
-            _MARSHAL,
-        )
+        settings = [
+            (f.name, id(value) if f.name == "knowledge" else _plain(value))
+            for f in dataclasses.fields(ctx)
+            for value in (getattr(ctx, f.name),)
+        ]
+        return FORMAT + marshal.dumps((settings, _catalog(inv), _workloads(workloads)), _MARSHAL)
     except ValueError:  # a value neither marshal nor _plain writes
         return None
 

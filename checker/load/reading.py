@@ -82,7 +82,8 @@ class ReadOptions:
     Passed explicitly (checker.audit.run_audit -> checker.load.build.load -> read_all),
     never set for a whole process or context: two audits in one process may read differently.
     `carried`: what the resident process carries between commands (checker.core.carried):
-    the models of kept files it decoded for the last command, not rebuilt for this one."""
+    here, the models of kept files decoded for an earlier command, not rebuilt (the
+    rulebook and the server fact rows are carried too, by the stages that make them)."""
 
     jobs: int = 1
     cache_dir: Path | None = None

@@ -78,3 +78,28 @@ def test_capacity_cells_are_plain_python_values(folder: str) -> None:
     cells = compute(inv).servers.cells_for(list(inv.servers))
     kinds = {type(value) for column in cells.values() for value in column}
     assert kinds <= {type(None), bool, int, float, str}, kinds
+
+
+def test_every_setting_of_the_context_is_in_the_key() -> None:
+    """A field added to the facts' Context is in the carried rows' key with no
+    change to carried_rows: each field changed alone gives another key."""
+    import dataclasses
+    import datetime as dt
+    from pathlib import Path
+
+    from checker.derive.carried_rows import _shared
+    from checker.derive.facts import Context
+    from checker.derive.knowledge import builtin
+    from checker.load.build import load
+
+    inv, _ = load([Path(__file__).resolve().parents[1] / "fixtures" / "minimal"])
+    base = Context(dt.date(2027, 1, 15))
+    other = {dt.date: dt.date(2027, 1, 16), int: 1, float: 0.5, str: "x"}
+    keys = {_shared(inv, base, {})}
+    for f in dataclasses.fields(Context):
+        value = getattr(base, f.name)
+        changed = builtin().model_copy() if f.name == "knowledge" else (
+            value + other[type(value)] if type(value) in (int, float) else other[type(value)])
+        keys.add(_shared(inv, dataclasses.replace(base, **{f.name: changed}), {}))
+    assert None not in keys
+    assert len(keys) == len(dataclasses.fields(Context)) + 1
