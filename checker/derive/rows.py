@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import ItemsView, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -28,13 +29,24 @@ class Row(Mapping[str, Any]):
     A 100,000-server fleet has ~175,000 facts of up to ~100 fields: a dict each
     was ~1.6 kB per server, this tuple ~0.6 kB (docs/performance.md, "Memory")."""
 
-    __slots__ = ("cells", "header")
+    __slots__ = ("cells", "header", "nan")
     header: Header
     cells: tuple[Any, ...]
+    nan: bool | None  # whether a cell is NaN; None: not asked yet (has_nan asks)
 
     def __init__(self, header: Header, cells: tuple[Any, ...]) -> None:
         _set(self, "header", header)
         _set(self, "cells", cells)
+        _set(self, "nan", None)
+
+    @property
+    def has_nan(self) -> bool:
+        """Whether a cell is NaN (unequal to itself), asked of every cell once in
+        the row's life: rows carried from one command to the next
+        (checker.derive.carried_rows) are not asked again."""
+        if self.nan is None:
+            _set(self, "nan", any(map(operator.ne, self.cells, self.cells)))
+        return bool(self.nan)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"a fact's values cannot be changed ({name})")

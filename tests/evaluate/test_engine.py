@@ -285,6 +285,26 @@ def test_a_nan_in_a_row_is_reported_and_other_rows_are_not() -> None:
     assert [(f.rule, f.entity) for f in evaluated([], facts)] == [("schema.invalid", "rack/f1/R01")]
 
 
+@pytest.mark.parametrize("asked", [False, True], ids=["new rows", "rows asked before"])
+@pytest.mark.parametrize("dicts", [False, True], ids=["rows only", "with a dict fact"])
+def test_a_nan_is_found_in_new_rows_rows_asked_before_and_dicts(asked: bool, dicts: bool) -> None:
+    """Rows carried from the last command know whether they hold a NaN (Row.nan):
+    they are not asked again, and one that holds it is reported all the same."""
+    header = Header(["name", "utilization_pct"])
+    src = Src(7, 5)
+    rows = [Row(header, (f"R0{i}", value)) for i, value in enumerate([1.0, float("nan"), 0.0])]
+    if asked:
+        assert [row.has_nan for row in rows] == [False, True, False]
+    assert [row.nan for row in rows] == ([False, True, False] if asked else [None, None, None])
+    values: list[Any] = list(rows)
+    if dicts:
+        values.append({"name": "R03", "utilization_pct": float("nan")})
+    facts = [Fact("rack", f"rack/f1/R0{i}", v, "f.yaml", src) for i, v in enumerate(values)]
+    expected = [("schema.invalid", "rack/f1/R01")] + ([("schema.invalid", "rack/f1/R03")] if dicts else [])
+    assert [(f.rule, f.entity) for f in evaluated([], facts)] == expected
+    assert [row.nan for row in rows] == [False, True, False]
+
+
 @pytest.mark.parametrize("rows", [False, True], ids=["dicts", "rows"])
 def test_facts_equal_in_python_but_not_in_json_are_told_apart(rows: bool) -> None:
     """1, 1.0 and true are one key in a dict, three values to durable: each distinct
