@@ -482,20 +482,56 @@ def test_the_resident_process_decodes_a_kept_file_and_compiles_the_rules_once(
     assert audit(True) == first  # each kept file's entry decoded here, and carried
     decoded: list[int] = []
     compiled: list[int] = []
+    placed: list[str] = []  # the files whose kept servers' places were made
+    positions: list[int] = []  # a kept file's positions read from its entry
     real_decode, real_stored = validated.decode, rulebook._stored
+    real_places, real_positions = build._kept_places, validated._positions_in
     monkeypatch.setattr(validated, "decode", lambda payload: decoded.append(1) or real_decode(payload))
     monkeypatch.setattr(rulebook, "_stored", lambda *args: compiled.append(1) or real_stored(*args))
+    monkeypatch.setattr(build, "_kept_places", lambda d, *a: placed.append(d.file) or real_places(d, *a))
+    monkeypatch.setattr(validated, "_positions_in", lambda body: positions.append(1) or real_positions(body))
     assert audit(True) == first
-    assert (decoded, compiled) == ([], [])
+    assert (decoded, compiled, placed, positions) == ([], [], [], [])
     _change_a_server(project)
     changed = audit(True)  # the changed file validated afresh, its entry written
-    assert (decoded, compiled) == ([], [])
+    assert (decoded, compiled, placed, positions) == ([], [], [], [])
     assert audit(True) == changed
-    assert (decoded, compiled) == ([1], [])  # that file's new entry, once
+    # That file's new entry, once, and its servers placed (it has no positions kept yet).
+    assert (decoded, compiled, set(placed), positions) == ([1], [], {"inv/sh1/servers-training.yaml"}, [])
     _change_a_rule(project)
     after = audit(True)
     assert (decoded, compiled) == ([1], [1])  # another rule file: compiled again
     assert after == audit(False) != changed
+
+
+def test_the_resident_process_keeps_positions_in_each_commands_cache_folder(
+    project: Path, cli: CliRunner, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A kept file's holder is carried from a command with one cache folder to one
+    with another (its entry is the same bytes): what it works out from then on is
+    kept in the new folder, as a process of its own keeps it."""
+    carried = Carried()
+    argv = ["audit", "inv", "--as-of", AS_OF, "--format", "json:out.json", "--cache-dir"]
+    for folder in ("a", "a", "b", "b", "b"):
+        carried.turn()
+        main([*argv, str(project / folder)], carried=carried)
+    capsys.readouterr()
+    for _ in range(3):
+        cli(*argv, str(project / "c"))
+    b, c = (_positions(project / folder) for folder in "bc")
+    assert b and b == c
+
+
+def _positions(folder: Path) -> dict[str, set[tuple[Any, ...]]]:
+    """The positions entries of a cache folder: key -> the positions kept."""
+    store = cache.open_cache(folder)
+    assert store is not None
+    found = {}
+    for entry in _every_entry(folder):
+        body = cache.unpack(store.payload(entry.name) or b"N")
+        if type(body) is tuple and body and body[0] == "positions":
+            found[entry.name] = set(body[2])
+    return found
 
 
 def test_the_resident_process_carries_no_rows_of_files_it_reads_afresh(

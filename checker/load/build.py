@@ -501,21 +501,50 @@ def _validate(problems: _Problems, model: type[B], doc: _Doc) -> B | None:
 
 # ---------------------------------------------------------------- reading
 class _KeptFile:
-    """A file an earlier run kept the validated documents of (checker.load.validated)."""
+    """A file an earlier run kept the validated documents of (checker.load.validated).
+
+    What it works out is a pure function of the file's name and bytes and of
+    the entry's (the source maps, the positions asked, the places of its
+    servers): a resident process carries it to the next command that reads
+    the same (_kept_file), which `renew`s it with its own reading of the file."""
 
     def __init__(self, file: str, kept: Kept, digest: bytes) -> None:
         self.file = file
         self.kept = kept
         self.digest = digest  # of the catalog its servers were merged with
         self._roots: dict[int, Src] = {}
+        self._sources: dict[tuple[int, bool], Src] = {}
+        self._places: dict[int, list[Placed[m.Server]]] = {}  # each servers document's, by its index
         # The positions earlier runs worked out in this file, and this run's.
         self.positions = validated.Positions(kept.cache, kept.key)
+
+    def renew(self, kept: Kept) -> None:
+        """This command's reading of the same bytes: what it keeps goes to its cache
+        folder. A source map worked out answers for itself, not through the
+        positions memo: with another folder they are made afresh, so that it
+        is asked and keeps what a process of its own keeps there."""
+        if kept.cache != self.kept.cache:
+            self._sources.clear()
+            self._places.clear()
+        self.kept = kept
+        self.positions.renew(kept.cache)
 
     def source(self, index: int, deferred: bool) -> Src:
         """The source map of the file's document `index`, worked out when first
         asked (a fast-parsed document's from the text, another's from the file's
         parsed entry), and the positions asked of it kept for the next run."""
-        return _KeptPath(self, index, deferred, ())
+        got = self._sources.get((index, deferred))
+        if got is None:
+            got = self._sources[(index, deferred)] = _KeptPath(self, index, deferred, ())
+        return got
+
+    def places(self, index: int, make: Callable[[], list[Placed[m.Server]]]) -> list[Placed[m.Server]]:
+        """The places of servers document `index`'s servers, made once (they are
+        used only with the catalog the entry was made with: _add_kept_servers)."""
+        got = self._places.get(index)
+        if got is None:
+            got = self._places[index] = make()
+        return got
 
     def root(self, index: int, deferred: bool) -> Src:
         got = self._roots.get(index)
@@ -680,9 +709,21 @@ def _kept_docs(
     # A model of the kind's own class: one of another class would be built as if it were.
     if not all(isinstance(d, validated.KeptServers) or _kind_of(d) for d in docs):
         return None
-    holder = _KeptFile(file, kept, digest)
+    holder = _kept_file(file, kept, digest, carried)
     kept_files.append(holder)
     return [_KeptDoc(holder, d, holder.source(d.index, d.deferred)) for d in docs]
+
+
+def _kept_file(file: str, kept: Kept, digest: bytes, carried: Carried | None) -> _KeptFile:
+    """The holder of a kept file: in a resident process, the one the last
+    commands used for the same name, content and entry (what it holds is made
+    from those alone), renewed with this command's reading."""
+    if carried is None:
+        return _KeptFile(file, kept, digest)
+    bytes_ = hashlib.blake2b(file.encode() + b"\x00" + kept.key.encode() + b"\x00" + kept.payload).digest()
+    holder = carried.get("kept file", bytes_, _KeptFile, lambda: _KeptFile(file, kept, digest))
+    holder.renew(kept)
+    return holder
 
 
 def _keeps(kind: str) -> bool:
@@ -766,6 +807,22 @@ def _typed(
 def _at(file: str, src: Src, path: Sequence[str | int] = ()) -> Location:
     """Where a document (or the value at `path` in it) is written."""
     return Location(file, *src.locate(path, key=False))
+
+
+def _kept_places(
+    doc: _KeptDoc, kept: validated.KeptServers, fields: Mapping[str, dict[str, Any]]
+) -> list[Placed[m.Server]]:
+    """Where each kept server is written: the source maps _Builder._add_servers
+    makes, the same merges of the same lazy maps (`fields`: the catalog's)."""
+    defaults_src = doc.src.descend("defaults")
+    places = []
+    for one in kept.servers:
+        src: Src = _MergedSrc(one.defaults, defaults_src, doc.src.descend("servers", one.index))
+        if one.catalog is not None:
+            assert one.server.model is not None  # checked by the caller
+            src = _MergedSrc(one.catalog, _CatalogSrc(fields[one.server.model], src), src)
+        places.append(Placed(one.server, doc.file, src))
+    return places
 
 
 # ---------------------------------------------------------------- building
@@ -1262,14 +1319,9 @@ class _Builder:
         ):
             self._add_read(doc)
             return
-        # The source maps _add_servers makes: the same merges of the same lazy maps.
-        defaults_src = doc.src.descend("defaults")
-        for one in kept.servers:
-            src: Src = _MergedSrc(one.defaults, defaults_src, doc.src.descend("servers", one.index))
-            if one.catalog is not None:
-                assert one.server.model is not None  # checked above
-                src = _MergedSrc(one.catalog, _CatalogSrc(fields[one.server.model], src), src)
-            place = Placed(one.server, doc.file, src)
+        made = functools.partial(_kept_places, doc, kept, fields)
+        places = doc.holder.places(kept.index, made)
+        for one, place in zip(kept.servers, places, strict=True):
             self._place_server(kept.facility, kept.rollout_date, one.server, place)
 
     def _add_read(self, doc: _KeptDoc) -> None:

@@ -423,6 +423,12 @@ class Positions:
         self._known: dict[At, tuple[int, int]] | None = None
         self._new: dict[At, tuple[int, int]] = {}
 
+    def renew(self, store: cache.Cache) -> None:
+        """Keep what is worked out from now on in `store` (a resident process's next
+        command, checker.load.build._kept_file: what is known stays known)."""
+        if store != self._store:  # another folder: its own entry is what is known there
+            self._store, self._known, self._new = store, None, {}
+
     def get(self, at: At) -> tuple[int, int] | None:
         if self._known is None:
             self._known = self._load()
