@@ -20,7 +20,7 @@ import pytest
 
 from checker.cli import main
 from checker.core.carried import Carried
-from checker.derive import carried_rows
+from checker.derive import carried_rows, facts
 from checker.evaluate import engine, rulebook
 from checker.load import build, cache, validated
 from tests.conftest import CliRunner, Run
@@ -490,14 +490,27 @@ def test_the_resident_process_decodes_a_kept_file_and_compiles_the_rules_once(
     monkeypatch.setattr(rulebook, "_stored", lambda *args: compiled.append(1) or real_stored(*args))
     monkeypatch.setattr(build, "_kept_places", lambda d, *a: placed.append(d.file) or real_places(d, *a))
     monkeypatch.setattr(validated, "_positions_in", lambda body: positions.append(1) or real_positions(body))
+    software: list[tuple[str, str]] = []  # (kind, file) of each software kind's facts made
+    for kind in ("frameworks", "containers", "engines", "jax"):
+        real = getattr(facts, f"_{kind}_of")
+
+        def made(run: Any, servers: Any, headers: Any, kind: str = kind, real: Any = real) -> Any:
+            software.extend({(kind, entry.place.file) for _, entry in servers})
+            return real(run, servers, headers)
+
+        monkeypatch.setattr(facts, f"_{kind}_of", made)
     assert audit(True) == first
-    assert (decoded, compiled, placed, positions) == ([], [], [], [])
+    assert (decoded, compiled, placed, positions, software) == ([], [], [], [], [])
     _change_a_server(project)
     changed = audit(True)  # the changed file validated afresh, its entry written
+    training = "inv/sh1/servers-training.yaml"
     assert (decoded, compiled, placed, positions) == ([], [], [], [])
+    assert {file for _, file in software} == {training}
+    software.clear()
     assert audit(True) == changed
     # That file's new entry, once, and its servers placed (it has no positions kept yet).
-    assert (decoded, compiled, set(placed), positions) == ([1], [], {"inv/sh1/servers-training.yaml"}, [])
+    assert (decoded, compiled, set(placed), positions) == ([1], [], {training}, [])
+    assert sorted(software) == [(kind, training) for kind in ("containers", "engines", "frameworks", "jax")]
     _change_a_rule(project)
     after = audit(True)
     assert (decoded, compiled) == ([1], [1])  # another rule file: compiled again

@@ -1,17 +1,19 @@
-"""Each servers file's fact rows, carried by the resident process to the next command.
+"""Each servers file's facts, carried by the resident process to the next command.
 
 Building the server facts is most of the facts stage, and in a warm audit
 after one file changed every other file's servers get the same rows again.
-In the resident process (checker.core.carried) the rows of each run of
-servers of one file read back from the cache folder (whose models are then
-the very objects of the last command) are kept under a key of everything
-they are made from, and used again where the key is the same:
+In the resident process (checker.core.carried) each run of servers of one
+file read back from the cache folder (whose models and places are then the
+very objects of the last command: checker.load.build, _KeptFile) gets, while
+its key is the same, the server rows (server_rows) and the facts of each
+kind made of the servers' software (server_facts: framework, container,
+engine, jax) that the last commands made of it. The key (server_runs, one
+digest per run and command) holds everything they are made from:
 
-- the servers' own validated models, by identity (a kept file's models are
-  the very objects of the last command: checker.load.validated via Carried),
-  with their names, facilities and rollout dates;
-- their capacity cells (their rack's and facility's figures included:
-  checker.derive.capacity.servers), as the values themselves;
+- the servers' places by identity (each holds the server's validated model,
+  its file and its source map), with their names, facilities and rollout dates;
+- for the rows, their capacity cells (their rack's and facility's figures
+  included: checker.derive.capacity.servers), as the values themselves;
 - every field of the context (checker.derive.facts.Context: the audit date
   and the settings; a field added there is in the key with no change here),
   the knowledge tables by identity (the built-in ones, or this run's with a
@@ -22,11 +24,11 @@ Values are compared as marshal bytes (format 2: no references, so equal values
 give equal bytes), which tell 1, 1.0 and true apart and find NaN equal to
 itself (capacity cells are plain Python values, checker.derive.capacity.table;
 marshal would write a numpy scalar as its raw bytes). An object compared by
-identity is held by the carried rows, so its id cannot be another object's
-while they are carried. Where something cannot be
-written as marshal bytes, the rows are built as in a process of its own. The
-rows built are those checker.derive.facts builds (`build`), so a carried run
-gives the same facts, checked byte for byte by tests/test_results_cache.py.
+identity is held by what is carried, so its id cannot be another object's
+while it is carried. Where something cannot be written as marshal bytes,
+the facts are built as in a process of its own. What is built is what
+checker.derive.facts builds (`build`), so a carried run gives the same
+facts, checked byte for byte by tests/test_results_cache.py.
 """
 
 from __future__ import annotations
@@ -40,18 +42,19 @@ import marshal
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from checker.core.carried import Carried
 from checker.derive.rows import Header, Row
 from checker.load.build import Inventory, ServerEntry
 from checker.source.parse import WrittenFloat
 
-FORMAT = b"server rows 1\x00"
+FORMAT = b"server rows 2\x00"
 _MARSHAL = 2  # no references: equal values, equal bytes
 MAX_HEADERS = 256  # sets of columns kept for the server rows' headers
 
 Servers = Sequence[tuple[str, ServerEntry]]
+F = TypeVar("F")  # a fact (checker.derive.facts.Fact)
 Cells = Mapping[str, Sequence[Any]]
 Headers = dict[tuple[str, ...], Header]
 Build = Callable[[Servers, Cells, Headers], list[Row]]  # the rows of these servers, with these cells
@@ -76,40 +79,91 @@ class _Rows:
     rows: tuple[Row, ...]
 
 
-def server_rows(
-    carried: Carried,
-    inv: Inventory,
-    ctx: Settings,
-    workloads: Mapping[str, Mapping[str, Any]],
-    capacity: Cells,
-    build: Build,
-    order: Sequence[str],
-) -> list[Row]:
-    """The rows of every server of `inv` in its order (`capacity`: their cells;
-    `workloads`: the fit figures), each file's run of them carried while its key
-    is the same; `order`, the kind's field names (the rows end under one header,
-    as the rules stage reads them fastest)."""
+@dataclass(frozen=True)
+class Runs:
+    """The servers of an inventory in its order, cut into runs of one file each:
+    (start, end, digest), the digest of what every kind's facts of that run read
+    but the kind's own inputs (None: not carried, a file read afresh)."""
+
+    servers: Servers
+    runs: tuple[tuple[int, int, bytes | None], ...]
+
+
+def server_runs(inv: Inventory, ctx: Settings, workloads: Mapping[str, Mapping[str, Any]]) -> Runs:
+    """The runs of `inv`'s servers, each digested once for every kind built of them."""
     servers = list(inv.servers.items())
-    # Rows of the same columns share one header, this command's and the last ones'.
-    headers: Headers = carried.get("fact headers", b"server", dict, dict)
-    if len(headers) > MAX_HEADERS:  # used by every command, so never dropped: bounded here
-        headers.clear()  # rows under the headers cleared are put under one again (_one_header)
     shared = _shared(inv, ctx, workloads)
-    # Only a kept file's models are the next command's too (checker.load.validated, via
-    # Carried): another's are new objects each time, and their rows would never be used.
+    # Only a kept file's models and places are the next command's too (checker.load.build,
+    # _KeptFile, via Carried): another's are new objects each time, never found again.
     kept = {holder.file for holder in inv.kept}
-    rows: list[Row] = []
+    runs = []
     for lo, hi in _runs([entry.place.file for _, entry in servers]):
         part = servers[lo:hi]
+        key = _key(shared, part) if shared is not None and part[0][1].place.file in kept else None
+        runs.append((lo, hi, key))
+    return Runs(servers, tuple(runs))
+
+
+def server_rows(carried: Carried, runs: Runs, ctx: Settings, capacity: Cells, build: Build,
+                order: Sequence[str]) -> list[Row]:
+    """The rows of every server of `runs` in its order (`capacity`: their cells),
+    each file's run of them carried while its key and its cells are the same;
+    `order`, the kind's field names (the rows end under one header, as the
+    rules stage reads them fastest)."""
+    # Rows of the same columns share one header, this command's and the last ones'.
+    header_of = kept_headers(carried, "server")
+    rows: list[Row] = []
+    for lo, hi, digest in runs.runs:
+        part = runs.servers[lo:hi]
         cells = {name: column[lo:hi] for name, column in capacity.items()}
-        key = _key(shared, part, cells) if shared is not None and part[0][1].place.file in kept else None
+        key = _with_cells(digest, cells) if digest is not None else None
         if key is None:
-            rows += build(part, cells, headers)
+            rows += build(part, cells, header_of)
             continue
-        held = (ctx.knowledge, *(entry.server for _, entry in part))
-        made = functools.partial(_made, build, part, cells, headers, held)
+        held = (ctx.knowledge, *(entry.place for _, entry in part))
+        made = functools.partial(_made, build, part, cells, header_of, held)
         rows += carried.get("server rows", key, _Rows, made).rows
-    return _one_header(rows, headers, order)
+    return _one_header(rows, header_of, order)
+
+
+def kept_headers(carried: Carried, kind: str) -> Headers:
+    """The headers of a kind's rows, by their columns, shared by the commands a
+    resident process runs (rows of the same columns then share one)."""
+    known: Headers = carried.get("fact headers", kind.encode(), dict, dict)
+    if len(known) > MAX_HEADERS:  # used by every command, so never dropped: bounded here
+        known.clear()  # server rows under the headers cleared are put under one again (_one_header)
+    return known
+
+
+@dataclass(frozen=True)
+class _Facts(Generic[F]):
+    """One file's run of a software kind's facts, and every object whose id their key holds."""
+
+    held: tuple[object, ...]
+    facts: tuple[F, ...]
+
+
+def server_facts(
+    carried: Carried, runs: Runs, ctx: Settings, kind: str, build: Callable[[Servers], list[F]]
+) -> list[F]:
+    """The facts of a kind made of the servers' software alone (`build`: those
+    of some servers, in their order), each kept file's run of them carried
+    while its key is the same (these kinds read no capacity cells)."""
+    facts: list[F] = []
+    for lo, hi, digest in runs.runs:
+        part = runs.servers[lo:hi]
+        if digest is None:
+            facts += build(part)
+            continue
+        held = (ctx.knowledge, *(entry.place for _, entry in part))
+        made = functools.partial(_made_facts, build, part, held)
+        key = hashlib.blake2b(digest + kind.encode()).digest()  # the digest has one length: no ambiguity
+        facts += carried.get("server facts", key, _Facts, made).facts
+    return facts
+
+
+def _made_facts(build: Callable[[Servers], list[F]], part: Servers, held: tuple[object, ...]) -> _Facts[F]:
+    return _Facts(held, tuple(build(part)))
 
 
 def _made(build: Build, part: Servers, cells: Cells, headers: Headers, held: tuple[object, ...]) -> _Rows:
@@ -173,21 +227,30 @@ def _plain(value: Any) -> Any:
     raise ValueError(f"no plain spelling for {kind.__name__}")
 
 
-def _key(shared: bytes, part: Servers, cells: Cells) -> bytes | None:
+def _key(shared: bytes, part: Servers) -> bytes | None:
+    """What a run's facts read of its servers: their names, places (by identity:
+    a place holds the server's model, its file and its source map), facilities
+    and rollout dates, after `shared`."""
     entries = [entry for _, entry in part]
     dates = [entry.rollout_date for entry in entries]
     # A document's date is every one of its servers': each distinct one written once as text.
     iso: dict[dt.date | None, str | None] = {d: d.isoformat() for d in set(dates) if d is not None}
     body = (
         [name for name, _ in part],
-        list(map(id, map(operator.attrgetter("server"), entries))),
+        list(map(id, map(operator.attrgetter("place"), entries))),
         list(map(operator.attrgetter("facility"), entries)),
         list(map(iso.get, dates)),
-        list(cells),
-        list(cells.values()),
     )
     try:
         return hashlib.blake2b(shared + marshal.dumps(body, _MARSHAL)).digest()
+    except ValueError:  # a value marshal does not write
+        return None
+
+
+def _with_cells(digest: bytes, cells: Cells) -> bytes | None:
+    """A run's digest with its capacity cells (the server rows read them), as values."""
+    try:
+        return hashlib.blake2b(digest + marshal.dumps((list(cells), list(cells.values())), _MARSHAL)).digest()
     except ValueError:  # a value marshal does not write
         return None
 

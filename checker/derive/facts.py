@@ -95,6 +95,12 @@ class Derivation:
         return {name: entity_id("server", name) for name in self.inv.servers}
 
     @cached_property
+    def server_runs(self) -> carried_rows.Runs:
+        """The servers cut into runs of one file, each digested once (the resident
+        process's: what the server and software kinds carry is keyed by them)."""
+        return carried_rows.server_runs(self.inv, self.ctx, self.workloads)
+
+    @cached_property
     def workloads(self) -> dict[str, dict[str, Any]]:
         """Fit figures of every workload, with its model and server count."""
         return _workload_values(self.inv, self.ctx)
@@ -228,15 +234,17 @@ def _facts(
     fields: tuple[FactField, ...],
     entries: Sequence[Entry],
     columns: Mapping[str, Sequence[Any]] | None = None,
+    headers: Headers | None = None,
 ) -> list[Fact]:
     """Facts of (entity id, placed model, derived values) entries, plus derived
-    `columns` that hold one value per entry.
+    `columns` that hold one value per entry; rows of the same columns share one
+    header of `headers` (default: of these facts only).
 
     Built ROWS_AT_ONCE entities at a time: a field's column is alive only while
     its rows are made, so what building costs beyond the facts themselves is
     the size of one part, not of the fleet (docs/performance.md, "Memory")."""
     facts: list[Fact] = []
-    for first, rows in _rows(kind, fields, entries, columns, {}):
+    for first, rows in _rows(kind, fields, entries, columns, {} if headers is None else headers):
         part = entries[first : first + len(rows)]
         facts += [
             Fact(kind, entity, values, place.file, place.src)
@@ -745,7 +753,7 @@ def _servers(run: Derivation) -> list[Fact]:
             return _server_rows(run, servers, cells, headers)
 
         order = [f.name for f in SERVER_FIELDS]
-        rows = carried_rows.server_rows(run.carried, inv, run.ctx, run.workloads, capacity, build, order)
+        rows = carried_rows.server_rows(run.carried, run.server_runs, run.ctx, capacity, build, order)
         return [
             Fact("server", entity, values, place.file, place.src)
             for (entity, place, _), values in zip(entries, rows, strict=True)
@@ -833,16 +841,38 @@ def _spread(
     return {name: list(map([row.get(name) for row in distinct].__getitem__, at)) for name in names}
 
 
+def _of_servers(
+    run: Derivation, kind: str, build: Callable[[Derivation, carried_rows.Servers, Headers], list[Fact]]
+) -> list[Fact]:
+    """A kind made of the servers' software (`build`: its facts of these servers, in
+    their order, under headers of `headers`). In the resident process each
+    file's run of servers gets the facts the last commands made of it while
+    what they are made from is the same (checker.derive.carried_rows.server_facts),
+    and rows of the same columns share one header, this command's and the last ones'."""
+    if run.carried is None:
+        return build(run, list(run.inv.servers.items()), {})
+    headers = carried_rows.kept_headers(run.carried, kind)
+
+    def made(servers: carried_rows.Servers) -> list[Fact]:
+        return build(run, servers, headers)
+
+    return carried_rows.server_facts(run.carried, run.server_runs, run.ctx, kind, made)
+
+
 # ---------------------------------------------------------------- framework
 
 
 def _frameworks(run: Derivation) -> list[Fact]:
+    return _of_servers(run, "framework", _frameworks_of)
+
+
+def _frameworks_of(run: Derivation, servers: carried_rows.Servers, headers: Headers) -> list[Fact]:
     inv, ctx = run.inv, run.ctx
     entries: list[Entry] = []
     keys: list[Hashable] = []
     installs: list[tuple[str, m.FrameworkInstall, m.Software, str | None, str | None]] = []
-    servers: list[str] = []
-    for name, entry in inv.servers.items():
+    owners: list[str] = []
+    for name, entry in servers:
         sw = entry.server.software
         if sw is None:
             continue
@@ -855,27 +885,31 @@ def _frameworks(run: Derivation) -> list[Fact]:
             # What software.framework_values reads of the install and its server.
             keys.append((fw, install, sw.driver, sw.cuda, sw.rocm, gpu, platform))
             installs.append((fw, install, sw, gpu, platform))
-            servers.append(name)
+            owners.append(name)
 
     def values(item: tuple[str, m.FrameworkInstall, m.Software, str | None, str | None]) -> dict[str, Any]:
         fw, install, sw, gpu_name, platform = item
         gpu = inv.gpu_models.get(gpu_name) if gpu_name is not None else None
         return software.framework_values(fw, install, sw, gpu.value if gpu else None, ctx.knowledge, platform)
 
-    columns = {**_spread(keys, installs, values), "server": servers}
-    return _facts("framework", software.FRAMEWORK_FIELDS, entries, columns)
+    columns = {**_spread(keys, installs, values), "server": owners}
+    return _facts("framework", software.FRAMEWORK_FIELDS, entries, columns, headers)
 
 
 # ---------------------------------------------------------------- container
 
 
 def _containers(run: Derivation) -> list[Fact]:
+    return _of_servers(run, "container", _containers_of)
+
+
+def _containers_of(run: Derivation, servers: carried_rows.Servers, headers: Headers) -> list[Fact]:
     inv, ctx = run.inv, run.ctx
     entries: list[Entry] = []
     keys: list[Hashable] = []
     items: list[tuple[m.Container, m.Software, str | None]] = []
-    servers: list[str] = []
-    for name, entry in inv.servers.items():
+    owners: list[str] = []
+    for name, entry in servers:
         sw = entry.server.software
         if sw is None:
             continue
@@ -886,27 +920,31 @@ def _containers(run: Derivation) -> list[Fact]:
             # What software.container_values reads of the container and its server.
             keys.append((container, sw.driver, gpu))
             items.append((container, sw, gpu))
-            servers.append(name)
+            owners.append(name)
 
     def values(item: tuple[m.Container, m.Software, str | None]) -> dict[str, Any]:
         container, sw, gpu_name = item
         gpu = inv.gpu_models.get(gpu_name) if gpu_name is not None else None
         return software.container_values(container, sw, gpu.value if gpu else None, ctx.knowledge)
 
-    columns = {**_spread(keys, items, values), "server": servers}
-    return _facts("container", software.CONTAINER_FIELDS, entries, columns)
+    columns = {**_spread(keys, items, values), "server": owners}
+    return _facts("container", software.CONTAINER_FIELDS, entries, columns, headers)
 
 
 # ---------------------------------------------------------------- engine
 
 
 def _engines(run: Derivation) -> list[Fact]:
+    return _of_servers(run, "engine", _engines_of)
+
+
+def _engines_of(run: Derivation, servers: carried_rows.Servers, headers: Headers) -> list[Fact]:
     inv, ctx = run.inv, run.ctx
     entries: list[Entry] = []
     keys: list[Hashable] = []
     items: list[tuple[str, m.EngineInstall, m.Software, str | None]] = []
-    servers: list[str] = []
-    for name, entry in inv.servers.items():
+    owners: list[str] = []
+    for name, entry in servers:
         sw = entry.server.software
         if sw is None:
             continue
@@ -917,27 +955,31 @@ def _engines(run: Derivation) -> list[Fact]:
             # What software.engine_values reads of the install and its server.
             keys.append((engine, install, sw.driver, tuple(sw.frameworks.items()), gpu))
             items.append((engine, install, sw, gpu))
-            servers.append(name)
+            owners.append(name)
 
     def values(item: tuple[str, m.EngineInstall, m.Software, str | None]) -> dict[str, Any]:
         engine, install, sw, gpu_name = item
         gpu = inv.gpu_models.get(gpu_name) if gpu_name is not None else None
         return software.engine_values(engine, install, sw, gpu.value if gpu else None, ctx.knowledge)
 
-    columns = {**_spread(keys, items, values), "server": servers}
-    return _facts("engine", software.ENGINE_FIELDS, entries, columns)
+    columns = {**_spread(keys, items, values), "server": owners}
+    return _facts("engine", software.ENGINE_FIELDS, entries, columns, headers)
 
 
 # ---------------------------------------------------------------- jax
 
 
 def _jax(run: Derivation) -> list[Fact]:
+    return _of_servers(run, "jax", _jax_of)
+
+
+def _jax_of(run: Derivation, servers: carried_rows.Servers, headers: Headers) -> list[Fact]:
     inv, ctx = run.inv, run.ctx
     entries: list[Entry] = []
     keys: list[Hashable] = []
     items: list[tuple[m.JaxInstall, m.Software, str | None, int | None]] = []
-    servers: list[str] = []
-    for name, entry in inv.servers.items():
+    owners: list[str] = []
+    for name, entry in servers:
         sw = entry.server.software
         if sw is None or sw.jax is None:
             continue
@@ -949,7 +991,7 @@ def _jax(run: Derivation) -> list[Fact]:
         # What software.jax_values reads of the install and its server.
         keys.append((sw.jax, sw.driver, sw.cuda, sw.cudnn, sw.nccl, tuple(sw.containers), gpu, devices))
         items.append((sw.jax, sw, gpu, devices))
-        servers.append(name)
+        owners.append(name)
 
     def values(item: tuple[m.JaxInstall, m.Software, str | None, int | None]) -> dict[str, Any]:
         install, sw, gpu_name, devices = item
@@ -958,8 +1000,8 @@ def _jax(run: Derivation) -> list[Fact]:
         logical = devices * model.logical_gpus if devices is not None and model is not None else devices
         return software.jax_values(install, sw, model, logical, ctx.knowledge)
 
-    columns = {**_spread(keys, items, values), "server": servers}
-    return _facts("jax", software.JAX_FIELDS, entries, columns)
+    columns = {**_spread(keys, items, values), "server": owners}
+    return _facts("jax", software.JAX_FIELDS, entries, columns, headers)
 
 
 # ---------------------------------------------------------------- workload
