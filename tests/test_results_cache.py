@@ -554,12 +554,12 @@ def test_the_resident_process_carries_no_rows_of_files_it_reads_afresh(
     are new objects, and rows keyed by them would only hold memory."""
     made: list[int] = []
 
-    class Counted(carried_rows._Rows):
+    class Counted(carried_rows._Facts[Any]):
         def __init__(self, *args: Any) -> None:
             made.append(1)
             super().__init__(*args)
 
-    monkeypatch.setattr(carried_rows, "_Rows", Counted)
+    monkeypatch.setattr(carried_rows, "_Facts", Counted)
     carried = Carried()
     cached = ["--cache-dir", str(project / "cache")]
     for where in (["--no-cache"], ["--no-cache"], cached, cached):

@@ -57,7 +57,6 @@ Servers = Sequence[tuple[str, ServerEntry]]
 F = TypeVar("F")  # a fact (checker.derive.facts.Fact)
 Cells = Mapping[str, Sequence[Any]]
 Headers = dict[tuple[str, ...], Header]
-Build = Callable[[Servers, Cells, Headers], list[Row]]  # the rows of these servers, with these cells
 
 
 class Settings(Protocol):
@@ -69,14 +68,6 @@ class Settings(Protocol):
 
     @property
     def knowledge(self) -> object: ...
-
-
-@dataclass(frozen=True)
-class _Rows:
-    """One file's run of server rows, and every object whose id their key holds."""
-
-    held: tuple[object, ...]
-    rows: tuple[Row, ...]
 
 
 @dataclass(frozen=True)
@@ -104,26 +95,27 @@ def server_runs(inv: Inventory, ctx: Settings, workloads: Mapping[str, Mapping[s
     return Runs(servers, tuple(runs))
 
 
-def server_rows(carried: Carried, runs: Runs, ctx: Settings, capacity: Cells, build: Build,
-                order: Sequence[str]) -> list[Row]:
-    """The rows of every server of `runs` in its order (`capacity`: their cells),
-    each file's run of them carried while its key and its cells are the same;
-    `order`, the kind's field names (the rows end under one header, as the
-    rules stage reads them fastest)."""
-    # Rows of the same columns share one header, this command's and the last ones'.
+BuildRows = Callable[[Servers, Cells, Headers], list[F]]  # the facts of these servers, with these cells
+
+
+def server_rows(carried: Carried, runs: Runs, ctx: Settings, capacity: Cells, build: BuildRows[F]) -> list[F]:
+    """The server facts of every server of `runs` in its order (`build`: those of
+    some servers with their `capacity` cells), each file's run of them carried
+    while its key and its cells are the same; rows of the same columns share
+    one header, this command's and the last ones' (one_header then puts them
+    under one, as the rules stage reads them fastest)."""
     header_of = kept_headers(carried, "server")
-    rows: list[Row] = []
+    facts: list[F] = []
     for lo, hi, digest in runs.runs:
         part = runs.servers[lo:hi]
         cells = {name: column[lo:hi] for name, column in capacity.items()}
         key = _with_cells(digest, cells) if digest is not None else None
         if key is None:
-            rows += build(part, cells, header_of)
+            facts += build(part, cells, header_of)
             continue
-        held = (ctx.knowledge, *(entry.place for _, entry in part))
-        made = functools.partial(_made, build, part, cells, header_of, held)
-        rows += carried.get("server rows", key, _Rows, made).rows
-    return _one_header(rows, header_of, order)
+        made = functools.partial(_made_rows, build, part, cells, header_of, ctx.knowledge)
+        facts += carried.get("server rows", key, _Facts, made).facts
+    return facts
 
 
 def kept_headers(carried: Carried, kind: str) -> Headers:
@@ -131,13 +123,13 @@ def kept_headers(carried: Carried, kind: str) -> Headers:
     resident process runs (rows of the same columns then share one)."""
     known: Headers = carried.get("fact headers", kind.encode(), dict, dict)
     if len(known) > MAX_HEADERS:  # used by every command, so never dropped: bounded here
-        known.clear()  # server rows under the headers cleared are put under one again (_one_header)
+        known.clear()  # server rows under the headers cleared are put under one again (one_header)
     return known
 
 
 @dataclass(frozen=True)
 class _Facts(Generic[F]):
-    """One file's run of a software kind's facts, and every object whose id their key holds."""
+    """One file's run of a kind's facts, and every object whose id their key holds."""
 
     held: tuple[object, ...]
     facts: tuple[F, ...]
@@ -155,19 +147,25 @@ def server_facts(
         if digest is None:
             facts += build(part)
             continue
-        held = (ctx.knowledge, *(entry.place for _, entry in part))
-        made = functools.partial(_made_facts, build, part, held)
+        made = functools.partial(_made_facts, build, part, ctx.knowledge)
         key = hashlib.blake2b(digest + kind.encode()).digest()  # the digest has one length: no ambiguity
         facts += carried.get("server facts", key, _Facts, made).facts
     return facts
 
 
-def _made_facts(build: Callable[[Servers], list[F]], part: Servers, held: tuple[object, ...]) -> _Facts[F]:
-    return _Facts(held, tuple(build(part)))
+def _held(knowledge: object, part: Servers) -> tuple[object, ...]:
+    """Every object whose id a run's key holds (made only when what is carried is made)."""
+    return (knowledge, *(entry.place for _, entry in part))
 
 
-def _made(build: Build, part: Servers, cells: Cells, headers: Headers, held: tuple[object, ...]) -> _Rows:
-    return _Rows(held, tuple(build(part, cells, headers)))
+def _made_facts(build: Callable[[Servers], list[F]], part: Servers, knowledge: object) -> _Facts[F]:
+    return _Facts(_held(knowledge, part), tuple(build(part)))
+
+
+def _made_rows(
+    build: BuildRows[F], part: Servers, cells: Cells, headers: Headers, knowledge: object
+) -> _Facts[F]:
+    return _Facts(_held(knowledge, part), tuple(build(part, cells, headers)))
 
 
 def _runs(files: Sequence[str]) -> list[tuple[int, int]]:
@@ -255,7 +253,7 @@ def _with_cells(digest: bytes, cells: Cells) -> bytes | None:
         return None
 
 
-def _one_header(rows: list[Row], headers: Headers, order: Sequence[str]) -> list[Row]:
+def one_header(rows: list[Row], headers: Headers, order: Sequence[str]) -> list[Row]:
     """The rows under one header: the columns any of them has, in the kind's order."""
     distinct = {id(row.header): row.header for row in rows}
     if len(distinct) <= 1:

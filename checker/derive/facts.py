@@ -745,19 +745,24 @@ _NO_VALUES: Mapping[str, Any] = {}
 
 def _servers(run: Derivation) -> list[Fact]:
     inv, cap = run.inv, run.cap
-    ids = run.server_ids
-    entries: list[Entry] = [(ids[n], e.place, _NO_VALUES) for n, e in inv.servers.items()]
     capacity = cap.servers.cells_for(list(inv.servers))
     if run.carried is not None:
-        def build(servers: carried_rows.Servers, cells: carried_rows.Cells, headers: Headers) -> list[Row]:
-            return _server_rows(run, servers, cells, headers)
+        def build(servers: carried_rows.Servers, cells: carried_rows.Cells, headers: Headers) -> list[Fact]:
+            rows = _server_rows(run, servers, cells, headers)
+            return [
+                Fact("server", run.server_ids[name], row, entry.place.file, entry.place.src)
+                for (name, entry), row in zip(servers, rows, strict=True)
+            ]
 
-        order = [f.name for f in SERVER_FIELDS]
-        rows = carried_rows.server_rows(run.carried, run.server_runs, run.ctx, capacity, build, order)
-        return [
-            Fact("server", entity, values, place.file, place.src)
-            for (entity, place, _), values in zip(entries, rows, strict=True)
-        ]
+        made = carried_rows.server_rows(run.carried, run.server_runs, run.ctx, capacity, build)
+        headers = carried_rows.kept_headers(run.carried, "server")
+        rows = [fact.values for fact in made if isinstance(fact.values, Row)]  # each is (_server_rows)
+        one = carried_rows.one_header(rows, headers, [f.name for f in SERVER_FIELDS])
+        if one is rows:
+            return made
+        return [Fact(f.kind, f.entity, row, f.file, f.src) for f, row in zip(made, one, strict=True)]
+    ids = run.server_ids
+    entries: list[Entry] = [(ids[n], e.place, _NO_VALUES) for n, e in inv.servers.items()]
     columns = _server_columns(run, list(inv.servers.values()), capacity)
     return _facts("server", SERVER_FIELDS, entries, columns)
 

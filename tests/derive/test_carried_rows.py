@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from checker.derive.carried_rows import _one_header, _plain, _runs
+from checker.derive.carried_rows import _plain, _runs, one_header
 from checker.derive.rows import Header, Row
 from checker.source.parse import WrittenFloat
 
@@ -24,18 +24,18 @@ def test_rows_of_several_headers_end_under_one_in_the_kinds_order() -> None:
     first, second = Header(("name", "memory_gb")), Header(("name", "gpu.count"))
     rows = [Row(first, ("a", 512)), Row(second, ("b", 8)), Row(first, ("c", None))]
     headers: dict[tuple[str, ...], Header] = {}
-    out = _one_header(rows, headers, ["name", "gpu.count", "psu.count", "memory_gb"])
+    out = one_header(rows, headers, ["name", "gpu.count", "psu.count", "memory_gb"])
     assert [dict(row.items()) for row in out] == [dict(row.items()) for row in rows]
     assert {row.header for row in out} == {headers[("name", "gpu.count", "memory_gb")]}
     assert [row.cells for row in out] == [("a", None, 512), ("b", 8, None), ("c", None, None)]
 
 
-def test_rows_under_one_header_are_kept_as_they_are() -> None:
+def test_rows_underone_header_are_kept_as_they_are() -> None:
     header = Header(("name",))
     rows = [Row(header, ("a",)), Row(header, ("b",))]
-    assert _one_header(rows, {}, ["name"]) is rows
+    assert one_header(rows, {}, ["name"]) is rows
     one = [Row(Header(("name",)), ("a",)), Row(Header(("gpu.count",)), (8,))]
-    assert [row.cells for row in _one_header(one, {}, ["gpu.count", "name"])] == [(None, "a"), (8, None)]
+    assert [row.cells for row in one_header(one, {}, ["gpu.count", "name"])] == [(None, "a"), (8, None)]
 
 
 @pytest.mark.parametrize(
