@@ -187,6 +187,16 @@ def _rename_the_facility(project: Path) -> None:
     edit(project / "inv" / "sh1" / "facility.yaml", "name: sh1", "name: sh2")
 
 
+def _rename_a_rack(project: Path) -> None:
+    """Servers of an unchanged file on a rack that is gone: each says so, as in a cold run."""
+    edit(project / "inv" / "sh1" / "facility.yaml", "- name: A02\n", "- name: A02x\n")
+
+
+def _rename_a_workload(project: Path) -> None:
+    """Servers of an unchanged file running a workload that is gone: each says so."""
+    edit(project / "inv" / "workloads.yaml", "name: llm-finetune-70b", "name: llm-finetune-70b-v2")
+
+
 def _change_the_defaults(project: Path) -> None:
     edit(project / "inv" / "sh1" / "servers-training.yaml", "model: dgx-h200", "model: dgx-h100")
 
@@ -227,6 +237,8 @@ CHANGES = {
     "a server's memory changed": _change_a_servers_memory,
     "a knowledge row added": _add_a_knowledge_row,
     "the facility renamed": _rename_the_facility,
+    "a rack renamed": _rename_a_rack,
+    "a workload renamed": _rename_a_workload,
     "a file's defaults changed": _change_the_defaults,
     "a server changed": _change_a_server,
     "a file added": _add_a_file,
@@ -247,6 +259,63 @@ def test_a_warm_audit_after_a_change_is_a_cold_one(project: Path, audit: Audit,
     change(project)
     after = same(audit)
     assert after != before  # every change shows: a memo that hid it would fail above
+
+
+CABLED = """\
+kind: Servers
+facility: sh1
+servers:
+  - name: sh1-a01-cabled
+    rack: A01
+    power_w: {max: 2200, typical: 1600}
+    u_height: 2
+    position: 30
+    psu: {count: 2, rating_w: 2600, redundant: 1, efficiency: platinum, feeds: {A01-A: 1, A01-B: 1}}
+"""
+
+
+@PROCESSES
+def test_a_feed_a_servers_psus_name_renamed(project: Path, audit: Audit) -> None:
+    """A server's psu.feeds names its rack's feeds: when one is renamed, the
+    unchanged servers file says so, as in a cold run."""
+    (project / "inv" / "sh1" / "servers-cabled.yaml").write_text(CABLED)
+    before = same(audit)
+    edit(project / "inv" / "sh1" / "facility.yaml", "name: A01-B,", "name: A01-C,")
+    after = same(audit)
+    assert b"has no feed 'A01-B'" in after["text"] and after != before
+
+
+ACME_GPUS = """\
+kind: GpuModels
+gpus:
+  - name: acme-t4
+    description: A T4 under our own name
+    vendor: NVIDIA
+    architecture: Turing
+    compute_capability: "7.5"
+    min_cuda: "10.0"
+    memory_gb: 16
+    tdp_w: 70
+    form_factor: pcie
+    interconnect: pcie
+    fp16_tflops: 65
+    verified: true
+    source: https://example.com/acme-t4
+"""
+
+
+@PROCESSES
+def test_a_gpu_model_a_server_names_renamed(project: Path, audit: Audit) -> None:
+    """The GPU catalog is not in a kept servers file's key (its server models
+    are): a GPU model renamed in another file is reported at the unchanged
+    servers that name it, as in a cold run."""
+    (project / "inv" / "gpus-acme.yaml").write_text(ACME_GPUS)
+    cabled = CABLED.replace("    rack: A01\n", "    rack: A01\n    gpu: {model: acme-t4, count: 4}\n")
+    (project / "inv" / "sh1" / "servers-cabled.yaml").write_text(cabled)
+    before = same(audit)
+    edit(project / "inv" / "gpus-acme.yaml", "name: acme-t4", "name: acme-t4x")
+    after = same(audit)
+    assert b"unknown GPU model 'acme-t4'" in after["text"] and after != before
 
 
 @PROCESSES
@@ -499,13 +568,21 @@ def test_the_resident_process_decodes_a_kept_file_and_compiles_the_rules_once(
             return real(run, servers, headers)
 
         monkeypatch.setattr(facts, f"_{kind}_of", made)
+    checked: set[str] = set()  # the files whose servers were checked as they were placed
+    real_place = build._Builder._place_server
+
+    def place(self: build._Builder, facility: str, date: Any, server: Any, where: Any) -> None:
+        checked.add(where.file)
+        real_place(self, facility, date, server, where)
+
+    monkeypatch.setattr(build._Builder, "_place_server", place)
     assert audit(True) == first
-    assert (decoded, compiled, placed, positions, software) == ([], [], [], [], [])
+    assert (decoded, compiled, placed, positions, software, checked) == ([], [], [], [], [], set())
     _change_a_server(project)
     changed = audit(True)  # the changed file validated afresh, its entry written
     training = "inv/sh1/servers-training.yaml"
     assert (decoded, compiled, placed, positions) == ([], [], [], [])
-    assert {file for _, file in software} == {training}
+    assert {file for _, file in software} == checked == {training}
     software.clear()
     assert audit(True) == changed
     # That file's new entry, once, and its servers placed (it has no positions kept yet).

@@ -515,6 +515,10 @@ class _KeptFile:
         self._roots: dict[int, Src] = {}
         self._sources: dict[tuple[int, bool], Src] = {}
         self._places: dict[int, list[Placed[m.Server]]] = {}  # each servers document's, by its index
+        # Each servers document's entries, where placing them raised nothing (_Placing):
+        # kept only by a holder a resident process carries (`carried`), the one that can use them.
+        self.placings: dict[int, _Placing] = {}
+        self.carried = False
         # The positions earlier runs worked out in this file, and this run's.
         self.positions = validated.Positions(kept.cache, kept.key)
 
@@ -526,6 +530,7 @@ class _KeptFile:
         if kept.cache != self.kept.cache:
             self._sources.clear()
             self._places.clear()
+            self.placings.clear()
         self.kept = kept
         self.positions.renew(kept.cache)
 
@@ -561,6 +566,55 @@ class _KeptFile:
         """The file's documents, read once: a position asked in a document the event
         parser read, or a document whose kept form cannot be used."""
         return self.kept.documents()
+
+
+@dataclass(frozen=True)
+class _Placing:
+    """A kept servers document's servers as they were placed with nothing to report,
+    and all that placing them read of the rest of the inventory (_Builder._place_server):
+    while that is as it was, they are placed so again, with no check repeated.
+    Documents with rack-scale systems (whose power shelves read their rack's
+    cabling and place) are placed afresh each time."""
+
+    names: tuple[str, ...]
+    entries: tuple[ServerEntry, ...]
+    racks: frozenset[tuple[str, str]]  # (facility, rack) of each server
+    cabled: tuple[tuple[tuple[str, str], m.Rack], ...]  # each rack whose feeds a psu.feeds names, its model
+    workloads: frozenset[str]
+    gpus: frozenset[str]
+
+    @classmethod
+    def of(cls, entries: Sequence[ServerEntry], inv: Inventory) -> _Placing | None:
+        """What placing these entries in `inv` read, or None where they are not to be carried."""
+        servers = [e.server for e in entries]
+        names = tuple(s.name for s in servers)
+        if not names or len(set(names)) != len(names) or any(s.trays is not None for s in servers):
+            return None
+        racks = [(e.facility, e.server.rack) for e in entries]
+        cabled = {
+            key: inv.racks[key].value
+            for key, s in zip(racks, servers, strict=True)
+            if s.psu is not None and s.psu.feeds is not None
+        }
+        return cls(
+            names,
+            tuple(entries),
+            frozenset(racks),
+            tuple(cabled.items()),
+            frozenset(s.workload for s in servers if s.workload is not None),
+            frozenset(s.gpu.model for s in servers if s.gpu is not None),
+        )
+
+    def holds(self, inv: Inventory) -> bool:
+        """Whether `inv` is, for these servers, what it was when they were placed."""
+        racks, servers = inv.racks, inv.servers
+        return (
+            servers.keys().isdisjoint(self.names)
+            and racks.keys() >= self.racks
+            and all(racks[key].value is model for key, model in self.cabled)
+            and inv.workloads.keys() >= self.workloads
+            and inv.gpu_models.keys() >= self.gpus
+        )
 
 
 @dataclass(frozen=True)
@@ -723,6 +777,7 @@ def _kept_file(file: str, kept: Kept, digest: bytes, carried: Carried | None) ->
     bytes_ = hashlib.blake2b(file.encode() + b"\x00" + kept.key.encode() + b"\x00" + kept.payload).digest()
     holder = carried.get("kept file", bytes_, _KeptFile, lambda: _KeptFile(file, kept, digest))
     holder.renew(kept)
+    holder.carried = True
     return holder
 
 
@@ -1319,10 +1374,25 @@ class _Builder:
         ):
             self._add_read(doc)
             return
+        placing = doc.holder.placings.get(kept.index)
+        if placing is not None and placing.holds(self.inv):
+            self.inv.servers.update(zip(placing.names, placing.entries, strict=True))
+            return
         made = functools.partial(_kept_places, doc, kept, fields)
         places = doc.holder.places(kept.index, made)
+        before = self.p.raised(doc.file)
         for one, place in zip(kept.servers, places, strict=True):
             self._place_server(kept.facility, kept.rollout_date, one.server, place)
+        if doc.holder.carried and self.p.raised(doc.file) == before:
+            self._remember_placing(doc.holder, kept.index, [one.server.name for one in kept.servers])
+
+    def _remember_placing(self, holder: _KeptFile, index: int, names: Sequence[str]) -> None:
+        """How a kept document's servers were placed with nothing to report (_Placing)."""
+        placing = _Placing.of([self.inv.servers[name] for name in names], self.inv)
+        if placing is None:
+            holder.placings.pop(index, None)
+        else:
+            holder.placings[index] = placing
 
     def _add_read(self, doc: _KeptDoc) -> None:
         """A kept servers document read and built now, in its place."""
