@@ -98,13 +98,14 @@ def server_runs(inv: Inventory, ctx: Settings, workloads: Mapping[str, Mapping[s
 BuildRows = Callable[[Servers, Cells, Headers], list[F]]  # the facts of these servers, with these cells
 
 
-def server_rows(carried: Carried, runs: Runs, ctx: Settings, capacity: Cells, build: BuildRows[F]) -> list[F]:
+def server_rows(
+    carried: Carried, runs: Runs, ctx: Settings, capacity: Cells, header_of: Headers, build: BuildRows[F]
+) -> list[F]:
     """The server facts of every server of `runs` in its order (`build`: those of
-    some servers with their `capacity` cells), each file's run of them carried
-    while its key and its cells are the same; rows of the same columns share
-    one header, this command's and the last ones' (one_header then puts them
-    under one, as the rules stage reads them fastest)."""
-    header_of = kept_headers(carried, "server")
+    some servers with their `capacity` cells, under headers of `header_of`:
+    kept_headers'), each file's run of them carried while its key and its
+    cells are the same (one_header then puts them under one header, as the
+    rules stage reads them fastest)."""
     facts: list[F] = []
     for lo, hi, digest in runs.runs:
         part = runs.servers[lo:hi]

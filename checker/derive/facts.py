@@ -18,7 +18,7 @@ from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from pydantic import BaseModel
@@ -754,9 +754,9 @@ def _servers(run: Derivation) -> list[Fact]:
                 for (name, entry), row in zip(servers, rows, strict=True)
             ]
 
-        made = carried_rows.server_rows(run.carried, run.server_runs, run.ctx, capacity, build)
         headers = carried_rows.kept_headers(run.carried, "server")
-        rows = [fact.values for fact in made if isinstance(fact.values, Row)]  # each is (_server_rows)
+        made = carried_rows.server_rows(run.carried, run.server_runs, run.ctx, capacity, headers, build)
+        rows = cast("list[Row]", [fact.values for fact in made])  # rows: _server_rows made them
         one = carried_rows.one_header(rows, headers, [f.name for f in SERVER_FIELDS])
         if one is rows:
             return made
