@@ -187,6 +187,12 @@ def _rename_the_facility(project: Path) -> None:
     edit(project / "inv" / "sh1" / "facility.yaml", "name: sh1", "name: sh2")
 
 
+def _copy_the_facility(project: Path) -> None:
+    """A facility of the same name in a file read before the unchanged one: the
+    unchanged file's facility is the duplicate, reported there, as in a cold run."""
+    shutil.copy(project / "inv" / "sh1" / "facility.yaml", project / "inv" / "sh1" / "a-facility.yaml")
+
+
 def _rename_a_rack(project: Path) -> None:
     """Servers of an unchanged file on a rack that is gone: each says so, as in a cold run."""
     edit(project / "inv" / "sh1" / "facility.yaml", "- name: A02\n", "- name: A02x\n")
@@ -238,6 +244,7 @@ CHANGES = {
     "a knowledge row added": _add_a_knowledge_row,
     "the facility renamed": _rename_the_facility,
     "a rack renamed": _rename_a_rack,
+    "the facility copied": _copy_the_facility,
     "a workload renamed": _rename_a_workload,
     "a file's defaults changed": _change_the_defaults,
     "a server changed": _change_a_server,
@@ -568,7 +575,7 @@ def test_the_resident_process_decodes_a_kept_file_and_compiles_the_rules_once(
             return real(run, servers, headers)
 
         monkeypatch.setattr(facts, f"_{kind}_of", made)
-    checked: set[str] = set()  # the files whose servers were checked as they were placed
+    checked: set[str] = set()  # the files whose servers or facility were checked as they were placed
     real_place = build._Builder._place_server
 
     def place(self: build._Builder, facility: str, date: Any, server: Any, where: Any) -> None:
@@ -576,6 +583,13 @@ def test_the_resident_process_decodes_a_kept_file_and_compiles_the_rules_once(
         real_place(self, facility, date, server, where)
 
     monkeypatch.setattr(build._Builder, "_place_server", place)
+    real_facility = build._Builder._add_facility
+
+    def facility(self: build._Builder, doc: Any, model: Any) -> None:
+        checked.add(doc.file)
+        real_facility(self, doc, model)
+
+    monkeypatch.setattr(build._Builder, "_add_facility", facility)
     assert audit(True) == first
     assert (decoded, compiled, placed, positions, software, checked) == ([], [], [], [], [], set())
     _change_a_server(project)

@@ -518,6 +518,8 @@ class _KeptFile:
         # Each servers document's entries, where placing them raised nothing (_Placing):
         # kept only by a holder a resident process carries (`carried`), the one that can use them.
         self.placings: dict[int, _Placing] = {}
+        # Each facility document's racks, feeds and other entries, likewise (_FacilityPlacing).
+        self.facility_placings: dict[int, _FacilityPlacing] = {}
         self.carried = False
         # The positions earlier runs worked out in this file, and this run's.
         self.positions = validated.Positions(kept.cache, kept.key)
@@ -531,6 +533,7 @@ class _KeptFile:
             self._sources.clear()
             self._places.clear()
             self.placings.clear()
+            self.facility_placings.clear()
         self.kept = kept
         self.positions.renew(kept.cache)
 
@@ -615,6 +618,42 @@ class _Placing:
             and inv.workloads.keys() >= self.workloads
             and inv.gpu_models.keys() >= self.gpus
         )
+
+
+# What placing a facility document adds to: _Builder._add_facility reads nothing
+# else of the inventory (each entry is checked against its own facility alone).
+FACILITY_TABLES = ("facilities", "cooling_units", "ups_blocks", "panels", "racks", "feeds", "cdus")
+
+
+@dataclass(frozen=True)
+class _FacilityPlacing:
+    """A kept facility document's entries (its racks, feeds, UPS blocks, panels,
+    CDUs and cooling units) as they were placed with nothing to report. Placing
+    them checked each against its own facility alone and each name against
+    the entries placed before it: while those names are free, they are placed
+    so again, with no check repeated."""
+
+    model: m.Facility
+    added: tuple[tuple[str, tuple[tuple[Any, Placed[Any]], ...]], ...]  # (table, its new entries in order)
+
+    @classmethod
+    def of(cls, model: m.Facility, inv: Inventory, sizes: Mapping[str, int]) -> _FacilityPlacing:
+        """What placing `model` added to `inv`'s tables, of `sizes` entries before it."""
+        added = tuple(
+            (table, tuple(list(getattr(inv, table).items())[sizes[table]:])) for table in FACILITY_TABLES
+        )
+        return cls(model, added)
+
+    def holds(self, inv: Inventory, model: m.Facility) -> bool:
+        """Whether these entries can be placed in `inv` as they were: the same
+        document's, and none of their names taken."""
+        return model is self.model and all(
+            getattr(inv, table).keys().isdisjoint(key for key, _ in entries) for table, entries in self.added
+        )
+
+    def place(self, inv: Inventory) -> None:
+        for table, entries in self.added:
+            getattr(inv, table).update(entries)
 
 
 @dataclass(frozen=True)
@@ -944,7 +983,27 @@ class _Builder:
             self._server_docs.append(doc)  # built in finish(), as servers documents are
             return
         kind = doc.doc.kind
+        if kind == "Facility":
+            self._add_kept_facility(doc, doc.doc)
+            return
         KINDS[kind].add(self, _Doc(doc.file, {"kind": kind}, doc.src, doc.doc.index), doc.doc.model)
+
+    def _add_kept_facility(self, doc: _KeptDoc, kept: validated.KeptModel) -> None:
+        """A kept facility document, placed as it was last time while it can be
+        (_FacilityPlacing), else as a read one is."""
+        model = kept.model
+        assert isinstance(model, m.Facility)
+        placing = doc.holder.facility_placings.get(kept.index)
+        if placing is not None and placing.holds(self.inv, model):
+            placing.place(self.inv)
+            return
+        before = self.p.raised(doc.file)
+        sizes = {table: len(getattr(self.inv, table)) for table in FACILITY_TABLES}
+        self._add_facility(_Doc(doc.file, {"kind": kept.kind}, doc.src, kept.index), model)
+        if doc.holder.carried and self.p.raised(doc.file) == before:
+            doc.holder.facility_placings[kept.index] = _FacilityPlacing.of(model, self.inv, sizes)
+        else:
+            doc.holder.facility_placings.pop(kept.index, None)
 
     def missing(self, kind: str, name: str, table: dict[str, Any]) -> bool:
         """A reference to report as dangling: not defined, nor written in a broken document."""

@@ -781,3 +781,22 @@ def test_a_part_that_differs_from_server_to_server_is_no_longer_looked_up() -> N
     assert all(isinstance(p["power_w"], dict) for p in prepared[loader._SharedParts.TRIAL :])
     as_written = loader._servers().validate_python(servers)
     assert loader._servers().validate_python(prepared) == as_written
+
+
+def test_a_facility_is_placed_again_only_as_it_was_and_where_its_names_are_free() -> None:
+    """_FacilityPlacing (the resident process's): the same document's entries,
+    placed by an update while none of their names is taken; another model or
+    a name taken by then is placed afresh, as in a cold run."""
+    inv, problems = load([FIXTURES / "minimal" / "facility.yaml"])
+    assert not problems
+    (facility,) = inv.facilities.values()
+    placing = loader._FacilityPlacing.of(facility.value, inv, dict.fromkeys(loader.FACILITY_TABLES, 0))
+    again = loader.Inventory()
+    assert placing.holds(again, facility.value)
+    placing.place(again)
+    for table in loader.FACILITY_TABLES:
+        assert list(getattr(again, table).items()) == list(getattr(inv, table).items()), table
+    assert not placing.holds(loader.Inventory(), facility.value.model_copy())
+    rack = next(iter(inv.racks))
+    taken = loader.Inventory(racks={rack: inv.racks[rack]})
+    assert not placing.holds(taken, facility.value)
