@@ -193,6 +193,13 @@ def _copy_the_facility(project: Path) -> None:
     shutil.copy(project / "inv" / "sh1" / "facility.yaml", project / "inv" / "sh1" / "a-facility.yaml")
 
 
+def _shift_the_facility(project: Path) -> None:
+    """Every rack and feed a line lower, nothing else changed: their findings say
+    so (their facts are not the last command's, whose places were others)."""
+    path = project / "inv" / "sh1" / "facility.yaml"
+    path.write_text("# moved\n" + path.read_text())
+
+
 def _rename_a_rack(project: Path) -> None:
     """Servers of an unchanged file on a rack that is gone: each says so, as in a cold run."""
     edit(project / "inv" / "sh1" / "facility.yaml", "- name: A02\n", "- name: A02x\n")
@@ -245,6 +252,7 @@ CHANGES = {
     "the facility renamed": _rename_the_facility,
     "a rack renamed": _rename_a_rack,
     "the facility copied": _copy_the_facility,
+    "the facility a line lower": _shift_the_facility,
     "a workload renamed": _rename_a_workload,
     "a file's defaults changed": _change_the_defaults,
     "a server changed": _change_a_server,
@@ -590,8 +598,16 @@ def test_the_resident_process_decodes_a_kept_file_and_compiles_the_rules_once(
         real_facility(self, doc, model)
 
     monkeypatch.setattr(build._Builder, "_add_facility", facility)
+    built: list[str] = []  # the racks' and feeds' facts made (carried_rows.table_facts)
+    real_facts = facts._facts
+
+    def made_facts(kind: str, fields: Any, entries: Any, *args: Any) -> Any:
+        built.extend(entity for entity, _, _ in entries if kind in ("rack", "feed"))
+        return real_facts(kind, fields, entries, *args)
+
+    monkeypatch.setattr(facts, "_facts", made_facts)
     assert audit(True) == first
-    assert (decoded, compiled, placed, positions, software, checked) == ([], [], [], [], [], set())
+    assert (decoded, compiled, placed, positions, software, checked, built) == ([], [], [], [], [], set(), [])
     _change_a_server(project)
     changed = audit(True)  # the changed file validated afresh, its entry written
     training = "inv/sh1/servers-training.yaml"
@@ -606,6 +622,29 @@ def test_the_resident_process_decodes_a_kept_file_and_compiles_the_rules_once(
     after = audit(True)
     assert (decoded, compiled) == ([1], [1])  # another rule file: compiled again
     assert after == audit(False) != changed
+
+
+@pytest.mark.parametrize("resident", [True])
+def test_the_resident_process_makes_again_only_the_facts_of_racks_and_feeds_whose_figures_changed(
+    project: Path, audit: Audit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One server's draw capped: its rack's figures and its feeds' change, and only
+    their facts are made again (carried_rows.table_facts); the bytes are a cold run's."""
+    same(audit)
+    built: list[str] = []
+    real_facts = facts._facts
+
+    def made_facts(kind: str, fields: Any, entries: Any, *args: Any) -> Any:
+        built.extend(entity for entity, _, _ in entries if kind in ("rack", "feed"))
+        return real_facts(kind, fields, entries, *args)
+
+    monkeypatch.setattr(facts, "_facts", made_facts)
+    server = "{name: sh1-a01-gpu2, model: dgx-h100, rack: A01, position: 15"
+    edit(project / "inv" / "sh1" / "servers-training.yaml", server, server + ", power_cap_w: 8000")
+    built.clear()
+    warm = audit(True)
+    assert built == ["rack/sh1/A01", "feed/sh1/A01/A01-A", "feed/sh1/A01/A01-B"]
+    assert warm == audit(False)
 
 
 def test_the_resident_process_keeps_positions_in_each_commands_cache_folder(

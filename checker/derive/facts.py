@@ -575,12 +575,35 @@ RACK_FIELDS = (
 
 def _racks(run: Derivation) -> list[Fact]:
     inv, cap = run.inv, run.cap
-    entries: list[Entry] = [(entity_id("rack", key), place, {}) for key, place in inv.racks.items()]
-    columns = {
-        **cap.racks.cells_for(list(inv.racks)), "facility": [key[0] for key in inv.racks],
-        "headroom_pct": [run.ctx.headroom_pct] * len(inv.racks),
-    }
-    return _facts("rack", RACK_FIELDS, entries, columns)
+    keys = list(inv.racks)
+
+    def build(some: Sequence[int], headers: Headers) -> list[Fact]:
+        entries: list[Entry] = [(entity_id("rack", keys[i]), inv.racks[keys[i]], {}) for i in some]
+        columns = {
+            **_cells_of(cap.racks, keys, some), "facility": [keys[i][0] for i in some],
+            "headroom_pct": [run.ctx.headroom_pct] * len(some),
+        }
+        return _facts("rack", RACK_FIELDS, entries, columns, headers)
+
+    return _table_facts(run, "rack", list(inv.racks.values()), cap.racks, run.ctx.headroom_pct, build)
+
+
+def _table_facts(
+    run: Derivation, kind: str, places: Sequence[Placed[Any]], table: Table[Any], constant: object,
+    build: carried_rows.BuildSome[Fact],
+) -> list[Fact]:
+    """A capacity table's entities' facts; in the resident process those whose
+    inputs are the last command's are its facts (carried_rows.table_facts)."""
+    if run.carried is None:
+        return build(range(len(places)), {})
+    return carried_rows.table_facts(run.carried, kind, places, table, constant, build)
+
+
+def _cells_of(table: Table[Any], keys: Sequence[Hashable], some: Sequence[int]) -> dict[str, list[Any]]:
+    """The capacity cells of the entities at `some` of `keys` (the table's own, in its order)."""
+    if len(some) == len(keys) or list(keys) != list(table.keys):
+        return table.cells_for(keys)  # which raises on keys in another order (a bug)
+    return table.cells_of(some)
 
 
 # ---------------------------------------------------------------- feed
@@ -597,13 +620,18 @@ FEED_FIELDS = (
 
 def _feeds(run: Derivation) -> list[Fact]:
     inv, cap = run.inv, run.cap
-    entries: list[Entry] = [(entity_id("feed", key), place, {}) for key, place in inv.feeds.items()]
-    columns = {
-        **cap.feeds.cells_for(list(inv.feeds)),
-        "facility": [key[0] for key in inv.feeds],
-        "rack": [key[1] for key in inv.feeds],
-    }
-    return _facts("feed", FEED_FIELDS, entries, columns)
+    keys = list(inv.feeds)
+
+    def build(some: Sequence[int], headers: Headers) -> list[Fact]:
+        entries: list[Entry] = [(entity_id("feed", keys[i]), inv.feeds[keys[i]], {}) for i in some]
+        columns = {
+            **_cells_of(cap.feeds, keys, some),
+            "facility": [keys[i][0] for i in some],
+            "rack": [keys[i][1] for i in some],
+        }
+        return _facts("feed", FEED_FIELDS, entries, columns, headers)
+
+    return _table_facts(run, "feed", list(inv.feeds.values()), cap.feeds, None, build)
 
 
 # ---------------------------------------------------------------- server

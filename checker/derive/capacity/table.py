@@ -118,6 +118,14 @@ class Table(Generic[K]):
             raise ValueError("entities listed in another order than the capacity table's")
         return self.cells
 
+    def cells_of(self, some: Sequence[int]) -> dict[str, list[Any]]:
+        """`cells` of the entities at positions `some` only (worked out for them alone:
+        `cells`, if made already, or for every entity, is not made)."""
+        if "cells" in self.__dict__ or len(some) == len(self.keys):
+            return {name: [column[i] for i in some] for name, column in self.cells.items()}
+        at = np.asarray(some, dtype=np.intp)
+        return {c.name: _cells(self.columns[c.name][at], c.type) for c in self.spec}
+
     def row(self, key: K) -> dict[str, Any]:
         return self.rows[self.index[key]]
 
