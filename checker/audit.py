@@ -9,7 +9,7 @@ import datetime as dt
 from collections.abc import Sequence
 from pathlib import Path
 
-from checker.core.findings import Finding
+from checker.core.findings import Finding, by_place
 from checker.core.perf import keep
 from checker.decide.config import Settings, check_selection
 from checker.decide.result import AuditResult
@@ -61,14 +61,14 @@ def run_audit(
             support_level=cfg.support_level,
         ), options.carried)
         memo = open_memo(options.cache_dir, active.rules) if options.cache_dir else None
-        found, messages = evaluate(active.rules, facts, memo)
+        found, messages = evaluate(active.rules, facts, memo, options.carried)
         findings += knowledge.overrides + found
     findings = override_severity(findings, cfg.severity)
     selected = [r for r in known if matches(r, cfg.select) and not matches(r, cfg.ignore)]
     # With input errors no rule ran: no waiver can be called unused.
     findings = apply_waivers(findings, inv.waivers, as_of, [] if schema else selected, known)
     findings = [f for f in findings if f.category == "schema" or f.rule in selected]
-    ordered = sorted(findings, key=Finding.sort_key)
+    ordered = sorted(findings, key=by_place)
     v = verdict(ordered, cfg.fail_on)
     # Schema findings stay even when their check is not selected: describe them too.
     reported = {f.rule for f in ordered}

@@ -147,6 +147,16 @@ def _add_a_file(project: Path) -> None:
     (project / "inv" / "sh1" / "servers-more.yaml").write_text(head + "servers:\n" + ACME_SERVER)
 
 
+def _add_a_file_first(project: Path) -> None:
+    """A server in a file read before the others, with no workload (so no other
+    server's facts change but those its rack's figures reach): every later
+    fact, and the findings on it, one place further on."""
+    (project / "inv" / "sh1" / "servers-aaa.yaml").write_text(
+        "kind: Servers\nfacility: sh1\nservers:\n"
+        "  - {name: sh1-a01-new, model: dgx-h100, rack: A01, position: 25}\n"
+    )
+
+
 def _delete_a_file(project: Path) -> None:
     (project / "inv" / "sh1" / "servers-inference.yaml").unlink()
 
@@ -257,6 +267,7 @@ CHANGES = {
     "a file's defaults changed": _change_the_defaults,
     "a server changed": _change_a_server,
     "a file added": _add_a_file,
+    "a file added before the others": _add_a_file_first,
     "a file deleted": _delete_a_file,
     "a file renamed": _rename_a_file,
     "a file copied": _copy_a_file,
@@ -361,6 +372,29 @@ def test_a_second_warm_run_sends_no_fact_to_durable_and_renders_no_message(
                         lambda self, *a: rendered.append(self.id) or real_render(self, *a))
     assert audit(True) == first
     assert sent == [] and rendered == []
+
+
+def test_the_resident_process_keeps_every_outcome_a_process_of_its_own_keeps(
+    project: Path, cli: CliRunner, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the rules found on a fact the last command had is not asked again
+    there (engine._carried_findings), and the memo is still told of it: after
+    a command that added an outcome, a process of its own that reads the
+    cache folder sends durable no fact."""
+    carried = Carried()
+    argv = ["audit", "inv", "--as-of", AS_OF, "--format", "json:out.json", "--cache-dir", "cache"]
+    for _ in range(2):
+        carried.turn()
+        main(argv, carried=carried)
+    _change_a_servers_memory(project)  # a new outcome of the memory rule: the memo is written
+    carried.turn()
+    main(argv, carried=carried)
+    capsys.readouterr()
+    sent: list[str] = []
+    real_run = engine.run_ruleset
+    monkeypatch.setattr(engine, "run_ruleset", lambda c, facts: sent.append(facts) or real_run(c, facts))
+    cli(*argv)
+    assert sent == []
 
 
 def _every_entry(folder: Path) -> list[Path]:
@@ -606,8 +640,18 @@ def test_the_resident_process_decodes_a_kept_file_and_compiles_the_rules_once(
         return real_facts(kind, fields, entries, *args)
 
     monkeypatch.setattr(facts, "_facts", made_facts)
+    matched: set[str] = set()  # the kinds of the facts the rules were matched on (engine._carried_findings)
+    real_match = engine.match
+
+    def match(rules: Any, pairs: Any, *args: Any) -> Any:
+        matched.update(kind for kind, _ in pairs)
+        return real_match(rules, pairs, *args)
+
+    monkeypatch.setattr(engine, "match", match)
     assert audit(True) == first
     assert (decoded, compiled, placed, positions, software, checked, built) == ([], [], [], [], [], set(), [])
+    # The servers' facts too, though their files' rows have other columns (put under one header once).
+    assert matched == {"facility", "workload"}  # made again by each command
     _change_a_server(project)
     changed = audit(True)  # the changed file validated afresh, its entry written
     training = "inv/sh1/servers-training.yaml"

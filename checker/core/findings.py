@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field, replace
 from typing import Literal, get_args
 
@@ -58,6 +59,10 @@ class Finding:
 
     def with_severity(self, severity: Severity) -> Finding:
         return replace(self, severity=severity)
+
+
+# Finding.sort_key, read at C speed (what every sort of many findings is by).
+by_place = operator.attrgetter("file", "line", "column", "rule", "entity", "message")
 
 
 def entity_name(entity: str) -> str:

@@ -102,25 +102,72 @@ def server_runs(inv: Inventory, ctx: Settings, workloads: Mapping[str, Mapping[s
 BuildRows = Callable[[Servers, Cells, Headers], list[F]]  # the facts of these servers, with these cells
 
 
+class Rows(Protocol[F]):
+    """How server_rows reads a fact's row and makes the same fact of another row."""
+
+    def row_of(self, fact: F) -> Row: ...
+
+    def remade(self, fact: F, row: Row) -> F: ...
+
+
 def server_rows(
-    carried: Carried, runs: Runs, ctx: Settings, capacity: Cells, header_of: Headers, build: BuildRows[F]
+    carried: Carried, runs: Runs, ctx: Settings, capacity: Cells, header_of: Headers, build: BuildRows[F],
+    order: Sequence[str], rows: Rows[F],
 ) -> list[F]:
     """The server facts of every server of `runs` in its order (`build`: those of
     some servers with their `capacity` cells, under headers of `header_of`:
     kept_headers'), each file's run of them carried while its key and its
-    cells are the same (one_header then puts them under one header, as the
-    rules stage reads them fastest)."""
-    facts: list[F] = []
+    cells are the same; then under one header, the columns any of them has in
+    the kind's `order` (as the rules stage reads them fastest, and as a
+    process of its own builds them), each file's run of them put under it
+    once while its rows and that header are the same."""
+    parts: list[tuple[bytes | None, _Facts[F] | None, Sequence[F]]] = []
     for lo, hi, digest in runs.runs:
         part = runs.servers[lo:hi]
         cells = {name: column[lo:hi] for name, column in capacity.items()}
         key = _with_cells(digest, cells) if digest is not None else None
         if key is None:
-            facts += build(part, cells, header_of)
+            parts.append((None, None, build(part, cells, header_of)))
             continue
         made = functools.partial(_made_rows, build, part, cells, header_of, ctx.knowledge)
-        facts += carried.get("server rows", key, _Facts, made).facts
-    return facts
+        got = carried.get("server rows", key, _Facts, made)
+        parts.append((key, got, got.facts))
+    return _under_one_header(carried, parts, header_of, order, rows)
+
+
+def _under_one_header(
+    carried: Carried, parts: Sequence[tuple[bytes | None, _Facts[F] | None, Sequence[F]]], headers: Headers,
+    order: Sequence[str], rows: Rows[F],
+) -> list[F]:
+    """The facts of every part under one header (see server_rows)."""
+    per_part = [{rows.row_of(fact).header for fact in facts} for _, _, facts in parts]
+    present: set[Header] = set().union(*per_part)
+    if len(present) <= 1:
+        return [fact for _, _, facts in parts for fact in facts]
+    names = tuple(name for name in order if any(name in h.index for h in present))
+    header = headers.get(names) or headers.setdefault(names, Header(names))
+    out: list[F] = []
+    for (key, holder, facts), seen in zip(parts, per_part, strict=True):
+        if seen == {header}:
+            out += facts
+        elif key is None:
+            out += _reheaded(facts, header, rows)
+        else:
+            # The header by identity, held: rows under it are read at C speed together.
+            under = hashlib.blake2b(key + id(header).to_bytes(8, "little")).digest()
+            made = functools.partial(_made_reheaded, facts, header, rows, holder)
+            out += carried.get("server rows under one header", under, _Facts, made).facts
+    return out
+
+
+def _made_reheaded(facts: Sequence[F], header: Header, rows: Rows[F], holder: object) -> _Facts[F]:
+    return _Facts((holder, header), tuple(_reheaded(facts, header, rows)))
+
+
+def _reheaded(facts: Sequence[F], header: Header, rows: Rows[F]) -> list[F]:
+    """The same facts, their rows under `header` (which has every column they have)."""
+    under = _under([rows.row_of(f) for f in facts], header)
+    return [rows.remade(fact, row) for fact, row in zip(facts, under, strict=True)]
 
 
 def kept_headers(carried: Carried, kind: str) -> Headers:
@@ -265,7 +312,13 @@ def one_header(rows: list[Row], headers: Headers, order: Sequence[str]) -> list[
         return rows
     present = {name for header in distinct.values() for name in header.names}
     names = tuple(name for name in order if name in present)
-    header = headers.get(names) or headers.setdefault(names, Header(names))
+    return _under(rows, headers.get(names) or headers.setdefault(names, Header(names)))
+
+
+def _under(rows: list[Row], header: Header) -> list[Row]:
+    """The rows under `header`, which has every column they have."""
+    distinct = {id(row.header): row.header for row in rows}
+    names = header.names
     # Each header's cells picked in the new order, None (one past the end) where it has no such column.
     pick = {i: operator.itemgetter(*[h.index.get(n, len(h.names)) for n in names])
             for i, h in distinct.items()}

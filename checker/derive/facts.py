@@ -783,16 +783,24 @@ def _servers(run: Derivation) -> list[Fact]:
             ]
 
         headers = carried_rows.kept_headers(run.carried, "server")
-        made = carried_rows.server_rows(run.carried, run.server_runs, run.ctx, capacity, headers, build)
-        rows = cast("list[Row]", [fact.values for fact in made])  # rows: _server_rows made them
-        one = carried_rows.one_header(rows, headers, [f.name for f in SERVER_FIELDS])
-        if one is rows:
-            return made
-        return [Fact(f.kind, f.entity, row, f.file, f.src) for f, row in zip(made, one, strict=True)]
+        order = [f.name for f in SERVER_FIELDS]
+        return carried_rows.server_rows(
+            run.carried, run.server_runs, run.ctx, capacity, headers, build, order, _FactRows()
+        )
     ids = run.server_ids
     entries: list[Entry] = [(ids[n], e.place, _NO_VALUES) for n, e in inv.servers.items()]
     columns = _server_columns(run, list(inv.servers.values()), capacity)
     return _facts("server", SERVER_FIELDS, entries, columns)
+
+
+class _FactRows:
+    """A fact's row (a Row: _server_rows made it), and the same fact of another."""
+
+    def row_of(self, fact: Fact) -> Row:
+        return cast(Row, fact.values)
+
+    def remade(self, fact: Fact, row: Row) -> Fact:
+        return Fact(fact.kind, fact.entity, row, fact.file, fact.src)
 
 
 def _server_columns(

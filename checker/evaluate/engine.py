@@ -15,15 +15,17 @@ durable's parser drop that fact and every later one of the batch, silently.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import itertools
 import json
 import marshal
 import math
 import operator
 import re
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -31,7 +33,8 @@ import numpy as np
 from checker._vendor import durable_rules_engine
 from checker._vendor.durable import engine as durable
 from checker.core.builtin import SCHEMA_INVALID
-from checker.core.findings import Finding, Location, entity_name, located
+from checker.core.carried import Carried
+from checker.core.findings import Finding, Location, by_place, entity_name, located
 from checker.derive.facts import Fact
 from checker.derive.rows import Row
 from checker.evaluate.expr import MAX_ALTERNATIVES, CompiledWhen, alternatives, fact_key
@@ -191,11 +194,13 @@ def match_kind(
     conditions: Sequence[CompiledWhen],
     facts: Sequence[Mapping[str, Any]],
     outcomes: Outcomes | None = None,
+    seen: list[Outcome | None] | None = None,
 ) -> list[tuple[int, int]]:
     """(condition index, fact index) for conditions over facts of one kind, the
     conditions packed into rulesets within durable-rules' alternatives limits.
     `outcomes`: what earlier runs found per distinct fact (checker.evaluate.memo);
-    durable is sent only the facts it does not know."""
+    durable is sent only the facts it does not know. `seen`: given, each fact's
+    outcome as the memo keeps it is set there (None: a fact with a NaN)."""
     if not conditions or not facts:
         return []
     # durable stores every field it is sent: send only those the conditions read.
@@ -220,7 +225,29 @@ def match_kind(
         # NaN is unequal to itself: a key holding one would never be found again.
         if table is not None and all(map(operator.eq, distinct[i], distinct[i])):
             table.put(keys[i], known[i])
+    if seen is not None:
+        at = (kind, tuple(names), len(conditions))
+        for n, got in enumerate(known):
+            if all(map(operator.eq, distinct[n], distinct[n])):
+                outcome = Outcome(at, keys[n], tuple(got or ()))
+                for i in members[n]:
+                    seen[i] = outcome
     return sorted((c, fact) for n, fired in enumerate(known) for c in fired or () for fact in members[n])
+
+
+class Outcome:
+    """One distinct fact's outcome as the memo keeps it: its table (kind, the
+    names read, the number of conditions), its key and the conditions that
+    fired. Compared by identity: every fact of one distinct tuple shares one."""
+
+    __slots__ = ("fired", "key", "table")
+
+    def __init__(self, table: tuple[str, tuple[str, ...], int], key: tuple[Any, ...], fired: tuple[int, ...]):
+        self.table, self.key, self.fired = table, key, fired
+
+    def used(self, outcomes: Outcomes) -> None:
+        """Say to the memo this run used it, as a run that matched its fact would."""
+        outcomes.table(*self.table).use(self.key, self.fired)
 
 
 def _distinct(
@@ -259,31 +286,37 @@ def _distinct(
 def _projected(
     facts: Sequence[Mapping[str, Any]], names: list[str]
 ) -> tuple[list[str], list[tuple[Any, ...]]]:
-    """The names of `names` the facts can hold, and their values in each fact
-    (None where absent), as tuples.
+    """`names`, and their values in each fact (None where absent), as tuples.
 
     Facts built by checker.derive.facts are rows of one header per kind: their cells
     are picked by position at C speed. A name the header lacks is None in
-    every fact, so it is left out (it cannot tell two facts apart)."""
+    every fact, as in facts of other headers: the names (the memo's table,
+    checker.evaluate.memo) are the same however the facts' columns are laid out
+    (a resident process carries each file's rows, a process of its own makes
+    them all at once)."""
     rows = facts if set(map(type, facts)) == {Row} else ()
     headers = set(map(operator.attrgetter("header"), rows))
     if len(headers) != 1:
         return names, [tuple(map(values.get, names)) for values in facts]
     (header,) = headers
-    kept = [name for name in names if name in header.index]
-    positions = [header.index[name] for name in kept]
-    cells = map(operator.attrgetter("cells"), rows)
+    absent = len(header.names)  # one past the cells: None, appended where a name is absent
+    positions = [header.index.get(name, absent) for name in names]
+    cells: Iterable[tuple[Any, ...]] = map(operator.attrgetter("cells"), rows)
+    if absent in positions:
+        cells = map(operator.add, cells, itertools.repeat((None,)))
     if len(positions) > 1:
-        return kept, list(map(operator.itemgetter(*positions), cells))
-    return kept, [tuple(row[i] for i in positions) for row in cells]
+        return names, list(map(operator.itemgetter(*positions), cells))
+    return names, [tuple(row[i] for i in positions) for row in cells]
 
 
 def match(
     rules: Sequence[CompiledRule],
     facts: Sequence[tuple[str, Mapping[str, Any]]],
     outcomes: Outcomes | None = None,
+    seen: list[Outcome | None] | None = None,
 ) -> list[tuple[int, int]]:
-    """(rule index, fact index) for every rule that fires on a (kind, values) fact."""
+    """(rule index, fact index) for every rule that fires on a (kind, values) fact
+    (`seen`: as match_kind's, for every fact)."""
     rules_by_kind: dict[str, list[int]] = {}
     for i, rule in enumerate(rules):
         rules_by_kind.setdefault(rule.rule.on, []).append(i)
@@ -294,8 +327,11 @@ def match(
     for kind, rule_ids in rules_by_kind.items():
         fact_ids = facts_by_kind.get(kind, [])
         values = [facts[f][1] for f in fact_ids]
-        pairs = match_kind(kind, [rules[r].when for r in rule_ids], values, outcomes)
+        some: list[Outcome | None] | None = [None] * len(fact_ids) if seen is not None else None
+        pairs = match_kind(kind, [rules[r].when for r in rule_ids], values, outcomes, some)
         fired += [(rule_ids[r], fact_ids[f]) for r, f in pairs]
+        for f, outcome in zip(fact_ids, some or (), strict=False):
+            seen[f] = outcome  # type: ignore[index]
     return sorted(fired)
 
 
@@ -430,31 +466,101 @@ def _frozen(value: Any, own: set[str]) -> Hashable:
 
 
 def evaluate(
-    rules: Sequence[CompiledRule], facts: Sequence[Fact], memo: Memo | None = None
+    rules: Sequence[CompiledRule], facts: Sequence[Fact], memo: Memo | None = None,
+    carried: Carried | None = None,
 ) -> tuple[list[Finding], Messages]:
     """One finding per rule x matching fact, located at `locate` or the entity,
     in output order; the messages of rule findings are rendered when shown.
     `memo`: the outcomes and messages of earlier runs (checker.evaluate.memo),
-    the same findings and messages found cheaper."""
+    the same findings and messages found cheaper. `carried`: the resident
+    process's (checker.core.carried): what the rules found on each fact the
+    last command had too (the same object) is found so again, unasked."""
     findings = not_a_number(facts)
-    for r, i in match(rules, [(f.kind, f.values) for f in facts], memo.outcomes if memo else None):
-        rule, fact = rules[r], facts[i]
-        loc = _location(rule, fact)
-        findings.append(
-            Finding(
-                rule.id,
-                rule.rule.severity,
-                rule.rule.category,
-                fact.entity,
-                "",
-                rule.rule.remediation,
-                loc.file,
-                loc.line,
-                loc.column,
-                fact=i,
-            )
-        )
-    if memo is not None:
-        memo.outcomes.save()
+    outcomes = memo.outcomes if memo else None
+    if carried is None:
+        for r, i in match(rules, [(f.kind, f.values) for f in facts], outcomes):
+            findings.append(_finding(rules[r], facts[i], i))
+    else:
+        findings += _carried_findings(rules, facts, outcomes, carried)
+    if outcomes is not None:
+        outcomes.save()
     messages = Messages({r.id: r for r in rules}, facts, memo.messages if memo else None)
-    return sorted(findings, key=Finding.sort_key), messages
+    return sorted(findings, key=by_place), messages
+
+
+def _finding(rule: CompiledRule, fact: Fact, index: int) -> Finding:
+    loc = _location(rule, fact)
+    return Finding(
+        rule.id, rule.rule.severity, rule.rule.category, fact.entity, "", rule.rule.remediation,
+        loc.file, loc.line, loc.column, fact=index,
+    )
+
+
+@dataclass(frozen=True)
+class _Found:
+    """What the rules found on one fact: its findings (made for it at `index`
+    among the facts) and its outcome as the memo keeps it."""
+
+    fact: Fact
+    index: int
+    findings: tuple[Finding, ...]
+    outcome: Outcome | None
+
+    def at(self, index: int) -> _Found:
+        """The same findings of the fact at another index."""
+        moved = tuple(dataclasses.replace(f, fact=index) for f in self.findings)
+        return _Found(self.fact, index, moved, self.outcome)
+
+
+class _LastFound:
+    """What the rules found on each fact of one file in the last command that read
+    it (by the fact's id: the fact is held, so its id is no other object's),
+    for these rules only."""
+
+    def __init__(self) -> None:
+        self.rules: tuple[CompiledRule, ...] = ()
+        self.found: dict[int, _Found] = {}
+
+    def of(self, rules: Sequence[CompiledRule]) -> dict[int, _Found]:
+        """What was found by these very rules (nothing, if by others)."""
+        if len(self.rules) != len(rules) or not all(map(operator.is_, self.rules, rules)):
+            self.rules, self.found = tuple(rules), {}
+        return self.found
+
+
+def _carried_findings(
+    rules: Sequence[CompiledRule], facts: Sequence[Fact], outcomes: Outcomes | None, carried: Carried
+) -> list[Finding]:
+    """The findings of the rules on the facts, those of each fact the last command
+    had (the same object: it is immutable, and so is each rule) as they were
+    then: only the others are matched and located. The memo is told every
+    fact's outcome, as a run that matched them all would tell it."""
+    files = list(map(operator.attrgetter("file"), facts))
+    # One holder per rulebook and file: what was found in a file is kept while it is read,
+    # whichever other files are (audits of two inventories in turn keep both).
+    book = marshal.dumps(list(map(id, rules)), 2)
+    last = {
+        file: carried.get("found", hashlib.blake2b(book + file.encode()).digest(), _LastFound, _LastFound)
+        for file in sorted(set(files))
+    }
+    was = {file: holder.of(rules) for file, holder in last.items()}
+    known = [was[file].get(id(fact)) for file, fact in zip(files, facts, strict=True)]
+    pairs = enumerate(zip(facts, known, strict=True))
+    todo = [i for i, (fact, got) in pairs if got is None or got.fact is not fact]
+    seen: list[Outcome | None] = [None] * len(todo)
+    fired: dict[int, list[int]] = {}
+    for r, j in match(rules, [(facts[i].kind, facts[i].values) for i in todo], outcomes, seen):
+        fired.setdefault(j, []).append(r)
+    for j, i in enumerate(todo):
+        fact = facts[i]
+        known[i] = _Found(fact, i, tuple(_finding(rules[r], fact, i) for r in fired.get(j, ())), seen[j])
+    found = [got if got.index == i else got.at(i) for i, got in enumerate(cast(list[_Found], known))]
+    if outcomes is not None:
+        for outcome in set(map(operator.attrgetter("outcome"), found)) - {None}:
+            outcome.used(outcomes)
+    now: dict[str, dict[int, _Found]] = {file: {} for file in last}
+    for file, got in zip(files, found, strict=True):
+        now[file][id(got.fact)] = got
+    for file, holder in last.items():
+        holder.found = now[file]
+    return [f for got in found for f in got.findings]

@@ -96,6 +96,14 @@ class _Table:
         self.used[key] = value
         self.added = True
 
+    def use(self, key: Any, value: Any) -> None:
+        """What a run that looked `key` up would leave: the known value used, else `value` added."""
+        got = self.known.get(key)
+        if got is None:
+            self.put(key, value)
+        else:
+            self.used[key] = got
+
     def kept(self) -> dict[Any, Any]:
         """What the next run finds: this run's, then as many of the others."""
         out = dict(self.used)
