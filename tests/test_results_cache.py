@@ -648,10 +648,15 @@ def test_the_resident_process_decodes_a_kept_file_and_compiles_the_rules_once(
         return real_match(rules, pairs, *args)
 
     monkeypatch.setattr(engine, "match", match)
+    shaped: list[str] = []  # the findings whose values were shaped for grouping (engine.values_shape)
+    real_shape = engine.values_shape
+    monkeypatch.setattr(engine, "values_shape",
+                        lambda rule, fact: shaped.append(rule.id) or real_shape(rule, fact))
     assert audit(True) == first
     assert (decoded, compiled, placed, positions, software, checked, built) == ([], [], [], [], [], set(), [])
     # The servers' facts too, though their files' rows have other columns (put under one header once).
     assert matched == {"facility", "workload"}  # made again by each command
+    assert shaped == []  # each finding shaped once in its life
     _change_a_server(project)
     changed = audit(True)  # the changed file validated afresh, its entry written
     training = "inv/sh1/servers-training.yaml"

@@ -25,6 +25,7 @@ import operator
 import re
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, cast
 
 import numpy as np
@@ -396,6 +397,9 @@ class Messages:
     facts: Sequence[Fact] = ()
     # The messages earlier runs rendered (checker.evaluate.memo); None: render each.
     memo: MessageMemo | None = None
+    # What `shape` says of the values of rule findings, by fact index and rule id,
+    # where worked out already (the resident process's: _carried_findings).
+    shaped: Sequence[Mapping[str, Hashable]] = ()
 
     def of(self, f: Finding) -> Finding:
         """`f` with its message (as it is when it has one, or is not a rule's)."""
@@ -434,16 +438,26 @@ class Messages:
         rendering it: the values its template reads, the entity's own name
         replaced by a marker (`render.groups` shows alike findings once).
         Findings that carry their message are shaped from its text."""
-        name = entity_name(f.entity)
         if f.message or f.fact < 0:
+            name = entity_name(f.entity)
             text = _SELF.join(_name_pattern(name).split(f.message)) if name else f.message
             return (f.rule, f.severity, f.waived, text)
-        values = self.facts[f.fact].values
-        own = {name, f.entity, name.rpartition("/")[2]}  # rack `A01` of facility `sh1` is `rack/sh1/A01`
-        read = tuple(map(values.get, self.rules[f.rule].message_fields))
-        if SCALAR_TYPES.issuperset(map(type, read)):  # the common case, at a fifth of the cost of _frozen
-            return (f.rule, f.severity, f.waived, tuple([_SELF if v in own else v for v in read]))
-        return (f.rule, f.severity, f.waived, tuple(_frozen(v, own) for v in read))
+        got = self.shaped[f.fact].get(f.rule) if self.shaped else None
+        if got is None:
+            got = values_shape(self.rules[f.rule], self.facts[f.fact])
+        return (f.rule, f.severity, f.waived, got)
+
+
+def values_shape(rule: CompiledRule, fact: Fact) -> Hashable:
+    """The values `rule`'s message reads of `fact`, its entity's own name replaced
+    by a marker (Messages.shape of a rule finding, but for its rule, severity and
+    waived state)."""
+    name = entity_name(fact.entity)
+    own = {name, fact.entity, name.rpartition("/")[2]}  # rack `A01` of facility `sh1` is `rack/sh1/A01`
+    read = tuple(map(fact.values.get, rule.message_fields))
+    if SCALAR_TYPES.issuperset(map(type, read)):  # the common case, at a fifth of the cost of _frozen
+        return tuple([_SELF if v in own else v for v in read])
+    return tuple(_frozen(v, own) for v in read)
 
 
 # Stands for the entity's own name in a shape.
@@ -477,14 +491,15 @@ def evaluate(
     last command had too (the same object) is found so again, unasked."""
     findings = not_a_number(facts)
     outcomes = memo.outcomes if memo else None
+    shaped: list[Mapping[str, Hashable]] = []
     if carried is None:
         for r, i in match(rules, [(f.kind, f.values) for f in facts], outcomes):
             findings.append(_finding(rules[r], facts[i], i))
     else:
-        findings += _carried_findings(rules, facts, outcomes, carried)
+        findings += _carried_findings(rules, facts, outcomes, carried, shaped)
     if outcomes is not None:
         outcomes.save()
-    messages = Messages({r.id: r for r in rules}, facts, memo.messages if memo else None)
+    messages = Messages({r.id: r for r in rules}, facts, memo.messages if memo else None, shaped)
     return sorted(findings, key=by_place), messages
 
 
@@ -505,11 +520,22 @@ class _Found:
     index: int
     findings: tuple[Finding, ...]
     outcome: Outcome | None
+    shapes: Mapping[str, Hashable]  # of each finding's values (values_shape), by its rule
+
+    @classmethod
+    def of(cls, fact: Fact, index: int, rules: Sequence[CompiledRule], outcome: Outcome | None) -> _Found:
+        """The findings of `rules` (those that fired) on `fact`, at `index` among the facts."""
+        findings = tuple(_finding(rule, fact, index) for rule in rules)
+        shapes = {rule.id: values_shape(rule, fact) for rule in rules} if rules else _NO_SHAPES
+        return cls(fact, index, findings, outcome, shapes)
 
     def at(self, index: int) -> _Found:
         """The same findings of the fact at another index."""
         moved = tuple(dataclasses.replace(f, fact=index) for f in self.findings)
-        return _Found(self.fact, index, moved, self.outcome)
+        return _Found(self.fact, index, moved, self.outcome, self.shapes)
+
+
+_NO_SHAPES: Mapping[str, Hashable] = MappingProxyType({})
 
 
 class _LastFound:
@@ -529,12 +555,14 @@ class _LastFound:
 
 
 def _carried_findings(
-    rules: Sequence[CompiledRule], facts: Sequence[Fact], outcomes: Outcomes | None, carried: Carried
+    rules: Sequence[CompiledRule], facts: Sequence[Fact], outcomes: Outcomes | None, carried: Carried,
+    shaped: list[Mapping[str, Hashable]],
 ) -> list[Finding]:
     """The findings of the rules on the facts, those of each fact the last command
     had (the same object: it is immutable, and so is each rule) as they were
     then: only the others are matched and located. The memo is told every
-    fact's outcome, as a run that matched them all would tell it."""
+    fact's outcome, as a run that matched them all would tell it; `shaped` is
+    given each fact's findings' values_shape, worked out once in their life."""
     files = list(map(operator.attrgetter("file"), facts))
     # One holder per rulebook and file: what was found in a file is kept while it is read,
     # whichever other files are (audits of two inventories in turn keep both).
@@ -552,9 +580,9 @@ def _carried_findings(
     for r, j in match(rules, [(facts[i].kind, facts[i].values) for i in todo], outcomes, seen):
         fired.setdefault(j, []).append(r)
     for j, i in enumerate(todo):
-        fact = facts[i]
-        known[i] = _Found(fact, i, tuple(_finding(rules[r], fact, i) for r in fired.get(j, ())), seen[j])
+        known[i] = _Found.of(facts[i], i, [rules[r] for r in fired.get(j, ())], seen[j])
     found = [got if got.index == i else got.at(i) for i, got in enumerate(cast(list[_Found], known))]
+    shaped += map(operator.attrgetter("shapes"), found)
     if outcomes is not None:
         for outcome in set(map(operator.attrgetter("outcome"), found)) - {None}:
             outcome.used(outcomes)
