@@ -67,7 +67,8 @@ def run_audit(
     selected = [r for r in known if matches(r, cfg.select) and not matches(r, cfg.ignore)]
     # With input errors no rule ran: no waiver can be called unused.
     findings = apply_waivers(findings, inv.waivers, as_of, [] if schema else selected, known)
-    findings = [f for f in findings if f.category == "schema" or f.rule in selected]
+    chosen = set(selected)
+    findings = [f for f in findings if f.category == "schema" or f.rule in chosen]
     ordered = sorted(findings, key=by_place)
     v = verdict(ordered, cfg.fail_on)
     # Schema findings stay even when their check is not selected: describe them too.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -46,6 +47,14 @@ class _Index:
                 self.by_rule.setdefault(rule, []).append((_compiled(entity), id(w)))
             else:
                 self.exact.setdefault((rule, entity), []).append(id(w))
+
+    def names(self, rule: str) -> bool:
+        """Whether a waiver can name findings of `rule` (most rules have none)."""
+        return bool(self.globbed) or rule in self.by_rule or rule in self._exact_rules
+
+    @functools.cached_property
+    def _exact_rules(self) -> frozenset[str]:
+        return frozenset(rule for rule, _ in self.exact)
 
     def hits(self, f: Finding) -> list[int]:
         found = list(self.exact.get((f.rule, f.entity), ()))
@@ -111,10 +120,11 @@ def apply_waivers(
 ) -> list[Finding]:
     """Mark waived findings and report expired, expiring, unused and dangling waivers."""
     index = _Index([w for w in waivers if w.value.expires >= as_of])
+    named = {rule: index.names(rule) for rule in {f.rule for f in findings}}
     used: set[int] = set()
     out: list[Finding] = []
     for f in findings:
-        hits = [] if f.category == "schema" else index.hits(f)
+        hits = index.hits(f) if named[f.rule] and f.category != "schema" else []
         used.update(hits)
         out.append(f.with_waived() if hits else f)
     for w in waivers:

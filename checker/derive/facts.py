@@ -94,6 +94,13 @@ class Derivation:
         """Each server's entity id, by name: the server and software kinds all need it."""
         return {name: entity_id("server", name) for name in self.inv.servers}
 
+    def server_id(self, name: str) -> str:
+        """A server's entity id: from server_ids where they were all made (a process
+        of its own), else made for it alone (the resident process makes the ids of
+        the servers whose facts it makes again: checker.derive.carried_rows)."""
+        ids = self.__dict__.get("server_ids")
+        return ids[name] if ids is not None else entity_id("server", name)
+
     @cached_property
     def server_runs(self) -> carried_rows.Runs:
         """The servers cut into runs of one file, each digested once (the resident
@@ -778,7 +785,7 @@ def _servers(run: Derivation) -> list[Fact]:
         def build(servers: carried_rows.Servers, cells: carried_rows.Cells, headers: Headers) -> list[Fact]:
             rows = _server_rows(run, servers, cells, headers)
             return [
-                Fact("server", run.server_ids[name], row, entry.place.file, entry.place.src)
+                Fact("server", run.server_id(name), row, entry.place.file, entry.place.src)
                 for (name, entry), row in zip(servers, rows, strict=True)
             ]
 
@@ -922,7 +929,7 @@ def _frameworks_of(run: Derivation, servers: carried_rows.Servers, headers: Head
         for fw, install in sw.frameworks.items():
             src = entry.place.src.descend("software", "frameworks", fw)
             place = Placed(entry.server, entry.place.file, src)
-            entries.append((run.server_ids[name], place, _NO_VALUES))
+            entries.append((run.server_id(name), place, _NO_VALUES))
             # What software.framework_values reads of the install and its server.
             keys.append((fw, install, sw.driver, sw.cuda, sw.rocm, gpu, platform))
             installs.append((fw, install, sw, gpu, platform))
@@ -957,7 +964,7 @@ def _containers_of(run: Derivation, servers: carried_rows.Servers, headers: Head
         gpu = entry.server.gpu.model if entry.server.gpu else None
         for i, container in enumerate(sw.containers):
             src = entry.place.src.descend("software", "containers", i)
-            entries.append((run.server_ids[name], Placed(container, entry.place.file, src), _NO_VALUES))
+            entries.append((run.server_id(name), Placed(container, entry.place.file, src), _NO_VALUES))
             # What software.container_values reads of the container and its server.
             keys.append((container, sw.driver, gpu))
             items.append((container, sw, gpu))
@@ -992,7 +999,7 @@ def _engines_of(run: Derivation, servers: carried_rows.Servers, headers: Headers
         gpu = entry.server.gpu.model if entry.server.gpu else None
         for engine, install in sw.engines().items():
             place = Placed(entry.server, entry.place.file, entry.place.src.descend("software", engine))
-            entries.append((run.server_ids[name], place, _NO_VALUES))
+            entries.append((run.server_id(name), place, _NO_VALUES))
             # What software.engine_values reads of the install and its server.
             keys.append((engine, install, sw.driver, tuple(sw.frameworks.items()), gpu))
             items.append((engine, install, sw, gpu))
@@ -1028,7 +1035,7 @@ def _jax_of(run: Derivation, servers: carried_rows.Servers, headers: Headers) ->
         gpu = server.gpu.model if server.gpu else None
         devices = server.gpu.count * server.nodes if server.gpu else None
         place = Placed(server, entry.place.file, entry.place.src.descend("software", "jax"))
-        entries.append((run.server_ids[name], place, _NO_VALUES))
+        entries.append((run.server_id(name), place, _NO_VALUES))
         # What software.jax_values reads of the install and its server.
         keys.append((sw.jax, sw.driver, sw.cuda, sw.cudnn, sw.nccl, tuple(sw.containers), gpu, devices))
         items.append((sw.jax, sw, gpu, devices))
