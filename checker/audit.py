@@ -54,7 +54,7 @@ def run_audit(
     findings: list[Finding] = list(schema)
     # Rules would misread a half-loaded inventory: input errors are reported alone.
     if not schema:
-        capacity = compute(inv)
+        capacity = compute(inv, options.carried)
         facts = build_all(inv, capacity, Context(
             as_of, cfg.support_horizon_days, knowledge.knowledge,
             large_model_params_b=cfg.large_model_params_b, headroom_pct=cfg.headroom_pct,

@@ -210,6 +210,33 @@ def _shift_the_facility(project: Path) -> None:
     path.write_text("# moved\n" + path.read_text())
 
 
+A01 = """\
+  - name: A01
+    <<: *train-rack
+    feeds:
+      - {<<: *feed-63a, name: A01-A, side: A}
+      - {<<: *feed-63a, name: A01-B, side: B}
+"""
+B01 = """\
+  - name: B01
+    <<: *rack
+    cooling_kw: 20            # hot-aisle containment, per-rack design figure
+    feeds:
+      - {<<: *feed-32a, name: B01-A, side: A}
+      - {<<: *feed-32a, name: B01-B, side: B}
+"""
+
+
+def _swap_two_racks(project: Path) -> None:
+    """Racks A01 and B01 (training and inference racks) listed in each other's
+    place: the servers of the unchanged files stand where they stood, their
+    racks at other indices."""
+    path = project / "inv" / "sh1" / "facility.yaml"
+    text = path.read_text()
+    assert A01 in text and B01 in text
+    path.write_text(text.replace(A01, "@A01@").replace(B01, A01).replace("@A01@", B01))
+
+
 def _rename_a_rack(project: Path) -> None:
     """Servers of an unchanged file on a rack that is gone: each says so, as in a cold run."""
     edit(project / "inv" / "sh1" / "facility.yaml", "- name: A02\n", "- name: A02x\n")
@@ -263,6 +290,7 @@ CHANGES = {
     "a rack renamed": _rename_a_rack,
     "the facility copied": _copy_the_facility,
     "the facility a line lower": _shift_the_facility,
+    "two racks swapped": _swap_two_racks,
     "a workload renamed": _rename_a_workload,
     "a file's defaults changed": _change_the_defaults,
     "a server changed": _change_a_server,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from checker.core.carried import Carried
 from checker.core.entity import entity_id
 from checker.derive.capacity import feeds, servers, ups
 from checker.derive.capacity import panels as panel_figures
@@ -112,11 +113,14 @@ def _entities(kind: str, table: Table[Any]) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: str(r["entity"]))
 
 
-def compute(inv: Inventory) -> Capacity:
+def compute(inv: Inventory, carried: Carried | None = None) -> Capacity:
+    """Every capacity figure of the inventory. `carried`: the resident process's
+    (checker.core.carried), which keeps what is read of each server's model for
+    the next command (servers.server_inputs)."""
     rack_index = {k: i for i, k in enumerate(inv.racks)}
     racks = rack_inputs(inv)
     facilities = facility_inputs(inv)
-    own, arrays = server_table(inv, rack_index, racks, facilities)
+    own, arrays = server_table(inv, rack_index, racks, facilities, carried)
     f, switches = feed_arrays(inv, rack_index), ats_arrays(inv, rack_index)
     cabled = pairs(inv, f, switches, racks["redundancy"], arrays)
     loads = feed_loads(inv, f, switches, racks["redundancy"], arrays, cabled)

@@ -11,20 +11,25 @@ that the energy, cost and annual PUE figures use (`basis_w`).
 
 from __future__ import annotations
 
+import hashlib
+import marshal
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+import operator
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from checker.core.carried import Carried
 from checker.derive.capacity.table import Column, Table
 from checker.load import models as m
-from checker.load.build import Inventory
+from checker.load.build import Inventory, ServerEntry
 
 F64 = npt.NDArray[np.float64]
 IDX = npt.NDArray[np.intp]
+RackIndex = Mapping[tuple[str, str], int]  # each rack's index, by (facility, rack)
 NAN = math.nan
 # Wider than any rack (u_height <= 100) plus the tallest device: keeps racks apart
 # in the one sorted pass that finds overlapping U ranges.
@@ -107,19 +112,114 @@ def _col(values: Sequence[float | None]) -> F64:
     return np.asarray([NAN if v is None else v for v in values], dtype=np.float64)
 
 
-def _draws(inv: Inventory, fac_typical: npt.NDArray[np.bool_], facility: IDX) -> tuple[F64, F64]:
-    servers = [e.server for e in inv.servers.values()]
-    peak_max = _col([s.power_w.max if s.power_w else None for s in servers])
-    typical = _col([s.power_w.typical if s.power_w else None for s in servers])
-    cap = _col([s.power_cap_w for s in servers])
+def _draws(inputs: ServerInputs, fac_typical: npt.NDArray[np.bool_]) -> tuple[F64, F64]:
+    peak_max, typical, cap = inputs.peak_max, inputs.typical, inputs.cap
     # fmin ignores NaN: no cap leaves max draw, no typical falls back to max.
     peak = np.nan_to_num(np.fmin(peak_max, cap))
     basis = (
-        np.where(fac_typical[facility], np.fmin(np.fmin(typical, peak_max), cap), peak)
-        if len(servers)
+        np.where(fac_typical[inputs.facility], np.fmin(np.fmin(typical, peak_max), cap), peak)
+        if len(peak)
         else peak
     )
     return peak, np.nan_to_num(basis)
+
+
+@dataclass(frozen=True)
+class ServerInputs:
+    """What the server table reads of each server's model and place, one array per
+    field, in the inventory's order: the reads done in Python, server by server
+    (the rest of the table is numpy over these)."""
+
+    facility: IDX
+    rack: IDX  # -1: no such rack
+    position: F64
+    u_height: F64
+    trays: F64
+    peak_max: F64
+    typical: F64
+    cap: F64
+    liquid: npt.NDArray[np.bool_]
+    fraction: F64
+    busbar: F64
+    weight: F64
+    psus: list[m.Psu | None]
+
+    @classmethod
+    def of(
+        cls, entries: Sequence[ServerEntry], fac_index: Mapping[str, int], rack_index: RackIndex
+    ) -> ServerInputs:
+        servers = [e.server for e in entries]
+        places = [(e.facility, s.rack) for e, s in zip(entries, servers, strict=True)]
+        return cls(
+            np.asarray([fac_index[e.facility] for e in entries], dtype=np.intp),
+            np.asarray([rack_index.get(place, -1) for place in places], dtype=np.intp),
+            _col([s.position for s in servers]),
+            _col([s.u_height for s in servers]),
+            _col([s.trays for s in servers]),
+            _col([s.power_w.max if s.power_w else None for s in servers]),
+            _col([s.power_w.typical if s.power_w else None for s in servers]),
+            _col([s.power_cap_w for s in servers]),
+            np.asarray([s.cooling == "liquid" for s in servers], dtype=bool),
+            _col([s.liquid_fraction for s in servers]),
+            _col([s.busbar_w for s in servers]),
+            _col([s.weight_kg for s in servers]),
+            [s.psu for s in servers],
+        )
+
+    def updated(self, at: IDX, new: ServerInputs) -> ServerInputs:
+        """These inputs with the servers at `at` given `new`'s (in the same order)."""
+        arrays = {}
+        for f in fields(self):
+            if f.name == "psus":
+                continue
+            column = getattr(self, f.name).copy()
+            column[at] = getattr(new, f.name)
+            arrays[f.name] = column
+        psus = list(self.psus)
+        for i, psu in zip(at.tolist(), new.psus, strict=True):
+            psus[i] = psu
+        return ServerInputs(**arrays, psus=psus)
+
+
+def server_inputs(
+    inv: Inventory, fac_index: Mapping[str, int], rack_index: RackIndex, carried: Carried | None = None
+) -> ServerInputs:
+    """Each server's inputs (ServerInputs). In the resident process
+    (checker.core.carried) a server whose entry is the last command's (the same
+    object: it holds the server's model and where it stands) has the inputs it
+    had then, while the facilities and racks are listed as they were (its
+    indices are theirs); only the others are read."""
+    entries = list(inv.servers.values())
+    if carried is None:
+        return ServerInputs.of(entries, fac_index, rack_index)
+    facilities, racks = list(fac_index), list(rack_index)
+    # One holder per inventory of these facilities and counts: audits of two in turn keep both.
+    key = hashlib.blake2b(marshal.dumps((facilities, len(racks), len(entries)))).digest()
+    last = carried.get("server inputs", key, _LastInputs, _LastInputs)
+    got = last.inputs
+    listed = (last.facilities, last.racks, len(last.entries)) == (facilities, racks, len(entries))
+    if got is None or not listed:
+        got = ServerInputs.of(entries, fac_index, rack_index)
+    else:
+        same = np.fromiter(map(operator.is_, entries, last.entries), dtype=bool, count=len(entries))
+        changed = np.flatnonzero(~same)
+        if len(changed):
+            read = ServerInputs.of([entries[i] for i in changed.tolist()], fac_index, rack_index)
+            got = got.updated(changed, read)
+    last.facilities, last.racks, last.entries, last.inputs = facilities, racks, entries, got
+    return got
+
+
+class _LastInputs:
+    """The server inputs of the last command that used this holder, with what they
+    were read from: its entries (held, so their ids are no other object's),
+    facilities and racks."""
+
+    def __init__(self) -> None:
+        self.facilities: list[str] = []
+        self.racks: list[tuple[str, str]] = []
+        self.entries: list[ServerEntry] = []
+        self.inputs: ServerInputs | None = None
 
 
 def psu_map(psu: m.Psu | None, rack: m.Rack | None) -> dict[str, int] | None:
@@ -168,27 +268,24 @@ def server_table(
     rack_index: dict[tuple[str, str], int],
     racks: dict[str, npt.NDArray[Any]],
     facilities: dict[str, npt.NDArray[Any]],
+    carried: Carried | None = None,
 ) -> tuple[Table[str], ServerArrays]:
-    entries = list(inv.servers.values())
     fac_index = {name: i for i, name in enumerate(inv.facilities)}
-    facility = np.asarray([fac_index[e.facility] for e in entries], dtype=np.intp)
-    rack = np.asarray([rack_index.get((e.facility, e.server.rack), -1) for e in entries], dtype=np.intp)
-    position = _col([e.server.position for e in entries])
-    u_height = _col([e.server.u_height for e in entries])
-    trays = _col([e.server.trays for e in entries])
+    inputs = server_inputs(inv, fac_index, rack_index, carried)
+    facility, rack = inputs.facility, inputs.rack
+    position, u_height, trays = inputs.position, inputs.u_height, inputs.trays
     # A rack-scale system written without a place fills its rack: U 1 to the top.
     fills = ~np.isnan(trays) & np.isnan(position) & np.isnan(u_height) & (rack >= 0)
     position = np.where(fills, 1.0, position)
     u_height = np.where(fills, at(racks["u_height"], rack, NAN), u_height)
     mounted = ~np.isnan(position) & ~np.isnan(u_height)
-    peak, basis = _draws(inv, facilities["basis_typical"], facility)
+    peak, basis = _draws(inputs, facilities["basis_typical"])
     redundancy = at(racks["redundancy"], rack, None)
     names = np.asarray(list(inv.servers), dtype=object)
     overlap = overlaps(rack, position, u_height, mounted)
-    psu_index, psu_parts = _parts([e.server.psu for e in entries])
+    psu_index, psu_parts = _parts(inputs.psus)
     psus = _psus(psu_index, psu_parts)
-    liquid = np.asarray([e.server.cooling == "liquid" for e in entries], dtype=bool)
-    fraction = _col([e.server.liquid_fraction for e in entries])
+    liquid, fraction = inputs.liquid, inputs.fraction
     share = np.where(np.isnan(fraction), liquid.astype(np.float64), fraction)
     columns: dict[str, npt.NDArray[Any]] = {
         "peak_w": peak,
@@ -196,7 +293,7 @@ def server_table(
         **psus,
         "top_u": np.where(mounted, position + u_height - 1, NAN),
         "fills_rack": np.where(np.isnan(trays), NAN, fills.astype(np.float64)),
-        "busbar_pct": 100.0 * peak / _col([e.server.busbar_w for e in entries]),
+        "busbar_pct": 100.0 * peak / inputs.busbar,
         "rack_u_height": at(racks["u_height"], rack, NAN),
         "overlaps_with": pick(overlap >= 0, names[overlap]),
         "rack_mounted": mounted.astype(np.float64),
@@ -217,7 +314,7 @@ def server_table(
         basis,
         np.where(mounted, u_height, NAN),
         mounted,
-        _col([e.server.weight_kg for e in entries]),
+        inputs.weight,
         liquid,
         share,
         psu_index,
