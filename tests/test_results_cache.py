@@ -373,6 +373,20 @@ def test_a_gpu_model_a_server_names_renamed(project: Path, audit: Audit) -> None
 
 
 @PROCESSES
+def test_a_gpu_models_figure_changed(project: Path, audit: Audit) -> None:
+    """A workload's fit figures read its servers' GPU models: one's memory changed in
+    another file changes them, the servers' file unchanged, as in a cold run."""
+    (project / "inv" / "gpus-acme.yaml").write_text(ACME_GPUS)
+    server = CABLED.replace("    rack: A01\n", "    rack: A01\n    gpu: {model: acme-t4, count: 4}\n"
+                            "    workload: llm-finetune-70b\n")
+    (project / "inv" / "sh1" / "servers-cabled.yaml").write_text(server)
+    before = same(audit)
+    edit(project / "inv" / "gpus-acme.yaml", "memory_gb: 16", "memory_gb: 24")
+    after = same(audit)
+    assert after != before
+
+
+@PROCESSES
 def test_a_catalog_entry_changed(project: Path, audit: Audit) -> None:
     _add_a_file(project)
     before = same(audit)

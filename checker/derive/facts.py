@@ -110,7 +110,7 @@ class Derivation:
     @cached_property
     def workloads(self) -> dict[str, dict[str, Any]]:
         """Fit figures of every workload, with its model and server count."""
-        return _workload_values(self.inv, self.ctx)
+        return _workload_values(self.inv, self.ctx, self.carried)
 
 
 Builder = Callable[[Derivation], list[Fact]]
@@ -1088,12 +1088,14 @@ WORKLOAD_FIELDS = (
 )
 
 
-def _workload_values(inv: Inventory, ctx: Context) -> dict[str, dict[str, Any]]:
+def _workload_values(
+    inv: Inventory, ctx: Context, carried: Carried | None = None
+) -> dict[str, dict[str, Any]]:
     """Fit figures of every workload (checker.derive.fit), with its model and server count."""
     names = list(inv.workloads)
     servers = [e.server for e in inv.servers.values()]
     gpus = {k: p.value for k, p in inv.gpu_models.items()}
-    cols = fit.server_columns(servers, gpus, names)
+    cols = fit.server_columns(servers, gpus, names, carried)
     models = [inv.workloads[n].value for n in names]
     values = fit.workload_values(models, cols, ctx.knowledge.fit)
     placed = cols.workload[cols.workload >= 0]
