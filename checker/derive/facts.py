@@ -827,8 +827,7 @@ def _server_rows(
     headers: Headers,
 ) -> list[Row]:
     """The fact rows of these servers (of one file, in inventory order), as _servers makes them."""
-    ids = run.server_ids
-    entries: list[Entry] = [(ids[n], e.place, _NO_VALUES) for n, e in servers]
+    entries: list[Entry] = [(run.server_id(n), e.place, _NO_VALUES) for n, e in servers]
     columns = _server_columns(run, [e for _, e in servers], capacity)
     return [row for _, rows in _rows("server", SERVER_FIELDS, entries, columns, headers) for row in rows]
 

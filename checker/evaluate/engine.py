@@ -372,7 +372,9 @@ def _any_nan(facts: Sequence[Fact]) -> bool:
         return any(map(_has_nan, values))
     # What each row knows already read at C speed; only the others asked.
     known = list(map(operator.attrgetter("nan"), values))
-    return True in known or any(row.has_nan for row, nan in zip(values, known, strict=True) if nan is None)
+    if True in known:
+        return True
+    return None in known and any(row.has_nan for row, nan in zip(values, known, strict=True) if nan is None)
 
 
 def _has_nan(values: Mapping[str, Any]) -> bool:
@@ -563,32 +565,36 @@ def _carried_findings(
     then: only the others are matched and located. The memo is told every
     fact's outcome, as a run that matched them all would tell it; `shaped` is
     given each fact's findings' values_shape, worked out once in their life."""
-    files = list(map(operator.attrgetter("file"), facts))
     # One holder per rulebook and file: what was found in a file is kept while it is read,
     # whichever other files are (audits of two inventories in turn keep both).
     book = marshal.dumps(list(map(id, rules)), 2)
-    last = {
-        file: carried.get("found", hashlib.blake2b(book + file.encode()).digest(), _LastFound, _LastFound)
-        for file in sorted(set(files))
-    }
-    was = {file: holder.of(rules) for file, holder in last.items()}
-    known = [was[file].get(id(fact)) for file, fact in zip(files, facts, strict=True)]
-    pairs = enumerate(zip(facts, known, strict=True))
-    todo = [i for i, (fact, got) in pairs if got is None or got.fact is not fact]
+    last = [
+        carried.get("found", hashlib.blake2b(book + file.encode()).digest(), _LastFound, _LastFound)
+        for file in sorted(set(map(operator.attrgetter("file"), facts)))
+    ]
+    # Each holder's table is that of the last command that read its file: most share one.
+    was: dict[int, _Found] = {}
+    for table in {id(t): t for t in (holder.of(rules) for holder in last)}.values():
+        was.update(table)
+    # A table holds its facts: a fact's id found there is that very fact.
+    known: list[_Found | None] = list(map(was.get, map(id, facts)))
+    new = np.fromiter(map(operator.is_, known, itertools.repeat(None)), bool, len(known))
+    todo = np.flatnonzero(new).tolist()
     seen: list[Outcome | None] = [None] * len(todo)
     fired: dict[int, list[int]] = {}
     for r, j in match(rules, [(facts[i].kind, facts[i].values) for i in todo], outcomes, seen):
         fired.setdefault(j, []).append(r)
     for j, i in enumerate(todo):
         known[i] = _Found.of(facts[i], i, [rules[r] for r in fired.get(j, ())], seen[j])
-    found = [got if got.index == i else got.at(i) for i, got in enumerate(cast(list[_Found], known))]
+    found = cast(list[_Found], known)
+    where = np.fromiter(map(operator.attrgetter("index"), found), np.intp, len(found))
+    for i in np.flatnonzero(where != np.arange(len(found))).tolist():
+        found[i] = found[i].at(i)
     shaped += map(operator.attrgetter("shapes"), found)
     if outcomes is not None:
         for outcome in set(map(operator.attrgetter("outcome"), found)) - {None}:
             outcome.used(outcomes)
-    now: dict[str, dict[int, _Found]] = {file: {} for file in last}
-    for file, got in zip(files, found, strict=True):
-        now[file][id(got.fact)] = got
-    for file, holder in last.items():
-        holder.found = now[file]
+    now = dict(zip(map(id, facts), found, strict=True))
+    for holder in last:
+        holder.found = now
     return [f for got in found for f in got.findings]
