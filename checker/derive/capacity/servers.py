@@ -325,9 +325,13 @@ def server_table(
 
 
 def _parts(psus: list[m.Psu | None]) -> tuple[IDX, tuple[m.Psu | None, ...]]:
-    distinct: dict[int, m.Psu | None] = {}
-    for psu in psus:
-        distinct.setdefault(id(psu), psu)
-    position = {key: i for i, key in enumerate(distinct)}
-    index = np.fromiter((position[id(psu)] for psu in psus), dtype=np.intp, count=len(psus))
-    return index, tuple(distinct.values())
+    """Each server's PSU part as an index into the distinct parts (by identity:
+    the loader shares equal ones), numbered in the order each first appears."""
+    if not psus:
+        return np.zeros(0, dtype=np.intp), ()
+    ids = np.fromiter(map(id, psus), dtype=np.uintp, count=len(psus))
+    _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")  # the distinct parts by first appearance
+    rank = np.empty(len(order), dtype=np.intp)
+    rank[order] = np.arange(len(order))
+    return rank[inverse.reshape(-1)], tuple(psus[i] for i in first[order].tolist())
