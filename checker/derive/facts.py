@@ -220,7 +220,11 @@ def _assemble(
     kept_names = tuple(name for name, _ in kept)
     header = headers.get(kept_names) or headers.setdefault(kept_names, Header(kept_names))
     rows = zip(*(cell for _, cell in kept), strict=True) if kept else [()] * count
-    return [Row(header, row) for row in rows]
+    # Whether a cell is NaN (unequal to itself), asked of each column at C speed: with
+    # none, no row needs asking (Row.has_nan); with one, each row is asked as usual.
+    if any(any(map(operator.ne, cell, cell)) for _, cell in kept):
+        return [Row(header, row) for row in rows]
+    return [Row(header, row, False) for row in rows]
 
 
 def _any_value(cell: Sequence[Any]) -> bool:

@@ -34,10 +34,10 @@ class Row(Mapping[str, Any]):
     cells: tuple[Any, ...]
     nan: bool | None  # whether a cell is NaN; None: not asked yet (has_nan asks)
 
-    def __init__(self, header: Header, cells: tuple[Any, ...]) -> None:
+    def __init__(self, header: Header, cells: tuple[Any, ...], nan: bool | None = None) -> None:
         _set(self, "header", header)
         _set(self, "cells", cells)
-        _set(self, "nan", None)
+        _set(self, "nan", nan)  # given: what has_nan would answer (its maker asked its columns)
 
     @property
     def has_nan(self) -> bool:

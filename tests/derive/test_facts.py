@@ -373,3 +373,13 @@ def test_a_kinds_field_types_are_made_once_and_read_only() -> None:
     assert types is kind.field_types() and types["gpu.count"] == "number"
     with pytest.raises(TypeError):
         types["gpu.count"] = "string"  # type: ignore[index]
+
+
+def test_rows_know_from_their_columns_whether_a_cell_is_nan() -> None:
+    """_assemble asks each column whether it holds a NaN: rows of columns without
+    one say so (Row.nan False, never asked again); with one, each row is asked."""
+    rows = facts_module._assemble(["a", "b"], [[1, 2], ["x", float("nan")]], 2, {})
+    assert [row.nan for row in rows] == [None, None]
+    assert [row.has_nan for row in rows] == [False, True]
+    clean = facts_module._assemble(["a", "b"], [[1.5, None], ["x", "y"]], 2, {})
+    assert [row.nan for row in clean] == [False, False]
