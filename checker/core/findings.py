@@ -34,6 +34,11 @@ class Location:
     column: int
 
 
+# Output order: a finding's file, line, column, rule, entity and message, read at
+# C speed (Finding.sort_key; sorts of many findings use it as their key).
+by_place = operator.attrgetter("file", "line", "column", "rule", "entity", "message")
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     rule: str
@@ -52,17 +57,14 @@ class Finding:
     fact: int = field(default=-1, compare=False, repr=False)
 
     def sort_key(self) -> tuple[str, int, int, str, str, str]:
-        return (self.file, self.line, self.column, self.rule, self.entity, self.message)
+        key: tuple[str, int, int, str, str, str] = by_place(self)
+        return key
 
     def with_waived(self) -> Finding:
         return replace(self, waived=True)
 
     def with_severity(self, severity: Severity) -> Finding:
         return replace(self, severity=severity)
-
-
-# Finding.sort_key, read at C speed (what every sort of many findings is by).
-by_place = operator.attrgetter("file", "line", "column", "rule", "entity", "message")
 
 
 def entity_name(entity: str) -> str:

@@ -44,10 +44,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
-import numpy as np
-import numpy.typing as npt
-
-from checker.core.carried import Carried
+from checker.core.carried import Carried, Columns, per_item
 from checker.derive.capacity.table import Table
 from checker.derive.rows import Header, Row
 from checker.load.build import Inventory, ServerEntry
@@ -332,80 +329,29 @@ BuildSome = Callable[[Sequence[int], Headers], list[F]]  # the facts of these en
 
 
 def table_facts(
-    carried: Carried,
-    kind: str,
-    places: Sequence[object],
-    table: Table[Any],
-    constant: object,
+    carried: Carried, kind: str, places: Sequence[object], table: Table[Any], constant: object,
     build: BuildSome[F],
 ) -> list[F]:
     """The facts of a kind made of one capacity table's entities (racks, feeds:
     written at `places`, in the table's order), each the last command's where
-    what it is made from is the same: its place (by identity: the place holds
-    the model, its file and its source map; its key is made of names written
-    there), its
-    row of every column of `table`, bit for bit, and `constant` (what every
-    entity's facts read besides: marshal bytes). `build`: the facts of some
-    entities (indices into `keys`), under headers of the given ones; the
-    others are not built again.
+    what it is made from is the same (checker.core.carried.per_item): its place
+    (by identity: the place holds the model, its file and its source map; its
+    key is made of names written there), its row of every column of `table`,
+    and `constant` (what every entity's facts read besides, as marshal bytes).
+    `build`: the facts of some entities (indices into `places`), under these
+    headers; the others are not built again.
 
     A warm audit after one servers file changed changes the capacity of the
     racks its servers stand in: the other racks' and feeds' facts are those
     of the last command, so the rules stage asks nothing of them again
     (checker.evaluate.engine, `evaluate` with `carried`)."""
+    headers = kept_headers(carried, kind)
     try:
-        fixed = marshal.dumps((kind, cast(Any, constant)), _MARSHAL)
+        fixed = marshal.dumps(cast(Any, constant), _MARSHAL)
     except ValueError:  # a value marshal does not write: built as in a process of its own
-        return build(range(len(places)), {})
-    files = marshal.dumps(sorted({place.file for place in cast(Sequence[Any], places)}), _MARSHAL)
-    # One holder per kind, settings and set of files: audits of two inventories in turn keep both.
-    last = carried.get("table facts", hashlib.blake2b(fixed + files).digest(), _LastFacts, _LastFacts)
-    same = last.same(places, table)
-    made = iter(build([i for i, kept in enumerate(same) if not kept], last.headers))
-    olds = last.facts or [None] * len(places)
-    facts = [old if kept else next(made) for old, kept in zip(olds, same, strict=True)]
-    last.keep(places, table, facts)
-    return cast(list[F], facts)
+        return build(range(len(places)), headers)
 
+    def made(some: Sequence[int]) -> Columns:
+        return {"facts": build(some, headers)}
 
-class _LastFacts:
-    """A kind's facts made by the last command that used this holder, with what
-    they were made from: their places and capacity columns."""
-
-    def __init__(self) -> None:
-        self.places: Sequence[object] = ()
-        self.columns: Mapping[str, npt.NDArray[Any]] = {}
-        self.facts: list[Any] = []
-        self.headers: Headers = {}
-
-    def same(self, places: Sequence[object], table: Table[Any]) -> list[bool]:
-        """For each entity, whether its facts are made from what the last ones were."""
-        count = len(places)
-        if count != len(self.places) or table.columns.keys() != self.columns.keys():
-            return [False] * count
-        same = np.fromiter(map(operator.is_, places, self.places), dtype=bool, count=count)
-        strings = {c.name for c in table.spec if c.type == "string"}
-        for name, column in table.columns.items():
-            same &= _unchanged(self.columns[name], column, name in strings)
-        return list(same.tolist())
-
-    def keep(self, places: Sequence[object], table: Table[Any], facts: list[Any]) -> None:
-        self.places, self.columns, self.facts = places, table.columns, facts
-        if len(self.headers) > MAX_HEADERS:
-            self.headers.clear()
-
-
-_TEXT = frozenset({str, type(None)})
-
-
-def _unchanged(old: npt.NDArray[Any], new: npt.NDArray[Any], strings: bool) -> npt.NDArray[np.bool_]:
-    """Which cells of a capacity column are what they were: floats bit for bit
-    (the cells facts hold are a function of the bits: checker.derive.capacity.table),
-    a string column's text (str or None alone); any other column is taken as changed."""
-    if old.dtype != new.dtype or old.shape != new.shape:
-        return np.zeros(len(new), dtype=bool)
-    if new.dtype == np.float64:
-        return np.asarray(old.view(np.uint64) == new.view(np.uint64))
-    if strings and new.dtype == object and _TEXT.issuperset(map(type, itertools.chain(old, new))):
-        return np.asarray(old == new, dtype=bool)
-    return np.zeros(len(new), dtype=bool)
+    return cast(list[F], per_item(carried, f"{kind} facts", places, fixed, made, table.columns)["facts"])

@@ -585,36 +585,33 @@ RACK_FIELDS = (
 
 
 def _racks(run: Derivation) -> list[Fact]:
-    inv, cap = run.inv, run.cap
-    keys = list(inv.racks)
-
-    def build(some: Sequence[int], headers: Headers) -> list[Fact]:
-        entries: list[Entry] = [(entity_id("rack", keys[i]), inv.racks[keys[i]], {}) for i in some]
-        columns = {
-            **_cells_of(cap.racks, keys, some), "facility": [keys[i][0] for i in some],
-            "headroom_pct": [run.ctx.headroom_pct] * len(some),
-        }
-        return _facts("rack", RACK_FIELDS, entries, columns, headers)
-
-    return _table_facts(run, "rack", list(inv.racks.values()), cap.racks, run.ctx.headroom_pct, build)
+    return _table_facts(run, "rack", RACK_FIELDS, run.inv.racks, run.cap.racks, {"facility": 0},
+                        {"headroom_pct": run.ctx.headroom_pct})
 
 
 def _table_facts(
-    run: Derivation, kind: str, places: Sequence[Placed[Any]], table: Table[Any], constant: object,
-    build: carried_rows.BuildSome[Fact],
+    run: Derivation, kind: str, fields: tuple[FactField, ...], placed: Mapping[Any, Placed[Any]],
+    table: Table[Any], parts: Mapping[str, int], constants: Mapping[str, Any],
 ) -> list[Fact]:
-    """A capacity table's entities' facts; in the resident process those whose
-    inputs are the last command's are its facts (carried_rows.table_facts)."""
+    """The facts of the entities of a capacity table (racks, feeds: `placed`, in
+    the table's order): its cells, the `parts` of each one's key (a field, the
+    part's position in the key) and the `constants`. In the resident process
+    those whose inputs are the last command's are its facts (carried_rows.table_facts)."""
+    keys = list(placed)
+
+    def build(some: Sequence[int], headers: Headers) -> list[Fact]:
+        entries: list[Entry] = [(entity_id(kind, keys[i]), placed[keys[i]], {}) for i in some]
+        columns = {
+            **table.cells_for(keys, some),
+            **{name: [keys[i][at] for i in some] for name, at in parts.items()},
+            **{name: [value] * len(some) for name, value in constants.items()},
+        }
+        return _facts(kind, fields, entries, columns, headers)
+
     if run.carried is None:
-        return build(range(len(places)), {})
-    return carried_rows.table_facts(run.carried, kind, places, table, constant, build)
-
-
-def _cells_of(table: Table[Any], keys: Sequence[Hashable], some: Sequence[int]) -> dict[str, list[Any]]:
-    """The capacity cells of the entities at `some` of `keys` (the table's own, in its order)."""
-    if len(some) == len(keys) or list(keys) != list(table.keys):
-        return table.cells_for(keys)  # which raises on keys in another order (a bug)
-    return table.cells_of(some)
+        return build(range(len(keys)), {})
+    constant = sorted(constants.items())
+    return carried_rows.table_facts(run.carried, kind, list(placed.values()), table, constant, build)
 
 
 # ---------------------------------------------------------------- feed
@@ -630,19 +627,8 @@ FEED_FIELDS = (
 
 
 def _feeds(run: Derivation) -> list[Fact]:
-    inv, cap = run.inv, run.cap
-    keys = list(inv.feeds)
-
-    def build(some: Sequence[int], headers: Headers) -> list[Fact]:
-        entries: list[Entry] = [(entity_id("feed", keys[i]), inv.feeds[keys[i]], {}) for i in some]
-        columns = {
-            **_cells_of(cap.feeds, keys, some),
-            "facility": [keys[i][0] for i in some],
-            "rack": [keys[i][1] for i in some],
-        }
-        return _facts("feed", FEED_FIELDS, entries, columns, headers)
-
-    return _table_facts(run, "feed", list(inv.feeds.values()), cap.feeds, None, build)
+    key_parts = {"facility": 0, "rack": 1}
+    return _table_facts(run, "feed", FEED_FIELDS, run.inv.feeds, run.cap.feeds, key_parts, {})
 
 
 # ---------------------------------------------------------------- server

@@ -15,9 +15,6 @@ rules/workload.yaml compare the figures.
 
 from __future__ import annotations
 
-import hashlib
-import marshal
-import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -25,7 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from checker.core.carried import Carried
+from checker.core.carried import Carried, Columns, per_item
 from checker.derive.fields import derived
 from checker.derive.knowledge import FitModel
 from checker.load import models as m
@@ -68,12 +65,14 @@ def server_columns(
     """The columns of `servers` running `workloads` on GPUs of `gpus`. `carried`:
     the resident process's (checker.core.carried), where a server that is the
     last command's (the same model object) has the row it had, while the GPU
-    models (by identity) and the workloads are what they were."""
+    models and the workloads are what they were."""
     index = {name: i for i, name in enumerate(workloads)}
-    if carried is None:
-        arrays, models = _columns(servers, gpus, index)
-    else:
-        arrays, models = _carried_columns(servers, gpus, index, carried)
+
+    def rows(some: Sequence[int]) -> Columns:
+        return _columns([servers[i] for i in some], gpus, index)
+
+    arrays = per_item(carried, "workload fit columns", servers, (index, list(gpus.items())), rows)
+    models = arrays.pop("gpu_model")
     ran = zip(arrays["workload"].tolist(), models, strict=True)
     pairs = {(w, g) for w, g in ran if w >= 0 and g is not None}
     by_workload: dict[int, list[m.GpuModel]] = {}
@@ -84,13 +83,12 @@ def server_columns(
 
 
 _NAMES = [f.name for f in fields(ServerGpus)][: len(_DTYPES)]
-Arrays = dict[str, npt.NDArray[Any]]
 
 
 def _columns(
     servers: Sequence[m.Server], gpus: Mapping[str, m.GpuModel], index: Mapping[str, int]
-) -> tuple[Arrays, list[str | None]]:
-    """ServerGpus' arrays of `servers`, and each one's GPU model name (None: no GPU)."""
+) -> Columns:
+    """ServerGpus' arrays of `servers`, and each one's GPU model name (`gpu_model`, None: no GPU)."""
     # A row reads the server's workload, GPU set-up, network and trays only: worked
     # out once per distinct set of those (the loader shares equal parts, so their
     # identities tell them apart; the servers hold them alive while this runs).
@@ -103,51 +101,11 @@ def _columns(
             row = seen[key] = _row(s, gpus, index)
         rows.append(row)
     columns = list(zip(*rows, strict=True)) if rows else [()] * len(_DTYPES)
-    arrays: Arrays = {name: np.array(c, dtype=t) for name, c, t in zip(_NAMES, columns, _DTYPES, strict=True)}
-    return arrays, [s.gpu.model if s.gpu else None for s in servers]
-
-
-class _LastColumns:
-    """The columns of the last command that used this holder, and what they were
-    made of: its servers (held, so their ids are no other object's), the GPU
-    models and the workloads."""
-
-    def __init__(self) -> None:
-        self.servers: list[m.Server] = []
-        self.gpus: list[tuple[str, m.GpuModel]] = []
-        self.index: dict[str, int] = {}
-        self.arrays: Arrays = {}
-        self.models: list[str | None] = []
-
-
-def _carried_columns(
-    servers: Sequence[m.Server], gpus: Mapping[str, m.GpuModel], index: Mapping[str, int], carried: Carried
-) -> tuple[Arrays, list[str | None]]:
-    listed = list(gpus.items())
-    # One holder per workloads and count of servers: audits of two inventories in turn keep both.
-    key = hashlib.blake2b(marshal.dumps((list(index), len(servers)))).digest()
-    last = carried.get("workload fit columns", key, _LastColumns, _LastColumns)
-    same_gpus = len(listed) == len(last.gpus) and all(
-        name == old and model is was for (name, model), (old, was) in zip(listed, last.gpus, strict=True)
-    )
-    if not last.arrays or not same_gpus or last.index != index or len(last.servers) != len(servers):
-        arrays, models = _columns(servers, gpus, index)
-    else:
-        same = np.fromiter(map(operator.is_, servers, last.servers), dtype=bool, count=len(servers))
-        changed = np.flatnonzero(~same)
-        arrays, models = last.arrays, last.models
-        if len(changed):
-            at = changed.tolist()
-            new, names = _columns([servers[i] for i in at], gpus, index)
-            arrays = {name: column.copy() for name, column in arrays.items()}
-            for name, column in arrays.items():
-                column[changed] = new[name]
-            models = list(models)
-            for i, model in zip(at, names, strict=True):
-                models[i] = model
-    last.servers, last.gpus, last.index = list(servers), listed, dict(index)
-    last.arrays, last.models = arrays, models
-    return arrays, models
+    arrays = zip(_NAMES, columns, _DTYPES, strict=True)
+    return {
+        **{name: np.array(c, dtype=t) for name, c, t in arrays},
+        "gpu_model": [s.gpu.model if s.gpu else None for s in servers],
+    }
 
 
 def _cc(gpu: m.GpuModel) -> float:

@@ -36,7 +36,7 @@ from checker.core.builtin import (
 from checker.core.carried import Carried
 from checker.core.entity import entity_id
 from checker.core.errors import MAX_LISTED, UserError, clip
-from checker.core.findings import Finding, Location, located
+from checker.core.findings import Finding, Location, by_place, located
 from checker.core.perf import gc_paused
 from checker.core.resources import knowledge_dir
 from checker.core.suggest import did_you_mean
@@ -306,7 +306,7 @@ class _Problems:
             message = (f"{count:,} more problems in this file, from here on, not listed (the first"
                        f" {MAX_LISTED:,} are): fix those and run again")
             found.append(located(SCHEMA_LIMIT, "schema", first, message))
-        return sorted(found, key=Finding.sort_key)
+        return sorted(found, key=by_place)
 
 
 def is_yaml(name: str) -> bool:

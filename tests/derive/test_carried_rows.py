@@ -7,12 +7,10 @@ resident process runs); here, the pieces."""
 from __future__ import annotations
 
 import math
-from typing import Any
 
-import numpy as np
 import pytest
 
-from checker.derive.carried_rows import _plain, _runs, _unchanged, one_header
+from checker.derive.carried_rows import _plain, _runs, one_header
 from checker.derive.rows import Header, Row
 from checker.source.parse import WrittenFloat
 
@@ -105,30 +103,3 @@ def test_every_setting_of_the_context_is_in_the_key() -> None:
         keys.add(_shared(inv, dataclasses.replace(base, **{f.name: changed}), {}))
     assert None not in keys
     assert len(keys) == len(dataclasses.fields(Context)) + 1
-
-
-NAN = float("nan")
-
-
-@pytest.mark.parametrize(
-    ("old", "new", "strings", "same"),
-    [
-        # Floats bit for bit: 0.0 and -0.0 are equal numbers, not equal cells; a NaN is itself.
-        ([1.5, 0.0, NAN, 2.0], [1.5, -0.0, NAN, 2.5], False, [True, False, True, False]),
-        # Another dtype or length: every cell taken as changed.
-        (np.asarray([1, 2]), np.asarray([1.0, 2.0]), False, [False, False]),
-        ([1.0, 2.0], [1.0, 2.0, 3.0], False, [False, False, False]),
-        # A string column's text; None is no text.
-        (np.asarray(["A", None, "B"], dtype=object), np.asarray(["A", None, None], dtype=object), True,
-         [True, True, False]),
-        # Objects that are not text, or a column not declared a string one: taken as changed.
-        (np.asarray([1, "A"], dtype=object), np.asarray([True, "A"], dtype=object), True, [False, False]),
-        (np.asarray(["A"], dtype=object), np.asarray(["A"], dtype=object), False, [False]),
-    ],
-)
-def test_a_capacity_cell_is_unchanged_only_as_the_same_value(old: Any, new: Any, strings: bool,
-                                                            same: list[bool]) -> None:
-    """carried_rows._unchanged: a rack's or feed's facts are the last command's only
-    where every capacity cell they read is what it was."""
-    old, new = np.asarray(old), np.asarray(new)
-    assert _unchanged(old, new, strings).tolist() == same[: len(new)]

@@ -11,10 +11,7 @@ that the energy, cost and annual PUE figures use (`basis_w`).
 
 from __future__ import annotations
 
-import hashlib
-import marshal
 import math
-import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
@@ -22,7 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from checker.core.carried import Carried
+from checker.core.carried import Carried, Columns, per_item
 from checker.derive.capacity.table import Column, Table
 from checker.load import models as m
 from checker.load.build import Inventory, ServerEntry
@@ -166,19 +163,8 @@ class ServerInputs:
             [s.psu for s in servers],
         )
 
-    def updated(self, at: IDX, new: ServerInputs) -> ServerInputs:
-        """These inputs with the servers at `at` given `new`'s (in the same order)."""
-        arrays = {}
-        for f in fields(self):
-            if f.name == "psus":
-                continue
-            column = getattr(self, f.name).copy()
-            column[at] = getattr(new, f.name)
-            arrays[f.name] = column
-        psus = list(self.psus)
-        for i, psu in zip(at.tolist(), new.psus, strict=True):
-            psus[i] = psu
-        return ServerInputs(**arrays, psus=psus)
+    def columns(self) -> Columns:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 def server_inputs(
@@ -190,36 +176,12 @@ def server_inputs(
     had then, while the facilities and racks are listed as they were (its
     indices are theirs); only the others are read."""
     entries = list(inv.servers.values())
-    if carried is None:
-        return ServerInputs.of(entries, fac_index, rack_index)
-    facilities, racks = list(fac_index), list(rack_index)
-    # One holder per inventory of these facilities and counts: audits of two in turn keep both.
-    key = hashlib.blake2b(marshal.dumps((facilities, len(racks), len(entries)))).digest()
-    last = carried.get("server inputs", key, _LastInputs, _LastInputs)
-    got = last.inputs
-    listed = (last.facilities, last.racks, len(last.entries)) == (facilities, racks, len(entries))
-    if got is None or not listed:
-        got = ServerInputs.of(entries, fac_index, rack_index)
-    else:
-        same = np.fromiter(map(operator.is_, entries, last.entries), dtype=bool, count=len(entries))
-        changed = np.flatnonzero(~same)
-        if len(changed):
-            read = ServerInputs.of([entries[i] for i in changed.tolist()], fac_index, rack_index)
-            got = got.updated(changed, read)
-    last.facilities, last.racks, last.entries, last.inputs = facilities, racks, entries, got
-    return got
 
+    def read(some: Sequence[int]) -> Columns:
+        return ServerInputs.of([entries[i] for i in some], fac_index, rack_index).columns()
 
-class _LastInputs:
-    """The server inputs of the last command that used this holder, with what they
-    were read from: its entries (held, so their ids are no other object's),
-    facilities and racks."""
-
-    def __init__(self) -> None:
-        self.facilities: list[str] = []
-        self.racks: list[tuple[str, str]] = []
-        self.entries: list[ServerEntry] = []
-        self.inputs: ServerInputs | None = None
+    listed = (list(fac_index), list(rack_index))
+    return ServerInputs(**per_item(carried, "server inputs", entries, listed, read))
 
 
 def psu_map(psu: m.Psu | None, rack: m.Rack | None) -> dict[str, int] | None:

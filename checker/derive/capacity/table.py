@@ -111,17 +111,16 @@ class Table(Generic[K]):
             return self.rows
         return assemble([(k, v) for k, v in self.cells.items() if k not in context], len(self.keys))
 
-    def cells_for(self, keys: Sequence[K]) -> dict[str, list[Any]]:
+    def cells_for(self, keys: Sequence[K], some: Sequence[int] | None = None) -> dict[str, list[Any]]:
         """`cells`, for entities listed in `keys`: they must be the table's own
-        keys in its order (facts take whole columns, so a mismatch is a bug)."""
+        keys in its order (facts take whole columns, so a mismatch is a bug).
+        `some`: of the entities at those positions only (worked out for them
+        alone where `cells` is not made already)."""
         if list(keys) != list(self.keys):
             raise ValueError("entities listed in another order than the capacity table's")
-        return self.cells
-
-    def cells_of(self, some: Sequence[int]) -> dict[str, list[Any]]:
-        """`cells` of the entities at positions `some` only (worked out for them alone:
-        `cells`, if made already, or for every entity, is not made)."""
-        if "cells" in self.__dict__ or len(some) == len(self.keys):
+        if some is None or len(some) == len(self.keys):
+            return self.cells
+        if "cells" in self.__dict__:
             return {name: [column[i] for i in some] for name, column in self.cells.items()}
         at = np.asarray(some, dtype=np.intp)
         return {c.name: _cells(self.columns[c.name][at], c.type) for c in self.spec}
