@@ -44,8 +44,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
-from checker.core.carried import Carried, Columns, per_item
+from checker.core.carried import Carried
 from checker.derive.capacity.table import Table
+from checker.derive.carried_columns import Columns, per_item
 from checker.derive.rows import Header, Row
 from checker.load.build import Inventory, ServerEntry
 from checker.source.parse import WrittenFloat
@@ -334,7 +335,7 @@ def table_facts(
 ) -> list[F]:
     """The facts of a kind made of one capacity table's entities (racks, feeds:
     written at `places`, in the table's order), each the last command's where
-    what it is made from is the same (checker.core.carried.per_item): its place
+    what it is made from is the same (checker.derive.carried_columns.per_item): its place
     (by identity: the place holds the model, its file and its source map; its
     key is made of names written there), its row of every column of `table`,
     and `constant` (what every entity's facts read besides, as marshal bytes).

@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from checker.core.carried import Carried, Columns, per_item
+from checker.core.carried import Carried
+from checker.derive.carried_columns import Columns, per_item
 from checker.derive.fields import derived
 from checker.derive.knowledge import FitModel
 from checker.load import models as m

@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from checker.core.carried import Carried, Columns, per_item
+from checker.core.carried import Carried
 from checker.derive.capacity.table import Column, Table
+from checker.derive.carried_columns import Columns, per_item
 from checker.load import models as m
 from checker.load.build import Inventory, ServerEntry
 
