@@ -2,7 +2,7 @@
 
     python benchmarks/targets.py               # 5 rounds, 10,000 and 100,000 servers
     python benchmarks/targets.py --rounds 9 --no-large   # 10,000 only (no 100,000 figures)
-    python benchmarks/targets.py --also 1000 50000       # and the warm share at other sizes
+    python benchmarks/targets.py --also 1000 50000       # and the warm shares at other sizes
 
 The machine is shared and noisy, so every figure is CPU seconds (user +
 system) of a whole command line, the commands run in turn round after
@@ -22,9 +22,13 @@ temporary folder and times, in each round:
   the 100,000-server one;
 - the floor: benchmarks/floor.py, a skeleton audit of the 10,000 servers;
 
-and the peak resident memory of the cold 100,000-server audit. Then it prints
-each target, its measured figure and whether it is met. Nothing asserts: the
-figures are for docs/performance.md.
+and the peak resident memory of the cold 100,000-server audit. Each size
+given with `--also` is measured afterwards in a phase of its own (its cold
+audit, its warm one in its own process and in a resident process started for
+the phase), so that one resident process never carries several large fleets
+at once. Then it prints, for every size, the warm share in its own process
+and in the resident one, and each target, its measured figure and whether it
+is met. Nothing asserts: the figures are for docs/performance.md.
 """
 
 from __future__ import annotations
@@ -102,94 +106,139 @@ TARGETS = [
 ]
 
 
-def main(rounds: int, large: bool, also: list[int]) -> None:
-    python = sys.executable
-    with tempfile.TemporaryDirectory() as name:
-        tmp = Path(name)
-        sizes = sorted({10, 10_000, *([100_000] if large else []), *also})
-        for size in sizes:
-            write(size, tmp / f"fleet{size}")
-        env = environment(ROOT, tmp / "state") | {"XDG_RUNTIME_DIR": str(tmp / "run")}
-        env.pop("CHECKER_NO_RESIDENT", None)
-        (tmp / "run").mkdir(mode=0o700)
-        command = [python, "-m", "checker.cli", "audit"]
-        started = subprocess.run([python, "-m", "checker", "resident", "start"], env=env, cwd=tmp,
-                                 capture_output=True, text=True, check=True).stdout
-        resident = int(started.split()[2])
-        residents = {"resident 10", "resident warm 10,000", "resident warm 100,000"}
-        table: dict[str, list[str]] = {}
-        pods: dict[str, tuple[Path, tuple[str, str]]] = {}
-        for size in sizes:
-            fleet = tmp / f"fleet{size}"
-            label = f"{size:,}"
-            table[f"cold {label}"] = [*command, str(fleet), "--no-cache", "--jobs", "1", *AS_OF]
-            if size >= 1_000:
-                cache = tmp / f"cache{size}"
-                warm = ["--cache-dir", str(cache), "--jobs", "1", *AS_OF]
-                table[f"warm {label}"] = [*command, str(fleet), *warm]
-                pod = fleet / pod_file(0)
-                text = pod.read_text()
-                # One server's memory: the file changes, the findings do not.
-                pods[f"warm {label}"] = (pod, (text, text.replace("memory_gb: 2048", "memory_gb: 2047", 1)))
-        table["floor 10,000"] = [python, str(HERE / "floor.py"), str(tmp / "fleet10000")]
+def start_resident(python: str, env: dict[str, str], cwd: Path) -> int:
+    """Start a resident process (`checker resident start`): its pid."""
+    started = subprocess.run([python, "-m", "checker", "resident", "start"], env=env, cwd=cwd,
+                             capture_output=True, text=True, check=True).stdout
+    return int(started.split()[2])
+
+
+def stop_resident(python: str, env: dict[str, str], cwd: Path) -> None:
+    subprocess.run([python, "-m", "checker", "resident", "stop"], env=env, cwd=cwd,
+                   capture_output=True, check=False)
+
+
+@dataclass
+class Phase:
+    """Commands timed in turn, round after round, beside one resident process."""
+
+    table: dict[str, list[str]]  # label -> command line
+    pods: dict[str, tuple[Path, tuple[str, str]]]  # label -> the pod file it edits, its two texts
+    residents: set[str]  # the labels whose command goes to the resident process
+
+    def add_size(self, size: int, tmp: Path, python: str) -> None:
+        """The cold and warm audits of a fleet, in their own processes and warm in the resident one."""
+        fleet, label = tmp / f"fleet{size}", f"{size:,}"
+        self.table[f"cold {label}"] = [python, "-m", "checker.cli", "audit", str(fleet), "--no-cache",
+                                       "--jobs", "1", *AS_OF]
+        if size < 1_000:
+            return
+        warm = ["--jobs", "1", *AS_OF]
+        self.table[f"warm {label}"] = [python, "-m", "checker.cli", "audit", str(fleet),
+                                       "--cache-dir", str(tmp / f"cache{size}"), *warm]
         # As typed (`checker`, checker/__main__.py): the command goes to the resident process.
-        typed = [python, "-m", "checker", "audit"]
-        table["resident 10"] = [*typed, str(tmp / "fleet10"), "--no-cache", "--jobs", "1", *AS_OF]
-        table["resident warm 10,000"] = [*typed, str(tmp / "fleet10000"),
-                                         "--cache-dir", str(tmp / "cache-resident"), "--jobs", "1", *AS_OF]
-        pods["resident warm 10,000"] = pods["warm 10,000"]
-        if large:
-            table["resident warm 100,000"] = [*typed, str(tmp / "fleet100000"), "--cache-dir",
-                                              str(tmp / "cache-resident100000"), "--jobs", "1", *AS_OF]
-            pods["resident warm 100,000"] = pods["warm 100,000"]
-        seconds: dict[str, list[float]] = {label: [] for label in table}
+        self.table[f"resident warm {label}"] = [python, "-m", "checker", "audit", str(fleet),
+                                                "--cache-dir", str(tmp / f"cache-resident{size}"), *warm]
+        self.residents.add(f"resident warm {label}")
+        pod = fleet / pod_file(0)
+        text = pod.read_text()
+        # One server's memory: the file changes, the findings do not.
+        texts = (text, text.replace("memory_gb: 2048", "memory_gb: 2047", 1))
+        self.pods[f"warm {label}"] = self.pods[f"resident warm {label}"] = (pod, texts)
+
+    def measure(
+        self, rounds: int, python: str, env: dict[str, str], tmp: Path
+    ) -> tuple[dict[str, list[float]], float]:
+        """CPU seconds of each command in each round, and the peak MiB of the cold 100,000-server audit."""
+        seconds: dict[str, list[float]] = {label: [] for label in self.table}
         peak = 0.0
+        resident = start_resident(python, env, tmp)
         try:
             for round_ in range(rounds + 1):  # round 0 fills the caches (files, modules, entries)
-                for label, argv in table.items():
-                    if label in pods:
-                        pod, texts = pods[label]
+                for label, argv in self.table.items():
+                    if label in self.pods:
+                        pod, texts = self.pods[label]
                         pod.write_text(texts[round_ % 2])
-                    took, mib = run(argv, env, tmp, resident if label in residents else None)
+                    took, mib = run(argv, env, tmp, resident if label in self.residents else None)
                     if round_:
                         seconds[label].append(took)
                         if label == "cold 100,000":
                             peak = max(peak, mib)
         finally:
-            stop = [python, "-m", "checker", "resident", "stop"]
-            subprocess.run(stop, env=env, cwd=tmp, capture_output=True, check=False)
-        print(f"CPU seconds of whole processes, {rounds} rounds in turn (medians)")
-        for label, values in seconds.items():
-            print(f"  {label:<22} {statistics.median(values):7.3f} s")
-        print("\nservers | cold | warm, one file changed | share (pairs)")
+            stop_resident(python, env, tmp)
+        return seconds, peak
+
+
+def main(rounds: int, large: bool, also: list[int]) -> None:
+    python = sys.executable
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        sizes = sorted({10, 10_000, *([100_000] if large else [])})
+        others = sorted(set(also) - set(sizes))
+        for size in (*sizes, *others):
+            write(size, tmp / f"fleet{size}")
+        env = environment(ROOT, tmp / "state") | {"XDG_RUNTIME_DIR": str(tmp / "run")}
+        env.pop("CHECKER_NO_RESIDENT", None)
+        (tmp / "run").mkdir(mode=0o700)
+        # The targets' commands in one phase, so that every ratio between them is
+        # of interleaved pairs; each other size in a phase of its own, with its own
+        # resident process (which carries what the last few commands used and ends
+        # itself above checker.resident.MAX_RSS: several large fleets in turn are
+        # not how it is used, one inventory after its edits is).
+        main_phase = Phase({}, {}, set())
         for size in sizes:
-            label = f"{size:,}"
-            if f"warm {label}" in seconds:
-                cold, warm = seconds[f"cold {label}"], seconds[f"warm {label}"]
-                pairs = [w / c for w, c in zip(warm, cold, strict=True)]
-                middle, low, high = (100 * f(pairs) for f in (statistics.median, min, max))
-                cold_s, warm_s = statistics.median(cold), statistics.median(warm)
-                print(f"{label} | {cold_s:.3f} s | {warm_s:.3f} s | {middle:.1f} % ({low:.1f}-{high:.1f})")
-        print("\ntarget | measured | limit | met")
-        for t in TARGETS:
-            if t.figure not in seconds and t.figure != "peak 100,000":
-                print(f"{t.what} | not measured (--no-large) | {t.limit:g} | -")
+            main_phase.add_size(size, tmp, python)
+        main_phase.table["floor 10,000"] = [python, str(HERE / "floor.py"), str(tmp / "fleet10000")]
+        main_phase.table["resident 10"] = [python, "-m", "checker", "audit", str(tmp / "fleet10"),
+                                           "--no-cache", "--jobs", "1", *AS_OF]
+        main_phase.residents.add("resident 10")
+        seconds, peak = main_phase.measure(rounds, python, env, tmp)
+        for size in others:
+            phase = Phase({}, {}, set())
+            phase.add_size(size, tmp, python)
+            seconds |= phase.measure(rounds, python, env, tmp)[0]
+        report(rounds, large, [*sizes, *others], seconds, peak)
+
+
+def share(figures: list[float], base: list[float]) -> str:
+    """The median of the pairs' shares, with their range."""
+    pairs = [w / c for w, c in zip(figures, base, strict=True)]
+    middle, low, high = (100 * f(pairs) for f in (statistics.median, min, max))
+    return f"{middle:.1f} % ({low:.1f}-{high:.1f})"
+
+
+def report(rounds: int, large: bool, sizes: list[int], seconds: dict[str, list[float]], peak: float) -> None:
+    print(f"CPU seconds of whole processes, {rounds} rounds in turn (medians)")
+    for label, values in seconds.items():
+        print(f"  {label:<24} {statistics.median(values):7.3f} s")
+    print("\nservers | cold | warm, one file changed | share (pairs) | the same in the resident process"
+          " | share (pairs)")
+    for size in sizes:
+        label = f"{size:,}"
+        if f"warm {label}" in seconds:
+            cold, warm, kept = (seconds[f"{what} {label}"] for what in ("cold", "warm", "resident warm"))
+            print(f"{label} | {statistics.median(cold):.3f} s | {statistics.median(warm):.3f} s | "
+                  f"{share(warm, cold)} | {statistics.median(kept):.3f} s | {share(kept, cold)}")
+    print("\ntarget | measured | limit | met")
+    for t in TARGETS:
+        if t.figure not in seconds and t.figure != "peak 100,000":
+            print(f"{t.what} | not measured (--no-large) | {t.limit:g} | -")
+            continue
+        if t.base is None:
+            if not large:
+                print(f"{t.what} | not measured (--no-large) | {t.limit:g} MiB | -")
                 continue
-            if t.base is None:
-                if not large:
-                    print(f"{t.what} | not measured (--no-large) | {t.limit:g} MiB | -")
-                    continue
-                value, shown = peak, f"{peak:.0f} MiB"
+            value, shown = peak, f"{peak:.0f} MiB"
+        else:
+            pairs = [a / b for a, b in zip(seconds[t.figure], seconds[t.base], strict=True)]
+            value = statistics.median(pairs)
+            if t.unit == "share":
+                shown = f"{100 * value:.1f} % (pairs {100 * min(pairs):.1f}-{100 * max(pairs):.1f})"
             else:
-                pairs = [a / b for a, b in zip(seconds[t.figure], seconds[t.base], strict=True)]
-                value = statistics.median(pairs)
-                if t.unit == "share":
-                    shown = f"{100 * value:.1f} % (pairs {100 * min(pairs):.1f}-{100 * max(pairs):.1f})"
-                else:
-                    shown = f"{value:.2f}x (pairs {min(pairs):.2f}-{max(pairs):.2f})"
-            limit = f"<= {100 * t.limit:g} %" if t.unit == "share" else (
-                f"<= {t.limit:g}x" if t.unit == "times" else f"<= {t.limit:g} MiB")
-            print(f"{t.what} | {shown} | {limit} | {'yes' if value <= t.limit else 'no'}")
+                shown = f"{value:.2f}x (pairs {min(pairs):.2f}-{max(pairs):.2f})"
+        limit = f"<= {100 * t.limit:g} %" if t.unit == "share" else (
+            f"<= {t.limit:g}x" if t.unit == "times" else f"<= {t.limit:g} MiB")
+        print(f"{t.what} | {shown} | {limit} | {'yes' if value <= t.limit else 'no'}")
 
 
 if __name__ == "__main__":
