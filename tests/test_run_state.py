@@ -47,6 +47,8 @@ KEPT_CACHES = {
     ("checker.evaluate.memo", "_salt"),  # the evaluate memo's salt: code_salt and durable's engine
     ("checker.load.build", "_servers"),  # the servers' validator, built at the first servers file
     ("checker.evaluate.sandbox", "environment"),  # the messages' Jinja environment: filters, no template
+    ("checker.render.templating", "environment"),  # the Markdown templates' environment: templates/ compiled
+    ("checker.render.templating", "html_environment"),  # the HTML report's: templates/ compiled
     ("checker.derive.knowledge", "_row_fields"),  # which fields of a table model hold rows: its code's
 }
 # Context variables that stay, each set and reset around one call and saying why

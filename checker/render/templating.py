@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 import jinja2
@@ -73,6 +74,10 @@ def html_number(value: object) -> str:
     return number(value)
 
 
+# One environment of each per process: it holds what templates/ gives (filters,
+# and each template compiled once, about 0.1 s for a report; Jinja reloads a
+# template whose file changed), never a run's data (tests/test_run_state.py).
+@functools.cache
 def html_environment() -> jinja2.Environment:
     """HTML from templates/: every value autoescaped; `num` formats figures."""
     env = jinja2.Environment(
@@ -90,7 +95,9 @@ def html_environment() -> jinja2.Environment:
     return env
 
 
+@functools.cache
 def environment() -> jinja2.Environment:
+    """Markdown from templates/: user strings escaped by `md`; `num` formats figures."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(templates_dir()),
         autoescape=False,  # Markdown, not HTML: user strings go through `md`
