@@ -1359,7 +1359,7 @@ def _audit_mutation(name: str, docs: list[Any]) -> None:
     assert first == again  # same input, same bytes
 
 
-PROPERTY = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @PROPERTY

@@ -222,6 +222,7 @@ def test_any_name_too_long_is_the_users_not_a_bug(cli: CliRunner, monkeypatch: p
     assert (run.code, run.err) == (2, f"{'n' * 120}... (300 characters): File name too long\n")
 
 
+@pytest.mark.slow  # about 6 s: the walk to its bound (test_a_folder_walk_has_a_bound is the quick one)
 def test_a_rule_folder_that_leads_to_the_whole_file_system_stops(cli: CliRunner) -> None:
     # /proc/self holds links to / (root, cwd): once a walk of minutes, then exit 3.
     if not Path("/proc/self/root").exists():

@@ -12,7 +12,7 @@ of its inputs shows up here as a stale finding or message.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +103,19 @@ def audit(project: Path, cli: CliRunner, resident: bool, capsys: pytest.CaptureF
 
 # The warm audits of a case in a process of their own, and in one as the resident process runs them.
 PROCESSES = pytest.mark.parametrize("resident", [False, True], ids=["own process", "resident process"])
+
+
+def in_turn(name: str, cases: Mapping[str, Any]) -> pytest.MarkDecorator:
+    """Each case in both processes: every `make test` runs each case in one of
+    them, the two taking turns case by case, and CI's slow run (`make
+    test-slow`) the other (the whole table in both is about 60 s)."""
+    params = [
+        pytest.param(case, resident, id=f"{label}-{'resident' if resident else 'own'} process",
+                     marks=[pytest.mark.slow] if resident != bool(i % 2) else [])
+        for i, (label, case) in enumerate(cases.items())
+        for resident in (False, True)
+    ]
+    return pytest.mark.parametrize((name, "resident"), params)
 
 
 def same(audit: Audit, *args: str, as_of: str = AS_OF) -> dict[str, bytes]:
@@ -305,14 +318,19 @@ CHANGES = {
 }
 
 
-@PROCESSES
-@pytest.mark.parametrize("change", CHANGES.values(), ids=CHANGES.keys())
+@in_turn("change", CHANGES)
 def test_a_warm_audit_after_a_change_is_a_cold_one(project: Path, audit: Audit,
                                                     change: Callable[[Path], None]) -> None:
-    before = same(audit)
+    before = audit(True)  # the cache filled (that it says what a cold run says: test_nothing_changed)
     change(project)
     after = same(audit)
     assert after != before  # every change shows: a memo that hid it would fail above
+
+
+@PROCESSES
+def test_nothing_changed(audit: Audit) -> None:
+    """The first warm audit (an empty cache), the second (every file kept) and a cold one agree."""
+    same(audit)
 
 
 CABLED = """\
@@ -443,8 +461,7 @@ def _every_entry(folder: Path) -> list[Path]:
     return sorted((folder / cache.ENTRIES).iterdir())
 
 
-@PROCESSES
-@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty"])
+@in_turn("damage", {damage: damage for damage in ("garbage", "truncated", "empty")})
 def test_a_corrupt_entry_is_ignored(project: Path, audit: Audit, damage: str) -> None:
     first = audit(True)
     for entry in _every_entry(project / "cache"):

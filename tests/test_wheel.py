@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# A wheel built and installed (about 14 s): with the other package installs, in
+# CI's `make test-slow`, not in every `make test`.
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")

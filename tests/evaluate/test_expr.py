@@ -816,7 +816,7 @@ SOURCES = st.lists(conditions(), min_size=RULES_PER_ENGINE, max_size=RULES_PER_E
 FULL_FACTS = st.lists(facts(optional=False), min_size=FACTS_PER_ENGINE, max_size=FACTS_PER_ENGINE)
 SPARSE_FACTS = st.lists(facts(optional=True), min_size=FACTS_PER_ENGINE, max_size=FACTS_PER_ENGINE)
 # Every `make test` runs a quick sample; CI's slow run (`-m slow`) runs many more.
-QUICK = settings(DIFFERENTIAL, max_examples=20)
+QUICK = settings(DIFFERENTIAL, max_examples=10)
 THOROUGH = settings(DIFFERENTIAL, max_examples=300)
 
 

@@ -69,7 +69,7 @@ PROPERTY = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
 )
 # Every `make test` runs a quick sample; CI's slow run (`-m slow`) runs many more.
-QUICK = settings(PROPERTY, max_examples=25)
+QUICK = settings(PROPERTY, max_examples=10)
 THOROUGH = settings(PROPERTY, max_examples=300)
 
 

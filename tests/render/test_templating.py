@@ -52,6 +52,8 @@ def test_a_second_report_in_one_process_compiles_no_template(
         return original(self, source, name, *a, **kw)
 
     monkeypatch.setattr(jinja2.Environment, "compile", counting)
+    templating.environment.cache_clear()  # another test's reports compiled them in this process
+    templating.html_environment.cache_clear()
     reports = []
     for turn in ("first", "second"):
         out = tmp_path / turn
