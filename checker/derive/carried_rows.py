@@ -90,7 +90,7 @@ def server_runs(inv: Inventory, ctx: Settings, workloads: Mapping[str, Mapping[s
     # _KeptFile, via Carried): another's are new objects each time, never found again.
     kept = {holder.file for holder in inv.kept}
     runs = []
-    for lo, hi in _runs([entry.place.file for _, entry in servers]):
+    for lo, hi in file_runs([entry.place.file for _, entry in servers]):
         part = servers[lo:hi]
         key = _key(shared, part) if shared is not None and part[0][1].place.file in kept else None
         runs.append((lo, hi, key))
@@ -218,7 +218,7 @@ def _made_rows(
     return _Facts(_held(knowledge, part), tuple(build(part, cells, headers)))
 
 
-def _runs(files: Sequence[str]) -> list[tuple[int, int]]:
+def file_runs(files: Sequence[str]) -> list[tuple[int, int]]:
     """(start, end) of each run of consecutive servers of one file."""
     ends = list(itertools.accumulate(sum(1 for _ in group) for _, group in itertools.groupby(files)))
     starts = [0, *ends][: len(ends)]
@@ -229,9 +229,17 @@ def _shared(inv: Inventory, ctx: Settings, workloads: Mapping[str, Mapping[str, 
     """What every server's rows read besides its own server and cells, as bytes:
     every field of the context (the knowledge tables by identity), the catalog
     and the workload figures; None if some of it cannot be written so."""
+    return shared_values(inv, ctx, workloads, id(ctx.knowledge))
+
+
+def shared_values(
+    inv: Inventory, ctx: Settings, workloads: Mapping[str, Mapping[str, Any]], knowledge: int | str
+) -> bytes | None:
+    """_shared with the knowledge tables spelled `knowledge` (the resident
+    process: their id; checker.derive.kept_rows: "builtin", the only ones it keys)."""
     try:
         settings = [
-            (f.name, id(value) if f.name == "knowledge" else _plain(value))
+            (f.name, knowledge if f.name == "knowledge" else _plain(value))
             for f in dataclasses.fields(ctx)
             for value in (getattr(ctx, f.name),)
         ]

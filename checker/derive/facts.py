@@ -26,7 +26,7 @@ from pydantic import BaseModel
 from checker.core.carried import Carried
 from checker.core.entity import entity_id
 from checker.core.suggest import lookup
-from checker.derive import carried_rows, fit, software
+from checker.derive import carried_rows, fit, kept_rows, software
 from checker.derive.capacity import (
     CDU_COLUMNS,
     COOLING_UNIT_COLUMNS,
@@ -785,6 +785,16 @@ def _servers(run: Derivation) -> list[Fact]:
             run.carried, run.server_runs, run.ctx, capacity, headers, build, order, _FactRows()
         )
     ids = run.server_ids
+    if inv.kept:  # a process of its own that kept files in a cache folder: their rows are kept too
+        def rows_of(servers: carried_rows.Servers, cells: carried_rows.Cells, headers: Headers) -> list[Row]:
+            return _server_rows(run, servers, cells, headers)
+
+        order = [f.name for f in SERVER_FIELDS]
+        rows = kept_rows.server_rows(inv, run.ctx, run.workloads, builtin(), capacity, rows_of, order)
+        return [
+            Fact("server", ids[name], row, entry.place.file, entry.place.src)
+            for (name, entry), row in zip(inv.servers.items(), rows, strict=True)
+        ]
     entries: list[Entry] = [(ids[n], e.place, _NO_VALUES) for n, e in inv.servers.items()]
     columns = _server_columns(run, list(inv.servers.values()), capacity)
     return _facts("server", SERVER_FIELDS, entries, columns)

@@ -10,14 +10,14 @@ import math
 
 import pytest
 
-from checker.derive.carried_rows import _plain, _runs, one_header
+from checker.derive.carried_rows import _plain, file_runs, one_header
 from checker.derive.rows import Header, Row
 from checker.source.parse import WrittenFloat
 
 
 def test_runs_of_one_file() -> None:
-    assert _runs(["a", "a", "b", "a"]) == [(0, 2), (2, 3), (3, 4)]
-    assert _runs([]) == []
+    assert file_runs(["a", "a", "b", "a"]) == [(0, 2), (2, 3), (3, 4)]
+    assert file_runs([]) == []
 
 
 def test_rows_of_several_headers_end_under_one_in_the_kinds_order() -> None:

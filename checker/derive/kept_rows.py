@@ -1,0 +1,145 @@
+"""Each kept servers file's server fact rows, kept between runs in the cache folder.
+
+The server facts are most of the facts stage (about a third of a warm
+100,000-server audit in a process of its own), and after one file changed
+every other file's servers get the same rows again. A file whose validated
+documents an earlier run kept (checker.load.validated: its models are then
+those of its entry) gets, in a process of its own with a cache folder, the
+rows an earlier run made of its servers while everything they are made from
+is the same. The resident process carries them in memory instead
+(checker.derive.carried_rows, whose key this one follows, with the two
+things it compares by identity given by content here):
+
+- the servers' models and places: the file's name, its content key, the
+  catalog digest its servers were merged with and the digest of its entry
+  (the models, their source maps and positions are made from those alone);
+- the servers' names, facilities and rollout dates, and their capacity cells
+  (their rack's and facility's figures included), as values;
+- every field of the context (checker.derive.facts.Context: the audit date
+  and the settings), the catalog's models and the workload fit figures, as
+  values; the knowledge tables only when they are the built-in ones (the
+  cache's salt holds their files): with a user's documents merged in, the
+  rows are made as in a cold run.
+
+The code that makes the rows is in the key (checker.load.cache.code_salt:
+every module of checker). An entry is read as every cache entry is (signed,
+then checked type by type: the header's names are the kind's, in its order,
+each row as long and of scalar cells); anything wrong with it, or anything
+marshal does not write, and the rows are made as in a cold run. The facts
+are the same: tests/test_results_cache.py compares warm runs with cold ones
+byte for byte, and tests/derive/test_kept_rows.py the rows themselves.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import marshal
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from checker.derive import carried_rows
+from checker.derive.carried_rows import Cells, Headers, Servers, one_header
+from checker.derive.rows import Header, Row
+from checker.load import cache
+from checker.load.build import Inventory
+
+FORMAT = 1
+BuildRows = Callable[[Servers, Cells, Headers], list[Row]]  # the rows of these servers, with these cells
+
+
+def server_rows(
+    inv: Inventory, ctx: carried_rows.Settings, workloads: Mapping[str, Mapping[str, Any]], builtin: object,
+    capacity: Cells, build: BuildRows, order: Sequence[str],
+) -> list[Row]:
+    """The server rows of every server of `inv` in its order (`build`: those of
+    some servers with their `capacity` cells), each kept file's read from its
+    entry while its key is the same, the others made and written for the next
+    run; then under one header, the columns any of them has in the kind's
+    `order`, as a cold run builds them. `builtin`: the built-in knowledge
+    tables (the only ones keyed)."""
+    servers = list(inv.servers.items())
+    headers: Headers = {}
+    shared = _shared(inv, ctx, workloads, builtin)
+    holders = {holder.file: holder for holder in inv.kept}
+    known = frozenset(order)
+    rows: list[Row] = []
+    for lo, hi in carried_rows.file_runs([entry.place.file for _, entry in servers]):
+        part = servers[lo:hi]
+        cells = {name: column[lo:hi] for name, column in capacity.items()}
+        holder = holders.get(part[0][1].place.file)
+        key = _key(shared, holder, part, cells) if shared is not None and holder is not None else None
+        if key is None or holder is None:
+            rows += build(part, cells, headers)
+            continue
+        store = holder.kept.cache
+        got = store.decoded(key, functools.partial(_rows_in, count=len(part), known=known, order=order,
+                                                   headers=headers))
+        if got is None:
+            got = build(part, cells, headers)
+            payload = _rows_out(got, order)
+            if payload is not None:
+                store.put(key, payload)
+        rows += got
+    return one_header(rows, headers, order)
+
+
+def _shared(
+    inv: Inventory, ctx: carried_rows.Settings, workloads: Mapping[str, Mapping[str, Any]], builtin: object
+) -> bytes | None:
+    """What every server's rows read besides its own server and cells, as bytes;
+    None when the knowledge tables are not the built-in ones or a value has no
+    spelling."""
+    if ctx.knowledge is not builtin:
+        return None
+    spelled = carried_rows.shared_values(inv, ctx, workloads, "builtin")
+    if spelled is None:
+        return None
+    return hashlib.sha256(cache.code_salt() + b"kept rows\x00" + spelled).digest()
+
+
+def _key(shared: bytes, holder: Any, part: Servers, cells: Cells) -> str | None:
+    entries = [entry for _, entry in part]
+    dates = [entry.rollout_date.isoformat() if entry.rollout_date else None for entry in entries]
+    body = (
+        FORMAT, holder.file, holder.kept.key, holder.digest, hashlib.sha256(holder.kept.payload).digest(),
+        [name for name, _ in part], [entry.facility for entry in entries], dates,
+        list(cells), list(cells.values()),
+    )
+    try:
+        return hashlib.sha256(shared + marshal.dumps(body, 2)).hexdigest()  # 2: no references
+    except ValueError:  # a value marshal does not write
+        return None
+
+
+def _rows_out(rows: Sequence[Row], order: Sequence[str]) -> bytes | None:
+    """The rows as an entry: their header's names once, and each row's cells."""
+    if len({id(row.header) for row in rows}) > 1:
+        rows = one_header(list(rows), {}, order)
+    names = rows[0].header.names if rows else ()
+    try:
+        return cache.pack(("server rows", FORMAT, names, [row.cells for row in rows]))
+    except cache.Unencodable:  # a cell marshal does not write (a float as the YAML wrote it)
+        return None
+
+
+def _rows_in(
+    body: Any, count: int, known: frozenset[str], order: Sequence[str], headers: Headers
+) -> list[Row]:
+    if body.__class__ is not tuple or len(body) != 4 or body[:2] != ("server rows", FORMAT):
+        raise cache.BadEntry("not server rows")
+    _, _, names, cells = body
+    if names.__class__ is not tuple or not {str}.issuperset(map(type, names)) or not known.issuperset(names):
+        raise cache.BadEntry("not the kind's fields")
+    if list(names) != [name for name in order if name in names]:
+        raise cache.BadEntry("fields out of order")
+    if cells.__class__ is not list or len(cells) != count:
+        raise cache.BadEntry("not a row of each server")
+    width = len(names)
+    for row in cells:
+        if row.__class__ is not tuple or len(row) != width:
+            raise cache.BadEntry("not a row")
+        if not cache.SCALAR_TYPES.issuperset(map(type, row)):
+            raise cache.BadEntry("a cell that is no scalar")
+    header = headers.get(names) or headers.setdefault(names, Header(names))
+    return [Row(header, row) for row in cells]
