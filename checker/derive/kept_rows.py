@@ -24,7 +24,9 @@ things it compares by identity given by content here):
 The code that makes the rows is in the key (checker.load.cache.code_salt:
 every module of checker). An entry is read as every cache entry is (signed,
 then checked type by type: the header's names are the kind's, in its order,
-each row as long and of scalar cells); anything wrong with it, or anything
+each row as long and of scalar cells; whether a cell is NaN, worked out when
+it was written, as every value of an entry is trusted to be what its writer
+wrote); anything wrong with it, or anything
 marshal does not write, and the rows are made as in a cold run. The facts
 are the same: tests/test_results_cache.py compares warm runs with cold ones
 byte for byte, and tests/derive/test_kept_rows.py the rows themselves.
@@ -44,7 +46,7 @@ from checker.derive.rows import Header, Row
 from checker.load import cache
 from checker.load.build import Inventory
 
-FORMAT = 1
+FORMAT = 2
 BuildRows = Callable[[Servers, Cells, Headers], list[Row]]  # the rows of these servers, with these cells
 
 
@@ -117,8 +119,11 @@ def _rows_out(rows: Sequence[Row], order: Sequence[str]) -> bytes | None:
     if len({id(row.header) for row in rows}) > 1:
         rows = one_header(list(rows), {}, order)
     names = rows[0].header.names if rows else ()
+    # Whether a cell is NaN (the rules stage asks every row: Row.has_nan), asked
+    # once here, so that rows read back need not be asked again.
+    nan = any(row.has_nan for row in rows)
     try:
-        return cache.pack(("server rows", FORMAT, names, [row.cells for row in rows]))
+        return cache.pack(("server rows", FORMAT, names, nan, [row.cells for row in rows]))
     except cache.Unencodable:  # a cell marshal does not write (a float as the YAML wrote it)
         return None
 
@@ -126,9 +131,11 @@ def _rows_out(rows: Sequence[Row], order: Sequence[str]) -> bytes | None:
 def _rows_in(
     body: Any, count: int, known: frozenset[str], order: Sequence[str], headers: Headers
 ) -> list[Row]:
-    if body.__class__ is not tuple or len(body) != 4 or body[:2] != ("server rows", FORMAT):
+    if body.__class__ is not tuple or len(body) != 5 or body[:2] != ("server rows", FORMAT):
         raise cache.BadEntry("not server rows")
-    _, _, names, cells = body
+    _, _, names, nan, cells = body
+    if nan.__class__ is not bool:
+        raise cache.BadEntry("not whether a cell is NaN")
     if names.__class__ is not tuple or not {str}.issuperset(map(type, names)) or not known.issuperset(names):
         raise cache.BadEntry("not the kind's fields")
     if list(names) != [name for name in order if name in names]:
@@ -142,4 +149,6 @@ def _rows_in(
         if not cache.SCALAR_TYPES.issuperset(map(type, row)):
             raise cache.BadEntry("a cell that is no scalar")
     header = headers.get(names) or headers.setdefault(names, Header(names))
-    return [Row(header, row) for row in cells]
+    if nan:
+        return [Row(header, row) for row in cells]  # each asked by the rules stage
+    return [Row(header, row, False) for row in cells]

@@ -103,3 +103,11 @@ def test_every_setting_of_the_context_is_in_the_key() -> None:
         keys.add(_shared(inv, dataclasses.replace(base, **{f.name: changed}), {}))
     assert None not in keys
     assert len(keys) == len(dataclasses.fields(Context)) + 1
+
+
+def test_rows_put_under_one_header_know_what_they_knew_of_nan() -> None:
+    first, second = Header(("name", "memory_gb")), Header(("name", "gpu.count"))
+    rows = [Row(first, ("a", 512), False), Row(second, ("b", math.nan), True), Row(first, ("c", None))]
+    out = one_header(rows, {}, ["name", "gpu.count", "memory_gb"])
+    assert [row.nan for row in out] == [False, True, None]
+    assert [row.has_nan for row in out] == [False, True, False]

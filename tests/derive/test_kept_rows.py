@@ -89,12 +89,13 @@ def test_another_setting_is_another_entry(tmp_path: Path) -> None:
 
 FORGED = {
     "another format": lambda b: (b[0], b[1] + 1, *b[2:]),
-    "a field the kind lacks": lambda b: (*b[:2], (*b[2][:-1], "nonsense"), b[3]),
-    "fields out of order": lambda b: (*b[:2], b[2][::-1], [row[::-1] for row in b[3]]),
-    "a row short": lambda b: (*b[:3], [row[:-1] for row in b[3]]),
-    "a row too few": lambda b: (*b[:3], b[3][:-1]),
-    "a cell that is no scalar": lambda b: (*b[:3], [(*row[:-1], [row[-1]]) for row in b[3]]),
-    "a row that is a list": lambda b: (*b[:3], [list(row) for row in b[3]]),
+    "a field the kind lacks": lambda b: (*b[:2], (*b[2][:-1], "nonsense"), *b[3:]),
+    "fields out of order": lambda b: (*b[:2], b[2][::-1], b[3], [row[::-1] for row in b[4]]),
+    "not a bool": lambda b: (*b[:3], 0, b[4]),
+    "a row short": lambda b: (*b[:4], [row[:-1] for row in b[4]]),
+    "a row too few": lambda b: (*b[:4], b[4][:-1]),
+    "a cell that is no scalar": lambda b: (*b[:4], [(*row[:-1], [row[-1]]) for row in b[4]]),
+    "a row that is a list": lambda b: (*b[:4], [list(row) for row in b[4]]),
     "not a tuple": lambda b: list(b),
 }
 
@@ -111,5 +112,17 @@ def test_a_forged_entry_is_a_miss(tmp_path: Path, forge: Any) -> None:
         store.put(key, cache.pack(forge(body)))
         order = [f.name for f in SERVER_FIELDS]
         with pytest.raises(cache.BadEntry):
-            kept_rows._rows_in(forge(body), len(body[3]), frozenset(order), order, {})
+            kept_rows._rows_in(forge(body), len(body[4]), frozenset(order), order, {})
     assert _server_facts(ROOT / "inventories", tmp_path) == cold
+
+
+def test_rows_read_back_know_they_hold_no_nan(tmp_path: Path) -> None:
+    """The rules stage asks every row whether a cell is NaN: rows read back were
+    asked when they were written, and are not asked again."""
+    for _ in range(2):
+        _server_facts(ROOT / "inventories", tmp_path)
+    inv, _ = load([ROOT / "inventories"], options=ReadOptions(cache_dir=tmp_path))
+    facts = build_all(inv, compute(inv), Context(AS_OF))
+    kept = {holder.file for holder in inv.kept}
+    rows = [f.values for f in facts if f.kind == "server" and f.file in kept]
+    assert rows and {row.nan for row in rows} == {False}
