@@ -18,18 +18,26 @@ INVENTORIES = Path(__file__).resolve().parents[2] / "inventories"
 
 
 @pytest.fixture(scope="module")
-def servers_entry(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, ...]:
-    """The body of a kept servers file's entry, as an audit wrote it."""
+def servers_entries(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[Any, ...]]:
+    """The bodies of the kept servers files' entries, as an audit wrote them
+    (in the order of their keys, which hold the code's time stamps)."""
     folder = tmp_path_factory.mktemp("cache")
     argv = ["audit", str(INVENTORIES), *AS_OF, "--cache-dir", str(folder), "--format", "json:-"]
     assert main(argv) in (0, 1)
     store = cache.open_cache(folder)
     assert store is not None
+    found = []
     for entry in sorted((folder / cache.ENTRIES).iterdir()):
         body = cache.unpack(store.payload(entry.name) or b"N")
         if type(body) is tuple and body[:1] == ("validated",) and any(d[0] == "servers" for d in body[4]):
-            return body
-    raise AssertionError("no servers file kept")
+            found.append(body)
+    assert found
+    return found
+
+
+@pytest.fixture
+def servers_entry(servers_entries: list[tuple[Any, ...]]) -> tuple[Any, ...]:
+    return servers_entries[0]
 
 
 def _servers_as(body: tuple[Any, ...], change: Callable[[tuple[Any, ...]], tuple[Any, ...]]) -> bytes:
@@ -43,48 +51,52 @@ def test_the_entry_as_written_is_read(servers_entry: tuple[Any, ...]) -> None:
     assert any(isinstance(d, validated.KeptServers) and d.servers for d in docs)
 
 
-def _swapped(body: tuple[Any, ...], table: int, at: int) -> tuple[Any, ...]:
-    """The same entry with its fields sets (table 0) or sets of parts (table 1)
-    numbered otherwise: 1 and the first server's swapped, so that server's is 1."""
-    what, fmt, digest, tables, docs = body
-    servers = [s for d in docs if d[0] == "servers" for s in d[5]]
-    first = servers[0][at]
+def _swapped(body: tuple[Any, ...], at: int) -> tuple[Any, ...]:
+    """The same entry with its fields sets numbered otherwise: 1 and the first
+    server's swapped, so that server's is 1 (a set is read by its number alone)."""
+    what, fmt, digest, (sets, combos, parts), docs = body
+    first = next(s for d in docs if d[0] == "servers" for s in d[5])[at]
     swap = {1: first, first: 1}
-    new_tables = list(tables)
-    rows = list(tables[table])
-    rows[1], rows[first] = rows[first], rows[1]
-    new_tables[table] = rows
-    in_part = 1 if table == 0 else 3  # a part: (class, fields set, values, set of parts, others)
-    new_tables[2] = [(*p[:in_part], swap.get(p[in_part], p[in_part]), *p[in_part + 1:]) for p in tables[2]]
+    sets = list(sets)
+    sets[1], sets[first] = sets[first], sets[1]
+    parts = [(p[0], swap.get(p[1], p[1]), *p[2:]) for p in parts]  # a part: (class, fields set, ...)
     docs = [
         (*d[:5], [(*s[:at], swap.get(s[at], s[at]), *s[at + 1:]) for s in d[5]]) if d[0] == "servers" else d
         for d in docs
     ]
-    return (what, fmt, digest, tuple(new_tables), docs)
+    return (what, fmt, digest, (sets, combos, parts), docs)
 
 
-def _first_server_as(body: tuple[Any, ...], at: int, value: Any) -> bytes:
+def _with_one_at(bodies: list[tuple[Any, ...]], at: int) -> tuple[tuple[Any, ...], int, int]:
+    """An entry with a server whose number at `at` is 1, and where: that server's
+    document and its index there. Fields sets are renumbered to give one; sets
+    of parts are built in order (each reads the parts before it), so an entry
+    that has one is looked for."""
+    for body in bodies:
+        for i, doc in enumerate(body[4]):
+            for j, server in enumerate(doc[5] if doc[0] == "servers" else ()):
+                if server[at] == 1:
+                    return body, i, j
+    assert at == 4, "no server of the inventories has its set of parts numbered 1"
+    return _with_one_at([_swapped(bodies[0], at)], at)
+
+
+def _server_as(body: tuple[Any, ...], doc: int, server: int, at: int, value: Any) -> bytes:
     what, fmt, digest, tables, docs = body
-    done = False
-    out = []
-    for d in docs:
-        if d[0] == "servers" and not done and d[5]:
-            first, *rest = d[5]
-            d = (*d[:5], [(*first[:at], value, *first[at + 1:]), *rest])
-            done = True
-        out.append(d)
-    return cache.pack((what, fmt, digest, tables, out))
+    docs = list(docs)
+    servers = list(docs[doc][5])
+    servers[server] = (*servers[server][:at], value, *servers[server][at + 1:])
+    docs[doc] = (*docs[doc][:5], servers)
+    return cache.pack((what, fmt, digest, tables, docs))
 
 
-@pytest.mark.parametrize(("table", "at"), [(0, 4), (1, 6)], ids=["fields set", "set of parts"])
-def test_a_number_spelled_as_a_bool_is_a_bad_entry(
-    servers_entry: tuple[Any, ...], table: int, at: int
-) -> None:
+@pytest.mark.parametrize("at", [4, 6], ids=["fields set", "set of parts"])
+def test_a_number_spelled_as_a_bool_is_a_bad_entry(servers_entries: list[tuple[Any, ...]], at: int) -> None:
     """True is 1, and the same key in a dict: read as 1, it would build the model."""
-    swapped = _swapped(servers_entry, table, at)
-    validated.decode(_first_server_as(swapped, at, 1))  # the entry renumbered is read
+    body, doc, server = _with_one_at(servers_entries, at)
+    validated.decode(_server_as(body, doc, server, at, 1))  # the entry as it is (or renumbered) is read
     with pytest.raises(cache.BadEntry):
-        validated.decode(_first_server_as(swapped, at, True))
+        validated.decode(_server_as(body, doc, server, at, True))
 
 
 # A server: (index, shape, shape, class, fields set, values, set of parts, other values).
