@@ -12,8 +12,9 @@ temporary folder and times, in each round:
 
 - the cold audit of each (`checker audit FLEET --no-cache --jobs 1`);
 - a warm audit of each after one pod file changed (a cache filled by the
-  previous audit; the round edits one server of one pod file, alternating
-  between two contents, so the file is always new to the cache);
+  previous audits, two rounds before the measured ones; each round edits
+  one server of one pod file to a value no round wrote before, so the file
+  is new to the cache and the others are not);
 - the 10-server audit with no cache, in its own process and in the resident
   process (`checker resident start`; its CPU is the command's plus what the
   resident process spent on it, read from /proc);
@@ -77,6 +78,15 @@ def run(argv: list[str], env: dict[str, str], cwd: Path, resident: int | None = 
     return usage.ru_utime + usage.ru_stime + served, kib / 1024
 
 
+FILLING = 2  # rounds before the measured ones (Phase.measure)
+
+
+def edited(text: str, round_: int) -> str:
+    """The pod file as round `round_` writes it: one server's memory, another in
+    every round (the file is new to the cache each time; its findings are the same)."""
+    return text.replace("memory_gb: 2048", f"memory_gb: {2047 - round_}", 1)
+
+
 @dataclass(frozen=True)
 class Target:
     what: str
@@ -123,7 +133,7 @@ class Phase:
     """Commands timed in turn, round after round, beside one resident process."""
 
     table: dict[str, list[str]]  # label -> command line
-    pods: dict[str, tuple[Path, tuple[str, str]]]  # label -> the pod file it edits, its two texts
+    pods: dict[str, tuple[Path, str]]  # label -> the pod file it edits, its text
     residents: set[str]  # the labels whose command goes to the resident process
 
     def add_size(self, size: int, tmp: Path, python: str) -> None:
@@ -142,9 +152,7 @@ class Phase:
         self.residents.add(f"resident warm {label}")
         pod = fleet / pod_file(0)
         text = pod.read_text()
-        # One server's memory: the file changes, the findings do not.
-        texts = (text, text.replace("memory_gb: 2048", "memory_gb: 2047", 1))
-        self.pods[f"warm {label}"] = self.pods[f"resident warm {label}"] = (pod, texts)
+        self.pods[f"warm {label}"] = self.pods[f"resident warm {label}"] = (pod, text)
 
     def measure(
         self, rounds: int, python: str, env: dict[str, str], tmp: Path
@@ -154,13 +162,18 @@ class Phase:
         peak = 0.0
         resident = start_resident(python, env, tmp)
         try:
-            for round_ in range(rounds + 1):  # round 0 fills the caches (files, modules, entries)
+            # The first rounds fill the caches (files, modules, entries): round 0 reads
+            # every file afresh, round 1 keeps the others and writes what is kept of
+            # them (their server rows). From then on each round reads the pod file
+            # afresh (a text no round wrote before) and the others from their entries,
+            # as a run after a user's edit does.
+            for round_ in range(rounds + FILLING):
                 for label, argv in self.table.items():
                     if label in self.pods:
-                        pod, texts = self.pods[label]
-                        pod.write_text(texts[round_ % 2])
+                        pod, text = self.pods[label]
+                        pod.write_text(edited(text, round_))
                     took, mib = run(argv, env, tmp, resident if label in self.residents else None)
-                    if round_:
+                    if round_ >= FILLING:
                         seconds[label].append(took)
                         if label == "cold 100,000":
                             peak = max(peak, mib)
