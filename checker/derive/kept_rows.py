@@ -38,7 +38,7 @@ import functools
 import hashlib
 import marshal
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from checker.derive import carried_rows
 from checker.derive.carried_rows import Cells, Headers, Servers, one_header
@@ -48,6 +48,32 @@ from checker.load.build import Inventory
 
 FORMAT = 2
 BuildRows = Callable[[Servers, Cells, Headers], list[Row]]  # the rows of these servers, with these cells
+
+
+class _Entry(Protocol):
+    """What the key reads of a kept file's entry (checker.load.reading.Kept)."""
+
+    @property
+    def payload(self) -> bytes: ...
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def cache(self) -> cache.Cache: ...
+
+
+class _Holder(Protocol):
+    """What the key reads of a kept file (checker.load.build's holder of it)."""
+
+    @property
+    def file(self) -> str: ...
+
+    @property
+    def kept(self) -> _Entry: ...
+
+    @property
+    def digest(self) -> bytes: ...
 
 
 def server_rows(
@@ -70,8 +96,8 @@ def server_rows(
         part = servers[lo:hi]
         cells = {name: column[lo:hi] for name, column in capacity.items()}
         holder = holders.get(part[0][1].place.file)
-        key = _key(shared, holder, part, cells) if shared is not None and holder is not None else None
-        if key is None or holder is None:
+        key = None if shared is None or holder is None else _key(shared, holder, part, cells)
+        if key is None or holder is None:  # (holder: for mypy, which cannot see through key)
             rows += build(part, cells, headers)
             continue
         store = holder.kept.cache
@@ -100,7 +126,7 @@ def _shared(
     return hashlib.sha256(cache.code_salt() + b"kept rows\x00" + spelled).digest()
 
 
-def _key(shared: bytes, holder: Any, part: Servers, cells: Cells) -> str | None:
+def _key(shared: bytes, holder: _Holder, part: Servers, cells: Cells) -> str | None:
     entries = [entry for _, entry in part]
     dates = [entry.rollout_date.isoformat() if entry.rollout_date else None for entry in entries]
     body = (
