@@ -87,15 +87,36 @@ def test_another_setting_is_another_entry(tmp_path: Path) -> None:
     assert _server_facts(ROOT / "inventories", tmp_path, other) == cold
 
 
+def _plain(b: Any, change: Any) -> Any:
+    """`b` with its first column of cells that are not all alike changed by `change`."""
+    columns = list(b[5])
+    at = next(i for i, (same, _) in enumerate(columns) if not same)
+    columns[at] = change(columns[at])
+    return (*b[:5], columns)
+
+
+def _same(b: Any, change: Any) -> Any:
+    """`b` with its first column of one cell changed by `change`."""
+    columns = list(b[5])
+    at = next(i for i, (same, _) in enumerate(columns) if same)
+    columns[at] = change(columns[at])
+    return (*b[:5], columns)
+
+
 FORGED = {
     "another format": lambda b: (b[0], b[1] + 1, *b[2:]),
     "a field the kind lacks": lambda b: (*b[:2], (*b[2][:-1], "nonsense"), *b[3:]),
-    "fields out of order": lambda b: (*b[:2], b[2][::-1], b[3], [row[::-1] for row in b[4]]),
-    "not a bool": lambda b: (*b[:3], 0, b[4]),
-    "a row short": lambda b: (*b[:4], [row[:-1] for row in b[4]]),
-    "a row too few": lambda b: (*b[:4], b[4][:-1]),
-    "a cell that is no scalar": lambda b: (*b[:4], [(*row[:-1], [row[-1]]) for row in b[4]]),
-    "a row that is a list": lambda b: (*b[:4], [list(row) for row in b[4]]),
+    "fields out of order": lambda b: (*b[:2], b[2][::-1], b[3], b[4], b[5][::-1]),
+    "not a bool": lambda b: (*b[:3], 0, *b[4:]),
+    "a column short": lambda b: (*b[:5], b[5][:-1]),
+    "a row too few": lambda b: (*b[:4], b[4] - 1, b[5]),
+    "a count that is no number": lambda b: (*b[:4], float(b[4]), b[5]),
+    "a column a cell short": lambda b: _plain(b, lambda c: (c[0], c[1][:-1])),
+    "a cell that is no scalar": lambda b: _plain(b, lambda c: (c[0], (*c[1][:-1], [c[1][-1]]))),
+    "one cell that is no scalar": lambda b: _same(b, lambda c: (c[0], [c[1]])),
+    "a column's cells in a list": lambda b: _plain(b, lambda c: (c[0], list(c[1]))),
+    "a column's flag no bool": lambda b: _same(b, lambda c: (1, c[1])),
+    "a column that is a list": lambda b: _same(b, list),
     "not a tuple": lambda b: list(b),
 }
 
@@ -112,7 +133,7 @@ def test_a_forged_entry_is_a_miss(tmp_path: Path, forge: Any) -> None:
         store.put(key, cache.pack(forge(body)))
         order = [f.name for f in SERVER_FIELDS]
         with pytest.raises(cache.BadEntry):
-            kept_rows._rows_in(forge(body), len(body[4]), frozenset(order), order, {})
+            kept_rows._rows_in(forge(body), body[4], frozenset(order), order, {})
     assert _server_facts(ROOT / "inventories", tmp_path) == cold
 
 
@@ -126,3 +147,36 @@ def test_rows_read_back_know_they_hold_no_nan(tmp_path: Path) -> None:
     kept = {holder.file for holder in inv.kept}
     rows = [f.values for f in facts if f.kind == "server" and f.file in kept]
     assert rows and {row.nan for row in rows} == {False}
+
+
+NAN = float("nan")
+
+
+@pytest.mark.parametrize(
+    ("cells", "alike"),
+    [
+        ((1, 1, 1), True),
+        (("A01", "A01"), True),
+        ((None,), True),
+        ((NAN, NAN), True),  # the same bits
+        ((1, 1.0, True), False),  # equal in Python, not in JSON
+        ((0.0, -0.0), False),  # equal, not the same bits
+        ((1, 2), False),
+        (("A01", "A02"), False),
+    ],
+)
+def test_a_column_is_written_once_only_when_every_cell_is_alike(cells: tuple[Any, ...], alike: bool) -> None:
+    written = kept_rows._column_out(cells)
+    assert written[0] is alike
+    back = list(kept_rows._column_in(written, len(cells)))
+    assert [(type(c), repr(c)) for c in back] == [(type(c), repr(c)) for c in cells]
+
+
+def test_the_rows_of_a_file_are_written_a_column_at_a_time(tmp_path: Path) -> None:
+    """A file's servers share most of their cells: those columns are one cell in the entry."""
+    for _ in range(2):
+        _server_facts(ROOT / "tests/fixtures/fleet", tmp_path)
+    entries = _rows_entries(tmp_path)
+    assert entries
+    flags = [same for _, _, body in entries for same, _ in body[5]]
+    assert True in flags and False in flags
