@@ -34,6 +34,7 @@ byte for byte, and tests/derive/test_kept_rows.py the rows themselves.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import hashlib
 import itertools
@@ -131,8 +132,9 @@ def _key(shared: bytes, holder: _Holder, part: Servers, cells: Cells) -> str | N
     entries = [entry for _, entry in part]
     rollouts = [entry.rollout_date for entry in entries]
     # Each distinct date spelled once: a file's servers mostly share theirs.
-    spelled = {day: day.isoformat() for day in set(rollouts) if day is not None}
-    dates = list(map(spelled.get, rollouts))
+    spelled: dict[dt.date | None, str | None] = {day: day.isoformat() for day in set(rollouts) if day}
+    spelled[None] = None
+    dates = list(map(spelled.__getitem__, rollouts))
     body = (
         FORMAT, holder.file, holder.kept.key, holder.digest, hashlib.sha256(holder.kept.payload).digest(),
         [name for name, _ in part], [entry.facility for entry in entries], dates,
