@@ -112,6 +112,23 @@ class Derivation:
         """Fit figures of every workload, with its model and server count."""
         return _workload_values(self.inv, self.ctx, self.carried)
 
+    @cached_property
+    def _software_ids(self) -> tuple[list[int], dict[int, m.Software | None]]:
+        """Each server's software section by id, and each distinct section (the
+        loader shares equal ones: a file's servers mostly have one)."""
+        sections = [entry.server.software for entry in self.inv.servers.values()]
+        ids = list(map(id, sections))
+        return ids, dict(zip(ids, sections, strict=True))
+
+    def with_software(self, has: Callable[[m.Software], bool]) -> carried_rows.Servers:
+        """The servers, in their order, whose software section `has` something:
+        asked once per distinct section, the servers picked at C speed (the
+        software kinds' facts are made of those only; most fleets install no
+        JAX, many no container)."""
+        ids, sections = self._software_ids
+        answer = {key: sw is not None and has(sw) for key, sw in sections.items()}
+        return list(itertools.compress(self.inv.servers.items(), map(answer.__getitem__, ids)))
+
 
 Builder = Callable[[Derivation], list[Fact]]
 
@@ -889,15 +906,18 @@ def _spread(
 
 
 def _of_servers(
-    run: Derivation, kind: str, build: Callable[[Derivation, carried_rows.Servers, Headers], list[Fact]]
+    run: Derivation,
+    kind: str,
+    build: Callable[[Derivation, carried_rows.Servers, Headers], list[Fact]],
+    has: Callable[[m.Software], bool],
 ) -> list[Fact]:
     """A kind made of the servers' software (`build`: its facts of these servers, in
     their order, under headers of `headers`). In the resident process each
     file's run of servers gets the facts the last commands made of it while
     what they are made from is the same (checker.derive.carried_rows.server_facts),
     and rows of the same columns share one header, this command's and the last ones'."""
-    if run.carried is None:
-        return build(run, list(run.inv.servers.items()), {})
+    if run.carried is None:  # the others have nothing of the kind: they make no fact of it
+        return build(run, run.with_software(has), {})
     headers = carried_rows.kept_headers(run.carried, kind)
 
     def made(servers: carried_rows.Servers) -> list[Fact]:
@@ -910,7 +930,7 @@ def _of_servers(
 
 
 def _frameworks(run: Derivation) -> list[Fact]:
-    return _of_servers(run, "framework", _frameworks_of)
+    return _of_servers(run, "framework", _frameworks_of, lambda sw: bool(sw.frameworks))
 
 
 def _frameworks_of(run: Derivation, servers: carried_rows.Servers, headers: Headers) -> list[Fact]:
@@ -947,7 +967,7 @@ def _frameworks_of(run: Derivation, servers: carried_rows.Servers, headers: Head
 
 
 def _containers(run: Derivation) -> list[Fact]:
-    return _of_servers(run, "container", _containers_of)
+    return _of_servers(run, "container", _containers_of, lambda sw: bool(sw.containers))
 
 
 def _containers_of(run: Derivation, servers: carried_rows.Servers, headers: Headers) -> list[Fact]:
@@ -982,7 +1002,7 @@ def _containers_of(run: Derivation, servers: carried_rows.Servers, headers: Head
 
 
 def _engines(run: Derivation) -> list[Fact]:
-    return _of_servers(run, "engine", _engines_of)
+    return _of_servers(run, "engine", _engines_of, lambda sw: bool(sw.engines()))
 
 
 def _engines_of(run: Derivation, servers: carried_rows.Servers, headers: Headers) -> list[Fact]:
@@ -1017,7 +1037,7 @@ def _engines_of(run: Derivation, servers: carried_rows.Servers, headers: Headers
 
 
 def _jax(run: Derivation) -> list[Fact]:
-    return _of_servers(run, "jax", _jax_of)
+    return _of_servers(run, "jax", _jax_of, lambda sw: sw.jax is not None)
 
 
 def _jax_of(run: Derivation, servers: carried_rows.Servers, headers: Headers) -> list[Fact]:
