@@ -328,10 +328,11 @@ def _under(rows: list[Row], header: Header) -> list[Row]:
     # Each header's cells picked in the new order, None (one past the end) where it has no such column.
     pick = {i: operator.itemgetter(*[h.index.get(n, len(h.names)) for n in names])
             for i, h in distinct.items()}
-    # The same cells (and Nones): whether one is NaN is what the row knew.
+    # The same cells (and Nones): whether one is NaN is what the row knew, and
+    # which of its columns are alike in its block (by name: however they are laid out).
     if len(names) == 1:
-        return [Row(header, (pick[id(row.header)]((*row.cells, None)),), row.nan) for row in rows]
-    return [Row(header, pick[id(row.header)]((*row.cells, None)), row.nan) for row in rows]
+        return [Row(header, (pick[id(row.header)]((*row.cells, None)),), row.nan, row.block) for row in rows]
+    return [Row(header, pick[id(row.header)]((*row.cells, None)), row.nan, row.block) for row in rows]
 
 
 # ---------------------------------------------------------------- racks and feeds

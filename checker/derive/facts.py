@@ -43,7 +43,7 @@ from checker.derive.capacity import (
 )
 from checker.derive.fields import FactField, FieldType, derived, written
 from checker.derive.knowledge import Knowledge, builtin
-from checker.derive.rows import Header, Row
+from checker.derive.rows import Block, Header, Row
 from checker.load import models as m
 from checker.load.build import ENTITIES, Inventory, Placed, ServerEntry
 from checker.source.parse import Src
@@ -237,11 +237,19 @@ def _assemble(
     kept_names = tuple(name for name, _ in kept)
     header = headers.get(kept_names) or headers.setdefault(kept_names, Header(kept_names))
     rows = zip(*(cell for _, cell in kept), strict=True) if kept else [()] * count
+    block = Block(frozenset(name for name, cell in kept if one_object(cell)))
     # Whether a cell is NaN (unequal to itself), asked of each column at C speed: with
     # none, no row needs asking (Row.has_nan); with one, each row is asked as usual.
     if any(any(map(operator.ne, cell, cell)) for _, cell in kept):
-        return [Row(header, row) for row in rows]
-    return [Row(header, row, False) for row in rows]
+        return [Row(header, row, None, block) for row in rows]
+    return [Row(header, row, False, block) for row in rows]
+
+
+def one_object(cells: Sequence[Any]) -> bool:
+    """Whether every cell is one object (a Block's alike column), asked at C
+    speed: the same object is the same value of the same type, as the rules'
+    memo tells values apart (1, 1.0 and true are not alike)."""
+    return not cells or all(map(operator.is_, cells, itertools.repeat(cells[0])))
 
 
 def _any_value(cell: Sequence[Any]) -> bool:

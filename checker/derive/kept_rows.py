@@ -44,7 +44,7 @@ from typing import Any, Protocol
 
 from checker.derive import carried_rows
 from checker.derive.carried_rows import Cells, Headers, Servers, one_header
-from checker.derive.rows import Header, Row
+from checker.derive.rows import Block, Header, Row
 from checker.load import cache
 from checker.load.build import Inventory
 
@@ -196,9 +196,11 @@ def _rows_in(
     cells = [_column_in(column, count) for column in columns]
     rows: Iterable[tuple[Any, ...]] = zip(*cells, strict=True) if cells else itertools.repeat((), count)
     header = headers.get(names) or headers.setdefault(names, Header(names))
+    # A column written as one cell is that one object in every row.
+    block = Block(frozenset(name for name, (same, _) in zip(names, columns, strict=True) if same))
     if nan:
-        return [Row(header, row) for row in rows]  # each asked by the rules stage
-    return [Row(header, row, False) for row in rows]
+        return [Row(header, row, None, block) for row in rows]  # each asked by the rules stage
+    return [Row(header, row, False, block) for row in rows]
 
 
 def _column_in(column: Any, count: int) -> Iterable[Any]:

@@ -21,6 +21,18 @@ class Header:
 _set = object.__setattr__
 
 
+class Block:
+    """Rows made together (a part of one kind's facts, or one kept file's server
+    rows) and the columns whose cell is one object in every one of them: the
+    rules stage projects such rows once, not once a row, when all it reads
+    of them is those columns (checker.evaluate.engine._projected)."""
+
+    __slots__ = ("same",)
+
+    def __init__(self, same: frozenset[str]) -> None:
+        self.same = same
+
+
 class Row(Mapping[str, Any]):
     """One entity's fact values as a read-only mapping: a tuple of cells in its
     kind's `Header` order, None where the entity has no value (so the field is
@@ -29,15 +41,19 @@ class Row(Mapping[str, Any]):
     A 100,000-server fleet has ~175,000 facts of up to ~100 fields: a dict each
     was ~1.6 kB per server, this tuple ~0.6 kB (docs/performance.md, "Memory")."""
 
-    __slots__ = ("cells", "header", "nan")
+    __slots__ = ("block", "cells", "header", "nan")
     header: Header
     cells: tuple[Any, ...]
     nan: bool | None  # whether a cell is NaN; None: not asked yet (has_nan asks)
+    block: Block | None  # the rows it was made with, where its maker knew their alike columns
 
-    def __init__(self, header: Header, cells: tuple[Any, ...], nan: bool | None = None) -> None:
+    def __init__(
+        self, header: Header, cells: tuple[Any, ...], nan: bool | None = None, block: Block | None = None
+    ) -> None:
         _set(self, "header", header)
         _set(self, "cells", cells)
         _set(self, "nan", nan)  # given: what has_nan would answer (its maker asked its columns)
+        _set(self, "block", block)
 
     @property
     def has_nan(self) -> bool:

@@ -23,7 +23,7 @@ import marshal
 import math
 import operator
 import re
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, cast
@@ -37,7 +37,7 @@ from checker.core.builtin import SCHEMA_INVALID
 from checker.core.carried import Carried
 from checker.core.findings import Finding, Location, by_place, entity_name, located
 from checker.derive.facts import Fact
-from checker.derive.rows import Row
+from checker.derive.rows import Header, Row
 from checker.evaluate.expr import MAX_ALTERNATIVES, CompiledWhen, alternatives, fact_key
 from checker.evaluate.memo import Memo, MessageMemo, Outcomes, typed
 from checker.evaluate.rulebook import CompiledRule
@@ -264,23 +264,28 @@ def _distinct(
     few conditions read. Values are compared with their types (1, 1.0 and true
     are equal in Python, not in JSON)."""
     names, projected = _projected(facts, sorted(fields))
-    spelled: list[Hashable]
+    # Each tuple object spelled once: the rows of a block share one (_projected).
+    ids = list(map(id, projected))
+    objects = dict(zip(ids, projected, strict=True))
+    spelling: dict[int, Hashable]
     try:
         # Grouped by their marshal bytes (format 2: no references), which tell
         # 1, 1.0 and true apart as the typed key does, at C speed; the typed key
         # (the memo's) is made for each distinct tuple only.
-        spelled = [marshal.dumps(cells, 2) for cells in projected]
+        spelling = {key: marshal.dumps(cells, 2) for key, cells in objects.items()}
     except ValueError:  # a value marshal does not write: the typed key of each
-        spelled = [(*cells, *map(type, cells)) for cells in projected]
-    seen: dict[Hashable, int] = {}
-    distinct: list[tuple[Any, ...]] = []
-    members: list[list[int]] = []
-    for i, key in enumerate(spelled):
-        n = seen.setdefault(key, len(distinct))
-        if n == len(distinct):
-            distinct.append(projected[i])
-            members.append([])
-        members[n].append(i)
+        spelling = {key: (*cells, *map(type, cells)) for key, cells in objects.items()}
+    spelled = list(map(spelling.__getitem__, ids))
+    # Each distinct spelling numbered in the order it first appears, every fact
+    # given its number, and each number's facts in order, at C speed.
+    number = {key: n for n, key in enumerate(dict.fromkeys(spelled))}
+    at = np.fromiter(map(number.__getitem__, spelled), np.intp, len(spelled))
+    order = np.argsort(at, kind="stable")
+    counts = np.bincount(at, minlength=len(number))
+    ends = np.cumsum(counts)
+    starts = (ends - counts).tolist()
+    distinct = [projected[i] for i in order[starts].tolist()]  # each number's first fact
+    members = [part.tolist() for part in np.split(order, ends[:-1])]
     return names, distinct, members, [(*cells, *map(type, cells)) for cells in distinct]
 
 
@@ -295,19 +300,66 @@ def _projected(
     checker.evaluate.memo) are the same however the facts' columns are laid out
     (a resident process carries each file's rows, a process of its own makes
     them all at once)."""
-    rows = facts if set(map(type, facts)) == {Row} else ()
+    rows = cast(Sequence[Row], facts) if set(map(type, facts)) == {Row} else ()
     headers = set(map(operator.attrgetter("header"), rows))
     if len(headers) != 1:
         return names, [tuple(map(values.get, names)) for values in facts]
     (header,) = headers
     absent = len(header.names)  # one past the cells: None, appended where a name is absent
     positions = [header.index.get(name, absent) for name in names]
-    cells: Iterable[tuple[Any, ...]] = map(operator.attrgetter("cells"), rows)
+    project = _projector(positions, absent)
+    # Runs of rows of one block (a kept file's rows are one run), found at C speed.
+    blocks = np.fromiter(map(id, map(operator.attrgetter("block"), rows)), np.uintp, len(rows))
+    cuts = [0, *(np.flatnonzero(blocks[1:] != blocks[:-1]) + 1).tolist(), len(rows)]
+    projected: list[tuple[Any, ...]] = []
+    for lo, hi in itertools.pairwise(cuts):
+        projected += _project_block(rows[lo:hi], names, header, project)
+    return names, projected
+
+
+# A block whose conditions read more columns that differ among its rows is projected a row at a time.
+_MOST_VARYING = 8
+
+
+Projector = Callable[[tuple[Any, ...]], tuple[Any, ...]]  # a row's cells -> the cells read
+
+
+def _project_block(
+    rows: Sequence[Row], names: list[str], header: Header, project: Projector
+) -> list[tuple[Any, ...]]:
+    """The projections of rows of one block (or of no block). A block's columns
+    alike in all its rows (Block.same) are the same in every projection: its
+    rows are told apart by the other columns read alone, spelled by marshal
+    (format 2: 1, 1.0 and true, or 0.0 and -0.0, differ), and each distinct
+    projection is made once and shared by its rows."""
+    block = rows[0].block
+    cells = list(map(operator.attrgetter("cells"), rows))
+    varying = [header.index[n] for n in names if n in header.index and (block is None or n not in block.same)]
+    if block is None or len(varying) > _MOST_VARYING:
+        return list(map(project, cells))
+    keys: list[Hashable] = [b""] * len(cells)
+    if varying:
+        try:
+            keys = list(map(marshal.dumps, map(operator.itemgetter(*varying), cells), itertools.repeat(2)))
+        except ValueError:  # a value marshal does not write: projected a row at a time
+            return list(map(project, cells))
+    firsts = dict(zip(reversed(keys), reversed(cells), strict=True))  # each key's first row
+    shared = {key: project(one) for key, one in firsts.items()}
+    return list(map(shared.__getitem__, keys))
+
+
+def _projector(positions: list[int], absent: int) -> Projector:
+    """The cells at `positions` of a row's cells, as a tuple (`absent`: one past
+    the cells, None)."""
     if absent in positions:
-        cells = map(operator.add, cells, itertools.repeat((None,)))
+        pick = operator.itemgetter(*positions)
+        if len(positions) > 1:
+            return lambda cells: pick((*cells, None))
+        return lambda cells: (pick((*cells, None)),)
     if len(positions) > 1:
-        return names, list(map(operator.itemgetter(*positions), cells))
-    return names, [tuple(row[i] for i in positions) for row in cells]
+        return operator.itemgetter(*positions)
+    (only,) = positions
+    return lambda cells: (cells[only],)
 
 
 def match(

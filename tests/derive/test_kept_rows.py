@@ -180,3 +180,25 @@ def test_the_rows_of_a_file_are_written_a_column_at_a_time(tmp_path: Path) -> No
     assert entries
     flags = [same for _, _, body in entries for same, _ in body[5]]
     assert True in flags and False in flags
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_a_block_says_alike_only_of_columns_alike_in_all_its_rows(folder: str, tmp_path: Path) -> None:
+    """What the rules stage takes on trust (checker.derive.rows.Block): the rows of a
+    block, made together (cold) or read back (warm), have each column it names
+    alike, in marshal's bytes, in every one of them."""
+    import marshal
+
+    for cache_dir in (None, tmp_path, tmp_path):
+        inv, _ = load([ROOT / folder], options=ReadOptions(cache_dir=cache_dir))
+        facts = build_all(inv, compute(inv), Context(AS_OF))
+        blocks: dict[int, list[Any]] = {}
+        for fact in facts:
+            block = getattr(fact.values, "block", None)
+            if block is not None:
+                blocks.setdefault(id(block), []).append(fact.values)
+        assert blocks
+        for rows in blocks.values():
+            for name in rows[0].block.same:
+                at = rows[0].header.index[name]
+                assert len({marshal.dumps(row.cells[at], 2) for row in rows}) == 1, name

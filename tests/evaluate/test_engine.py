@@ -1,12 +1,15 @@
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from checker.derive.facts import Fact
-from checker.derive.rows import Header, Row
+from checker.derive.rows import Block, Header, Row
 from checker.evaluate import engine
 from checker.evaluate.engine import _pack, _projected, cells_json, fact_json, match
 from checker.evaluate.rulebook import CompiledRule, Rule
@@ -326,3 +329,67 @@ def test_facts_equal_in_python_but_not_in_json_are_told_apart(rows: bool) -> Non
     plain = [f for f, v in zip(facts, values, strict=True) if not isinstance(v, WrittenFloat)]
     _, distinct, members, _ = _distinct(plain, frozenset({"x"}))
     assert sorted(map(sorted, members)) == [[0, 3], [1, 6], [2], [4], [5]]
+
+
+_CELLS = [1, 1.0, True, 0.0, -0.0, None, "1", 2, float("nan")]
+
+
+def _typed_groups(facts: list[Any], fields: frozenset[str]) -> tuple[list[str], list[Any], list[list[int]]]:
+    """_distinct's answer with each distinct tuple as its typed reprs (NaN is unequal to itself)."""
+    from checker.evaluate.engine import _distinct
+
+    names, distinct, members, _ = _distinct(facts, fields)
+    return names, [[(type(v), repr(v)) for v in d] for d in distinct], members
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(*[st.integers(0, len(_CELLS) - 1)] * 3), min_size=1, max_size=30),
+    st.lists(st.integers(1, 6), min_size=1, max_size=30),
+    st.sets(st.sampled_from(["a", "b", "c", "d"]), min_size=1),
+)
+def test_rows_of_blocks_are_grouped_as_rows_of_none(
+    picks: list[tuple[int, int, int]], runs: list[int], read: set[str]
+) -> None:
+    """Rows made together (a Block: the columns alike in all of them) are projected
+    once per distinct cells of the other columns read: the groups are those of the
+    same rows made one by one, 1, 1.0 and true, 0.0 and -0.0 told apart."""
+    header = Header(("a", "b", "c"))
+    cells = [tuple(_CELLS[i] for i in pick) for pick in picks]
+    plain = [Row(header, one) for one in cells]
+    blocked: list[Any] = []
+    at = 0
+    for size in itertools.cycle(runs):
+        part = cells[at : at + size]
+        if not part:
+            break
+        # A block's alike columns: those whose cell is one object in each of its rows.
+        same = frozenset(n for i, n in enumerate(header.names) if all(c[i] is part[0][i] for c in part))
+        block = Block(same)
+        blocked += [Row(header, one, None, block) for one in part]
+        at += size
+    fields = frozenset(read)
+    assert _typed_groups(blocked, fields) == _typed_groups(plain, fields)
+
+
+@pytest.mark.parametrize(
+    ("column", "groups"),
+    [
+        ([1, 1, 1], [[0, 1, 2]]),
+        ([1, 1.0, True], [[0], [1], [2]]),
+        ([0.0, -0.0, 0.0], [[0, 2], [1]]),
+        (["x", "y", "x"], [[0, 2], [1]]),
+    ],
+)
+def test_a_blocks_rows_are_told_apart_by_the_columns_not_alike(
+    column: list[Any], groups: list[list[int]]
+) -> None:
+    """The block says `y` is alike in its rows; `x` differs, and tells them apart, with its type."""
+    from checker.evaluate.engine import _distinct
+
+    header = Header(("x", "y"))
+    block = Block(frozenset({"y"}))
+    facts = [Row(header, (v, "same"), None, block) for v in column]
+    _, distinct, members, _ = _distinct(facts, frozenset({"x", "y"}))
+    assert members == groups
+    assert [type(d[0]) for d in distinct] == [type(column[g[0]]) for g in groups]
