@@ -566,6 +566,8 @@ def _forgeries(what: str, body: tuple) -> list[object]:
             (what, fmt, [(row[0], [*row[1]], *row[2:]) for row in rows]),  # a path that is no tuple
             (what, fmt, [(*row[:3], "key", *row[4:]) for row in rows]),  # neither key nor value
             (what, fmt, [(*row[:2], (1.5,), *row[3:]) for row in rows]),  # a step that is no name or index
+            (what, fmt, [(bool(row[0]), *row[1:]) for row in rows]),  # an index that is a bool
+            (what, fmt, [(*row[:3], 1, *row[4:]) for row in rows]),  # a number for whether it is the key
             (what, fmt + 1, [(*row[:4], 1, 1) for row in rows]),  # another format
             (what, fmt, [row[:5] for row in rows]),
         ]

@@ -116,3 +116,32 @@ def test_a_value_of_another_type_is_a_bad_entry(
 ) -> None:
     with pytest.raises(cache.BadEntry):
         validated.decode(_servers_as(servers_entry, change))
+
+
+# (document, path descended, path located, whether at the key, line, column)
+_POSITION = (0, ("racks", 3), ("power",), True, 12, 5)
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        (True, *_POSITION[1:]),  # a document that is a bool
+        (*_POSITION[:3], 1, *_POSITION[4:]),  # a number for whether the key was located
+        (*_POSITION[:3], "key", *_POSITION[4:]),
+        (_POSITION[0], ["racks", 3], *_POSITION[2:]),  # a path that is no tuple
+        (*_POSITION[:2], (1.5,), *_POSITION[3:]),  # a step that is no name or index
+        (*_POSITION[:2], (True,), *_POSITION[3:]),
+        (*_POSITION[:4], "12", _POSITION[5]),  # a line that is no number
+        (*_POSITION[:5], 5.0),
+        _POSITION[:5],  # a field short
+        list(_POSITION),
+    ],
+)
+def test_a_position_of_another_type_is_a_bad_entry(row: Any) -> None:
+    """Positions are checked a column at a time: one wrong row among good ones spoils the entry."""
+    good = (1, ("feeds", 0), (), None, 3, 1)
+    assert validated._positions_in(("positions", validated.FORMAT, [good, _POSITION])) == {
+        good[:4]: good[4:], _POSITION[:4]: _POSITION[4:],
+    }
+    with pytest.raises(cache.BadEntry):
+        validated._positions_in(("positions", validated.FORMAT, [good, row]))
