@@ -378,13 +378,16 @@ gpus:
 
 
 @PROCESSES
-def test_a_gpu_model_a_server_names_renamed(project: Path, audit: Audit) -> None:
+@pytest.mark.parametrize("cabled", [True, False], ids=["psu cabled", "psu not cabled"])
+def test_a_gpu_model_a_server_names_renamed(project: Path, audit: Audit, cabled: bool) -> None:
     """The GPU catalog is not in a kept servers file's key (its server models
     are): a GPU model renamed in another file is reported at the unchanged
-    servers that name it, as in a cold run."""
+    servers that name it, as in a cold run, with PSUs cabled to feeds or not
+    (the resident process carries the placing of the others only)."""
     (project / "inv" / "gpus-acme.yaml").write_text(ACME_GPUS)
-    cabled = CABLED.replace("    rack: A01\n", "    rack: A01\n    gpu: {model: acme-t4, count: 4}\n")
-    (project / "inv" / "sh1" / "servers-cabled.yaml").write_text(cabled)
+    server = CABLED if cabled else CABLED.replace(", feeds: {A01-A: 1, A01-B: 1}", "")
+    server = server.replace("    rack: A01\n", "    rack: A01\n    gpu: {model: acme-t4, count: 4}\n")
+    (project / "inv" / "sh1" / "servers-cabled.yaml").write_text(server)
     before = same(audit)
     edit(project / "inv" / "gpus-acme.yaml", "name: acme-t4", "name: acme-t4x")
     after = same(audit)
