@@ -267,15 +267,19 @@ def _distinct(
     # Each tuple object spelled once: the rows of a block share one (_projected).
     ids = list(map(id, projected))
     objects = dict(zip(ids, projected, strict=True))
-    spelling: dict[int, Hashable]
+    shared = len(objects) < len(projected)
+    spelled: list[Hashable]
     try:
         # Grouped by their marshal bytes (format 2: no references), which tell
         # 1, 1.0 and true apart as the typed key does, at C speed; the typed key
         # (the memo's) is made for each distinct tuple only.
-        spelling = {key: marshal.dumps(cells, 2) for key, cells in objects.items()}
+        if shared:
+            spellings = map(marshal.dumps, objects.values(), itertools.repeat(2))
+            spelled = list(map(dict(zip(objects, spellings, strict=True)).__getitem__, ids))
+        else:
+            spelled = list(map(marshal.dumps, projected, itertools.repeat(2)))
     except ValueError:  # a value marshal does not write: the typed key of each
-        spelling = {key: (*cells, *map(type, cells)) for key, cells in objects.items()}
-    spelled = list(map(spelling.__getitem__, ids))
+        spelled = [(*cells, *map(type, cells)) for cells in projected]
     # Each distinct spelling numbered in the order it first appears, every fact
     # given its number, and each number's facts in order, at C speed.
     number = {key: n for n, key in enumerate(dict.fromkeys(spelled))}
