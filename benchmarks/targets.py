@@ -53,7 +53,11 @@ HERE = Path(__file__).resolve().parent
 
 def cpu_of(pid: int) -> float:
     """CPU seconds a running process has used (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except FileNotFoundError:  # it ends itself when checker's code changes: a run must not straddle an edit
+        ended = f"the resident process {pid} ended (was checker's code changed during the run?)"
+        raise SystemExit(ended) from None
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
