@@ -237,7 +237,7 @@ def _assemble(
     kept_names = tuple(name for name, _ in kept)
     header = headers.get(kept_names) or headers.setdefault(kept_names, Header(kept_names))
     rows = zip(*(cell for _, cell in kept), strict=True) if kept else [()] * count
-    block = Block(frozenset(name for name, cell in kept if one_object(cell)))
+    block = Block(frozenset(name for name, cell in kept if _one_object(cell)))
     # Whether a cell is NaN (unequal to itself), asked of each column at C speed: with
     # none, no row needs asking (Row.has_nan); with one, each row is asked as usual.
     if any(any(map(operator.ne, cell, cell)) for _, cell in kept):
@@ -245,7 +245,7 @@ def _assemble(
     return [Row(header, row, False, block) for row in rows]
 
 
-def one_object(cells: Sequence[Any]) -> bool:
+def _one_object(cells: Sequence[Any]) -> bool:
     """Whether every cell is one object (a Block's alike column), asked at C
     speed: the same object is the same value of the same type, as the rules'
     memo tells values apart (1, 1.0 and true are not alike)."""
