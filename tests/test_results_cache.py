@@ -716,7 +716,7 @@ def test_the_resident_process_decodes_a_kept_file_and_compiles_the_rules_once(
     shaped: list[str] = []  # the findings whose values were shaped for grouping (engine.values_shape)
     real_shape = engine.values_shape
     monkeypatch.setattr(engine, "values_shape",
-                        lambda rule, fact: shaped.append(rule.id) or real_shape(rule, fact))
+                        lambda rule, fact, *more: shaped.append(rule.id) or real_shape(rule, fact, *more))
     assert audit(True) == first
     assert (decoded, compiled, placed, positions, software, checked, built) == ([], [], [], [], [], set(), [])
     # The servers' facts too, though their files' rows have other columns (put under one header once).

@@ -462,6 +462,8 @@ class Messages:
     # What `shape` says of the values of rule findings, by fact index and rule id,
     # where worked out already (the resident process's: _carried_findings).
     shaped: Sequence[Mapping[str, Hashable]] = ()
+    # How each rule's message fields are read off rows of each header, made as asked (values_shape).
+    pickers: Pickers = field(default_factory=dict, compare=False, repr=False)
 
     def of(self, f: Finding) -> Finding:
         """`f` with its message (as it is when it has one, or is not a rule's)."""
@@ -506,17 +508,23 @@ class Messages:
             return (f.rule, f.severity, f.waived, text)
         got = self.shaped[f.fact].get(f.rule) if self.shaped else None
         if got is None:
-            got = values_shape(self.rules[f.rule], self.facts[f.fact])
+            got = values_shape(self.rules[f.rule], self.facts[f.fact], self.pickers)
         return (f.rule, f.severity, f.waived, got)
 
 
-def values_shape(rule: CompiledRule, fact: Fact) -> Hashable:
+def values_shape(rule: CompiledRule, fact: Fact, pickers: Pickers | None = None) -> Hashable:
     """The values `rule`'s message reads of `fact`, its entity's own name replaced
     by a marker (Messages.shape of a rule finding, but for its rule, severity and
     waived state)."""
     name = entity_name(fact.entity)
     own = {name, fact.entity, name.rpartition("/")[2]}  # rack `A01` of facility `sh1` is `rack/sh1/A01`
-    read = tuple(map(fact.values.get, rule.message_fields))
+    values = fact.values
+    if pickers is not None and isinstance(values, Row):  # its cells picked at C speed, as Row.get reads them
+        at = (rule.message_fields, values.header)
+        pick = pickers.get(at) or pickers.setdefault(at, _picker(*at))
+        read = pick(values.cells)
+    else:
+        read = tuple(map(values.get, rule.message_fields))
     if SCALAR_TYPES.issuperset(map(type, read)):  # the common case, at a fifth of the cost of _frozen
         return tuple([_SELF if v in own else v for v in read])
     return tuple(_frozen(v, own) for v in read)
@@ -524,6 +532,21 @@ def values_shape(rule: CompiledRule, fact: Fact) -> Hashable:
 
 # Stands for the entity's own name in a shape.
 _SELF = "\x00"
+
+
+# The picker of each rule's message fields in rows of each header (values_shape), made once a run.
+Pickers = dict[tuple[tuple[str, ...], Header], Projector]
+
+
+def _picker(names: tuple[str, ...], header: Header) -> Projector:
+    """The cells of `names` in a row of `header`, None where it has no such
+    column (Row.get: a None cell and an absent name both read None)."""
+    absent = len(header.names)
+    return _projector([header.index.get(name, absent) for name in names], absent) if names else _nothing
+
+
+def _nothing(cells: tuple[Any, ...]) -> tuple[Any, ...]:
+    return ()
 
 
 def _name_pattern(name: str) -> re.Pattern[str]:

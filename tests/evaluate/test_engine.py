@@ -393,3 +393,28 @@ def test_a_blocks_rows_are_told_apart_by_the_columns_not_alike(
     _, distinct, members, _ = _distinct(facts, frozenset({"x", "y"}))
     assert members == groups
     assert [type(d[0]) for d in distinct] == [type(column[g[0]]) for g in groups]
+
+
+@pytest.mark.parametrize("folder", ["inventories", "examples/nvl72", "tests/fixtures/every-field"])
+def test_a_findings_shape_read_off_its_rows_cells_is_the_shape_read_by_name(folder: str) -> None:
+    """values_shape picks a row's message fields by position (a picker per rule
+    and header, made once a run): the same shape as each field read by name."""
+    import datetime as dt
+    from pathlib import Path
+
+    from checker.audit import run_audit
+    from checker.decide.config import Config, settings
+
+    root = Path(__file__).resolve().parents[2]
+    cfg = settings(Config(), None, select=[], ignore=[], fail_on=None, rule_dirs=[])
+    result = run_audit([root / folder], cfg, dt.date(2027, 1, 15))
+    rules = result.messages.rules
+    pickers: engine.Pickers = {}
+    found = [f for f in result.findings if f.fact >= 0]
+    assert found
+    for f in found:
+        fact = result.facts[f.fact]
+        assert isinstance(fact.values, Row)
+        by_name = engine.values_shape(rules[f.rule], fact)
+        assert engine.values_shape(rules[f.rule], fact, pickers) == by_name
+    assert pickers
