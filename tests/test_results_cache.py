@@ -484,13 +484,13 @@ def test_a_third_warm_run_works_out_no_source_map_of_a_facility(
     first = audit(True)
     assert audit(True) == first  # the positions the first warm run worked out, kept
     resolved: list[str] = []
-    real_root = build._KeptFile.root
+    real_root = build.KeptFile.root
 
-    def root(self: build._KeptFile, index: int, deferred: bool) -> object:
+    def root(self: build.KeptFile, index: int, deferred: bool) -> object:
         resolved.append(Path(self.file).name)
         return real_root(self, index, deferred)
 
-    monkeypatch.setattr(build._KeptFile, "root", root)
+    monkeypatch.setattr(build.KeptFile, "root", root)
     assert audit(True) == first
     assert "facility.yaml" not in resolved
 

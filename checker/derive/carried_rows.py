@@ -4,7 +4,7 @@ Building the server facts is most of the facts stage, and in a warm audit
 after one file changed every other file's servers get the same rows again.
 In the resident process (checker.core.carried) each run of servers of one
 file read back from the cache folder (whose models and places are then the
-very objects of the last command: checker.load.build, _KeptFile) gets, while
+very objects of the last command: checker.load.build, KeptFile) gets, while
 its key is the same, the server rows (server_rows) and the facts of each
 kind made of the servers' software (server_facts: framework, container,
 engine, jax) that the last commands made of it. The key (server_runs, one
@@ -87,7 +87,7 @@ def server_runs(inv: Inventory, ctx: Settings, workloads: Mapping[str, Mapping[s
     servers = list(inv.servers.items())
     shared = _shared(inv, ctx, workloads)
     # Only a kept file's models and places are the next command's too (checker.load.build,
-    # _KeptFile, via Carried): another's are new objects each time, never found again.
+    # KeptFile, via Carried): another's are new objects each time, never found again.
     kept = {holder.file for holder in inv.kept}
     runs = []
     for lo, hi in file_runs([entry.place.file for _, entry in servers]):

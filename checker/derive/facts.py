@@ -116,7 +116,7 @@ class Derivation:
     def _software_ids(self) -> tuple[list[int], dict[int, m.Software | None]]:
         """Each server's software section by id, and each distinct section (the
         loader shares equal ones: a file's servers mostly have one)."""
-        sections = [entry.server.software for entry in self.inv.servers.values()]
+        sections = list(map(operator.attrgetter("server.software"), self.inv.servers.values()))
         ids = list(map(id, sections))
         return ids, dict(zip(ids, sections, strict=True))
 

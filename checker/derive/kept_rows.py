@@ -40,42 +40,16 @@ import hashlib
 import itertools
 import marshal
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from checker.derive import carried_rows
 from checker.derive.carried_rows import Cells, Headers, Servers, one_header
 from checker.derive.rows import Block, Header, Row
 from checker.load import cache
-from checker.load.build import Inventory
+from checker.load.build import Inventory, KeptFile
 
 FORMAT = 3  # 3: a column at a time (2: a row at a time)
 BuildRows = Callable[[Servers, Cells, Headers], list[Row]]  # the rows of these servers, with these cells
-
-
-class _Entry(Protocol):
-    """What the key reads of a kept file's entry (checker.load.reading.Kept)."""
-
-    @property
-    def payload(self) -> bytes: ...
-
-    @property
-    def key(self) -> str: ...
-
-    @property
-    def cache(self) -> cache.Cache: ...
-
-
-class _Holder(Protocol):
-    """What the key reads of a kept file (checker.load.build's holder of it)."""
-
-    @property
-    def file(self) -> str: ...
-
-    @property
-    def kept(self) -> _Entry: ...
-
-    @property
-    def digest(self) -> bytes: ...
 
 
 def server_rows(
@@ -128,7 +102,7 @@ def _shared(
     return hashlib.sha256(cache.code_salt() + b"kept rows\x00" + spelled).digest()
 
 
-def _key(shared: bytes, holder: _Holder, part: Servers, cells: Cells) -> str | None:
+def _key(shared: bytes, holder: KeptFile, part: Servers, cells: Cells) -> str | None:
     entries = [entry for _, entry in part]
     rollouts = [entry.rollout_date for entry in entries]
     # Each distinct date spelled once: a file's servers mostly share theirs.

@@ -392,16 +392,6 @@ def match(
     return sorted(fired)
 
 
-def _location(rule: CompiledRule, fact: Fact) -> Location:
-    return Location(fact.file, *fact.src.locate(_located(rule), key=True))
-
-
-def _located(rule: CompiledRule) -> tuple[str, ...]:
-    """The path a rule's findings point at in their fact's source (its `locate`), else the entity."""
-    field = rule.rule.locate
-    return tuple(field.split(".")) if field else ()
-
-
 def not_a_number(facts: Sequence[Fact]) -> list[Finding]:
     """A field that is NaN cannot be compared: it is left out of the fact (no rule
     fires on it) and reported at the entity it belongs to, never skipped silently."""
@@ -578,9 +568,8 @@ def evaluate(
     outcomes = memo.outcomes if memo else None
     shaped: list[Mapping[str, Hashable]] = []
     if carried is None:
-        made = _FindingMaker(rules)
         fired = match(rules, [(f.kind, f.values) for f in facts], outcomes)
-        findings += [made(r, facts[i], i) for r, i in fired]
+        findings += [_finding(rules[r], facts[i], i) for r, i in fired]
     else:
         findings += _carried_findings(rules, facts, outcomes, carried, shaped)
     if outcomes is not None:
@@ -589,29 +578,12 @@ def evaluate(
     return sorted(findings, key=by_place), messages
 
 
-class _FindingMaker:
-    """Findings of these rules, each rule's constant parts read once (a fleet's
-    rules find tens of thousands of findings: _finding does per finding what
-    this does per rule)."""
-
-    def __init__(self, rules: Sequence[CompiledRule]) -> None:
-        self._parts = [
-            (r.id, r.rule.severity, r.rule.category, r.rule.remediation, _located(r)) for r in rules
-        ]
-
-    def __call__(self, r: int, fact: Fact, index: int) -> Finding:
-        rule, severity, category, remediation, path = self._parts[r]
-        line, column = fact.src.locate(path, key=True)
-        entity, file = fact.entity, fact.file
-        return Finding(rule, severity, category, entity, "", remediation, file, line, column, fact=index)
-
-
 def _finding(rule: CompiledRule, fact: Fact, index: int) -> Finding:
-    loc = _location(rule, fact)
-    return Finding(
-        rule.id, rule.rule.severity, rule.rule.category, fact.entity, "", rule.rule.remediation,
-        loc.file, loc.line, loc.column, fact=index,
-    )
+    """The finding of `rule` on the fact at `index`, located at its `locate` path or the entity."""
+    line, column = fact.src.locate(rule.locate_path, key=True)
+    r = rule.rule
+    entity, file = fact.entity, fact.file
+    return Finding(r.id, r.severity, r.category, entity, "", r.remediation, file, line, column, fact=index)
 
 
 @dataclass(frozen=True)

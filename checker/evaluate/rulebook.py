@@ -106,6 +106,11 @@ class CompiledRule:
         return self.rule.id
 
     @cached_property
+    def locate_path(self) -> tuple[str, ...]:
+        """The path its findings point at in their fact's source (`locate`); () : the entity."""
+        return tuple(self.rule.locate.split(".")) if self.rule.locate else ()
+
+    @cached_property
     def meta(self) -> RuleMeta:
         r = self.rule
         return RuleMeta(

@@ -182,7 +182,7 @@ class Inventory:
     # written: checker.derive.knowledge validates them and merges them in.
     tables: list[Placed[dict[str, Any]]] = field(default_factory=list)
     # The files read as an earlier run validated them (checker.load.validated).
-    kept: list[_KeptFile] = field(default_factory=list)
+    kept: list[KeptFile] = field(default_factory=list)
 
     def keep_positions(self) -> None:
         """Keep the positions this run worked out in its kept files, for the next run
@@ -500,7 +500,7 @@ def _validate(problems: _Problems, model: type[B], doc: _Doc) -> B | None:
 
 
 # ---------------------------------------------------------------- reading
-class _KeptFile:
+class KeptFile:
     """A file an earlier run kept the validated documents of (checker.load.validated).
 
     What it works out is a pure function of the file's name and bytes and of
@@ -660,7 +660,7 @@ class _FacilityPlacing:
 class _KeptDoc:
     """One kept document, built in its place among the documents as a read one is."""
 
-    holder: _KeptFile
+    holder: KeptFile
     doc: validated.KeptDoc
     src: Src
 
@@ -681,12 +681,12 @@ class _KeptPath(LazySrc):
     (a facility's racks and feeds, a finding on each)."""
 
     __slots__ = ("_deferred", "_holder", "_index", "_path")
-    _holder: _KeptFile
+    _holder: KeptFile
     _index: int
     _deferred: bool
     _path: tuple[str | int, ...]
 
-    def __init__(self, holder: _KeptFile, index: int, deferred: bool, path: tuple[str | int, ...]) -> None:
+    def __init__(self, holder: KeptFile, index: int, deferred: bool, path: tuple[str | int, ...]) -> None:
         super().__init__()
         object.__setattr__(self, "_holder", holder)
         object.__setattr__(self, "_index", index)
@@ -731,10 +731,10 @@ class _ReadSrc(LazySrc):
     """A kept document's source map, from its file's parsed entry (or the file)."""
 
     __slots__ = ("_file", "_index")
-    _file: _KeptFile
+    _file: KeptFile
     _index: int
 
-    def __init__(self, file: _KeptFile, index: int) -> None:
+    def __init__(self, file: KeptFile, index: int) -> None:
         super().__init__()
         object.__setattr__(self, "_file", file)
         object.__setattr__(self, "_index", index)
@@ -757,7 +757,7 @@ class _Keeping:
     known: Sequence[str]
     # file -> (content key, its number of documents): each of a kind that keeps, typed cleanly
     offered: dict[str, tuple[str, int]] = field(default_factory=dict)
-    files: list[_KeptFile] = field(default_factory=list)  # those read as kept
+    files: list[KeptFile] = field(default_factory=list)  # those read as kept
 
 
 Built = _Doc | _KeptDoc  # a document as the builder takes it
@@ -786,7 +786,7 @@ def _documents(
 
 
 def _kept_docs(
-    file: str, kept: Kept, kept_files: list[_KeptFile], carried: Carried | None
+    file: str, kept: Kept, kept_files: list[KeptFile], carried: Carried | None
 ) -> list[_KeptDoc] | None:
     """The documents of a kept file's entry, or None if it does not decode;
     decoded once for a resident process while the entry's bytes stay the same
@@ -807,14 +807,14 @@ def _kept_docs(
     return [_KeptDoc(holder, d, holder.source(d.index, d.deferred)) for d in docs]
 
 
-def _kept_file(file: str, kept: Kept, digest: bytes, carried: Carried | None) -> _KeptFile:
+def _kept_file(file: str, kept: Kept, digest: bytes, carried: Carried | None) -> KeptFile:
     """The holder of a kept file: in a resident process, the one the last
     commands used for the same name, content and entry (what it holds is made
     from those alone), renewed with this command's reading."""
     if carried is None:
-        return _KeptFile(file, kept, digest)
+        return KeptFile(file, kept, digest)
     bytes_ = hashlib.blake2b(file.encode() + b"\x00" + kept.key.encode() + b"\x00" + kept.payload).digest()
-    holder = carried.get("kept file", bytes_, _KeptFile, lambda: _KeptFile(file, kept, digest))
+    holder = carried.get("kept file", bytes_, KeptFile, lambda: KeptFile(file, kept, digest))
     holder.renew(kept)
     holder.carried = True
     return holder
@@ -1445,7 +1445,7 @@ class _Builder:
         if doc.holder.carried and self.p.raised(doc.file) == before:
             self._remember_placing(doc.holder, kept.index, [one.server.name for one in kept.servers])
 
-    def _remember_placing(self, holder: _KeptFile, index: int, names: Sequence[str]) -> None:
+    def _remember_placing(self, holder: KeptFile, index: int, names: Sequence[str]) -> None:
         """How a kept document's servers were placed with nothing to report (_Placing)."""
         placing = _Placing.of([self.inv.servers[name] for name in names], self.inv)
         if placing is None:
