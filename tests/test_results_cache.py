@@ -672,6 +672,15 @@ def test_the_resident_process_decodes_a_kept_file_and_compiles_the_rules_once(
     monkeypatch.setattr(validated, "decode", lambda payload: decoded.append(1) or real_decode(payload))
     monkeypatch.setattr(rulebook, "_stored", lambda *args: compiled.append(1) or real_stored(*args))
     monkeypatch.setattr(build, "_kept_places", lambda d, *a: placed.append(d.file) or real_places(d, *a))
+    real_columns = build._Builder._placed_by_columns
+
+    def by_columns(self: build._Builder, doc: Any, *args: Any) -> bool:
+        done = real_columns(self, doc, *args)
+        if done:
+            placed.append(doc.file)
+        return done
+
+    monkeypatch.setattr(build._Builder, "_placed_by_columns", by_columns)
     monkeypatch.setattr(validated, "_positions_in", lambda body: positions.append(1) or real_positions(body))
     software: list[tuple[str, str]] = []  # (kind, file) of each software kind's facts made
     for kind in ("frameworks", "containers", "engines", "jax"):
@@ -813,3 +822,28 @@ def test_the_resident_process_carries_no_rows_of_files_it_reads_afresh(
             assert made == [], "the first run with the cache read every file afresh"
             cached = [*cached]  # the next one reads them back
     assert made  # read back from the cache: carried
+
+
+def test_a_warm_run_makes_no_model_of_a_kept_server_nothing_changed_for(
+    project: Path, audit: Audit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kept servers file's servers are placed and read a column at a time
+    (validated.ServerRun): a warm run makes the models of the servers whose
+    rows it makes again only (a changed file's, read afresh, and those of the
+    files whose racks' figures changed), in every format."""
+    first = audit(True)
+    assert audit(True) == first  # the kept files' rows kept
+    made: list[tuple[int, int]] = []
+    real = validated.ServerRun.model
+
+    def model(self: validated.ServerRun, i: int) -> Any:
+        if self._models[i] is None:
+            made.append((id(self), i))
+        return real(self, i)
+
+    monkeypatch.setattr(validated.ServerRun, "model", model)
+    assert audit(True) == first
+    assert made == []
+    _change_a_servers_memory(project)
+    assert audit(True) == audit(False)
+    assert made == []  # the changed file's servers validated afresh; no rack's figures changed

@@ -45,7 +45,7 @@ from checker.derive.fields import FactField, FieldType, derived, written
 from checker.derive.knowledge import Knowledge, builtin
 from checker.derive.rows import Block, Header, Row
 from checker.load import models as m
-from checker.load.build import ENTITIES, Inventory, Placed, ServerEntry
+from checker.load.build import ENTITIES, Inventory, Placed, ServerEntry, server_fields
 from checker.source.parse import Src
 from checker.source.reader import inner_models as _inner_models
 
@@ -116,7 +116,7 @@ class Derivation:
     def _software_ids(self) -> tuple[list[int], dict[int, m.Software | None]]:
         """Each server's software section by id, and each distinct section (the
         loader shares equal ones: a file's servers mostly have one)."""
-        sections = list(map(operator.attrgetter("server.software"), self.inv.servers.values()))
+        sections = server_fields(list(self.inv.servers.values()), "software")[0]
         ids = list(map(id, sections))
         return ids, dict(zip(ids, sections, strict=True))
 
@@ -437,8 +437,9 @@ def _facilities(run: Derivation) -> list[Fact]:
     names = list(inv.facilities)
     entries: list[Entry] = [(entity_id("facility", n), place, {}) for n, place in inv.facilities.items()]
     checked = dict.fromkeys(names, 0)
-    for entry in inv.servers.values():
-        if entry.server.software is not None and entry.facility in checked:
+    servers = list(inv.servers.values())
+    for entry, sw in zip(servers, server_fields(servers, "software")[0], strict=True):
+        if sw is not None and entry.facility in checked:
             checked[entry.facility] += 1
     as_of = ctx.knowledge.as_of
     knowledge: dict[str, list[Any]] = {
@@ -947,15 +948,15 @@ def _frameworks_of(run: Derivation, servers: carried_rows.Servers, headers: Head
     keys: list[Hashable] = []
     installs: list[tuple[str, m.FrameworkInstall, m.Software, str | None, str | None]] = []
     owners: list[str] = []
-    for name, entry in servers:
-        sw = entry.server.software
+    sections, gpus, cpus = server_fields([e for _, e in servers], "software", "gpu", "cpu")
+    for (name, entry), sw, ref, cpu in zip(servers, sections, gpus, cpus, strict=True):
         if sw is None:
             continue
-        gpu = entry.server.gpu.model if entry.server.gpu else None
-        platform = entry.server.cpu.arch if entry.server.cpu else None
+        gpu = ref.model if ref else None
+        platform = cpu.arch if cpu else None
         for fw, install in sw.frameworks.items():
             src = entry.place.src.descend("software", "frameworks", fw)
-            place = Placed(entry.server, entry.place.file, src)
+            place = Placed(install, entry.place.file, src)
             entries.append((run.server_id(name), place, _NO_VALUES))
             # What software.framework_values reads of the install and its server.
             keys.append((fw, install, sw.driver, sw.cuda, sw.rocm, gpu, platform))
@@ -984,11 +985,11 @@ def _containers_of(run: Derivation, servers: carried_rows.Servers, headers: Head
     keys: list[Hashable] = []
     items: list[tuple[m.Container, m.Software, str | None]] = []
     owners: list[str] = []
-    for name, entry in servers:
-        sw = entry.server.software
+    sections, gpus = server_fields([e for _, e in servers], "software", "gpu")
+    for (name, entry), sw, ref in zip(servers, sections, gpus, strict=True):
         if sw is None:
             continue
-        gpu = entry.server.gpu.model if entry.server.gpu else None
+        gpu = ref.model if ref else None
         for i, container in enumerate(sw.containers):
             src = entry.place.src.descend("software", "containers", i)
             entries.append((run.server_id(name), Placed(container, entry.place.file, src), _NO_VALUES))
@@ -1019,13 +1020,13 @@ def _engines_of(run: Derivation, servers: carried_rows.Servers, headers: Headers
     keys: list[Hashable] = []
     items: list[tuple[str, m.EngineInstall, m.Software, str | None]] = []
     owners: list[str] = []
-    for name, entry in servers:
-        sw = entry.server.software
+    sections, gpus = server_fields([e for _, e in servers], "software", "gpu")
+    for (name, entry), sw, ref in zip(servers, sections, gpus, strict=True):
         if sw is None:
             continue
-        gpu = entry.server.gpu.model if entry.server.gpu else None
+        gpu = ref.model if ref else None
         for engine, install in sw.engines().items():
-            place = Placed(entry.server, entry.place.file, entry.place.src.descend("software", engine))
+            place = Placed(install, entry.place.file, entry.place.src.descend("software", engine))
             entries.append((run.server_id(name), place, _NO_VALUES))
             # What software.engine_values reads of the install and its server.
             keys.append((engine, install, sw.driver, tuple(sw.frameworks.items()), gpu))
@@ -1054,14 +1055,13 @@ def _jax_of(run: Derivation, servers: carried_rows.Servers, headers: Headers) ->
     keys: list[Hashable] = []
     items: list[tuple[m.JaxInstall, m.Software, str | None, int | None]] = []
     owners: list[str] = []
-    for name, entry in servers:
-        sw = entry.server.software
+    sections, gpus, trays = server_fields([e for _, e in servers], "software", "gpu", "trays")
+    for (name, entry), sw, ref, tray_count in zip(servers, sections, gpus, trays, strict=True):
         if sw is None or sw.jax is None:
             continue
-        server = entry.server
-        gpu = server.gpu.model if server.gpu else None
-        devices = server.gpu.count * server.nodes if server.gpu else None
-        place = Placed(server, entry.place.file, entry.place.src.descend("software", "jax"))
+        gpu = ref.model if ref else None
+        devices = ref.count * (tray_count or 1) if ref else None  # m.Server.nodes
+        place = Placed(sw.jax, entry.place.file, entry.place.src.descend("software", "jax"))
         entries.append((run.server_id(name), place, _NO_VALUES))
         # What software.jax_values reads of the install and its server.
         keys.append((sw.jax, sw.driver, sw.cuda, sw.cudnn, sw.nccl, tuple(sw.containers), gpu, devices))
@@ -1120,9 +1120,8 @@ def _workload_values(
 ) -> dict[str, dict[str, Any]]:
     """Fit figures of every workload (checker.derive.fit), with its model and server count."""
     names = list(inv.workloads)
-    servers = [e.server for e in inv.servers.values()]
     gpus = {k: p.value for k, p in inv.gpu_models.items()}
-    cols = fit.server_columns(servers, gpus, names, carried)
+    cols = fit.server_columns(list(inv.servers.values()), gpus, names, carried)
     models = [inv.workloads[n].value for n in names]
     values = fit.workload_values(models, cols, ctx.knowledge.fit)
     placed = cols.workload[cols.workload >= 0]

@@ -27,6 +27,7 @@ from checker.derive.carried_columns import Columns, per_item
 from checker.derive.fields import derived
 from checker.derive.knowledge import FitModel
 from checker.load import models as m
+from checker.load.build import ServerEntry, server_fields
 
 _SECONDS_PER_DAY = 86_400.0
 Floats = npt.NDArray[np.float64]
@@ -60,13 +61,13 @@ _DTYPES = (np.int64, *(np.float64,) * 4, np.float64, np.bool_, np.float64, np.bo
 
 
 def server_columns(
-    servers: Sequence[m.Server], gpus: Mapping[str, m.GpuModel], workloads: Sequence[str],
+    servers: Sequence[ServerEntry], gpus: Mapping[str, m.GpuModel], workloads: Sequence[str],
     carried: Carried | None = None,
 ) -> ServerGpus:
     """The columns of `servers` running `workloads` on GPUs of `gpus`. `carried`:
     the resident process's (checker.core.carried), where a server that is the
-    last command's (the same model object) has the row it had, while the GPU
-    models and the workloads are what they were."""
+    last command's (the same entry: it holds the server's model) has the row it
+    had, while the GPU models and the workloads are what they were."""
     index = {name: i for i, name in enumerate(workloads)}
 
     def rows(some: Sequence[int]) -> Columns:
@@ -87,25 +88,26 @@ _NAMES = [f.name for f in fields(ServerGpus)][: len(_DTYPES)]
 
 
 def _columns(
-    servers: Sequence[m.Server], gpus: Mapping[str, m.GpuModel], index: Mapping[str, int]
+    servers: Sequence[ServerEntry], gpus: Mapping[str, m.GpuModel], index: Mapping[str, int]
 ) -> Columns:
     """ServerGpus' arrays of `servers`, and each one's GPU model name (`gpu_model`, None: no GPU)."""
     # A row reads the server's workload, GPU set-up, network and trays only: worked
     # out once per distinct set of those (the loader shares equal parts, so their
-    # identities tell them apart; the servers hold them alive while this runs).
+    # identities tell them apart; the columns hold them alive while this runs).
+    workload, gpu, network, trays = server_fields(servers, "workload", "gpu", "network", "trays")
     seen: dict[tuple[Any, ...], tuple[Any, ...]] = {}
     rows = []
-    for s in servers:
-        key = (s.workload, id(s.gpu), id(s.network), s.trays)
-        row = seen.get(key)
+    for key in zip(workload, gpu, network, trays, strict=True):
+        told = (key[0], id(key[1]), id(key[2]), key[3])
+        row = seen.get(told)
         if row is None:
-            row = seen[key] = _row(s, gpus, index)
+            row = seen[told] = _row(key, gpus, index)
         rows.append(row)
     columns = list(zip(*rows, strict=True)) if rows else [()] * len(_DTYPES)
     arrays = zip(_NAMES, columns, _DTYPES, strict=True)
     return {
         **{name: np.array(c, dtype=t) for name, c, t in arrays},
-        "gpu_model": [s.gpu.model if s.gpu else None for s in servers],
+        "gpu_model": [g.model if g else None for g in gpu],
     }
 
 
@@ -139,31 +141,37 @@ def precision_values(gpus: Sequence[m.GpuModel]) -> dict[str, Any]:
     }
 
 
-def _pcie_only(server: m.Server, gpu: m.GpuModel) -> bool:
+def _pcie_only(network: m.Network | None, gpu: m.GpuModel) -> bool:
     """No fast link between the GPUs: network.nvlink says so, else the catalog
     interconnect is PCIe or none (NVLink, a bridge and Infinity Fabric are links)."""
-    nvlink = server.network.nvlink if server.network else None
+    nvlink = network.nvlink if network else None
     return not nvlink if nvlink is not None else gpu.interconnect in ("pcie", "none")
 
 
-def _row(server: m.Server, gpus: Mapping[str, m.GpuModel], index: Mapping[str, int]) -> tuple[Any, ...]:
-    workload = index.get(server.workload, -1) if server.workload else -1
-    gpu = gpus.get(server.gpu.model) if server.gpu else None
-    nodes = float(server.nodes)
-    if server.gpu is None or gpu is None:
+def _row(
+    key: tuple[str | None, m.GpuRef | None, m.Network | None, int | None],
+    gpus: Mapping[str, m.GpuModel],
+    index: Mapping[str, int],
+) -> tuple[Any, ...]:
+    """The row of a server with this workload, GPU set-up, network and trays."""
+    workload_name, ref, network, trays = key
+    workload = index.get(workload_name, -1) if workload_name else -1
+    gpu = gpus.get(ref.model) if ref else None
+    nodes = float(trays or 1)  # m.Server.nodes
+    if ref is None or gpu is None:
         return workload, 0.0, 0.0, nodes, np.nan, np.nan, False, np.nan, False, False, False
     peak = gpu.bf16_tflops or gpu.fp16_tflops
     field = "bf16_tflops" if gpu.bf16_tflops else "fp16_tflops"
     per_device = peak / gpu.logical_gpus if peak else np.nan
     fp8 = gpu.fp8_tflops / gpu.logical_gpus if gpu.fp8_tflops else per_device
     fp8_unverified = ("fp8_tflops" if gpu.fp8_tflops else field) in gpu.unverified
-    per_node = float(server.gpu.count * gpu.logical_gpus)
+    per_node = float(ref.count * gpu.logical_gpus)
     devices = per_node * nodes
-    domain = server.network.nvlink_domain if server.network else None
-    span = devices if server.trays is None else min(float(domain), devices) if domain else per_node
+    domain = network.nvlink_domain if network else None
+    span = devices if trays is None else min(float(domain), devices) if domain else per_node
     unverified = field in gpu.unverified
     return (workload, devices, span, nodes, gpu.memory_gb / gpu.logical_gpus, per_device, unverified,
-            fp8, fp8_unverified, bool(gpu.fp8_tflops), _pcie_only(server, gpu))
+            fp8, fp8_unverified, bool(gpu.fp8_tflops), _pcie_only(network, gpu))
 
 
 def _group(cols: ServerGpus, n: int) -> dict[str, npt.NDArray[Any]]:

@@ -11,6 +11,8 @@ import errno
 import fnmatch
 import functools
 import hashlib
+import itertools
+import operator
 import os
 import stat
 import types
@@ -157,6 +159,104 @@ class ServerEntry:
     facility: str
     rollout_date: dt.date | None
     place: Placed[m.Server]
+
+
+class _KeptPlace(Placed[m.Server]):
+    """Where a kept server is written, placed by its document's columns
+    (_Builder._placed_by_columns): its model made from the entry when first read."""
+
+    __slots__ = ("_at", "_run")
+    _run: validated.ServerRun
+    _at: int
+
+    @property  # a field of Placed, read-only here: made when asked
+    def value(self) -> m.Server:
+        return self._run.model(self._at)
+
+
+class _KeptEntry(ServerEntry):
+    """A kept server placed by its document's columns: its model made when first
+    read, its fields read a column at a time by server_fields."""
+
+    __slots__ = ("_at", "_run")
+    _run: validated.ServerRun
+    _at: int
+
+    @property  # a field of ServerEntry, read-only here: made when asked
+    def server(self) -> m.Server:
+        return self._run.model(self._at)
+
+
+def _slot(cls: type, name: str) -> Callable[[object, Any], None]:
+    return cls.__dict__[name].__set__  # type: ignore[no-any-return]
+
+
+_SET_ENTRY = (_slot(ServerEntry, "facility"), _slot(ServerEntry, "rollout_date"), _slot(ServerEntry, "place"))
+_SET_PLACE = (_slot(Placed, "file"), _slot(Placed, "src"))
+_SET_KEPT = (
+    _slot(_KeptEntry, "_run"), _slot(_KeptEntry, "_at"), _slot(_KeptPlace, "_run"), _slot(_KeptPlace, "_at")
+)
+
+
+def _kept_entry(
+    run: validated.ServerRun, at: int, facility: str, rollout: dt.date | None, file: str, src: Src
+) -> ServerEntry:
+    """Server `at` of `run`, its entry and place made with a few calls in C (100,000 a warm run)."""
+    entry, place = object.__new__(_KeptEntry), object.__new__(_KeptPlace)
+    set_facility, set_rollout, set_place = _SET_ENTRY
+    set_file, set_src = _SET_PLACE
+    entry_run, entry_at, place_run, place_at = _SET_KEPT
+    set_file(place, file)
+    set_src(place, src)
+    place_run(place, run)
+    place_at(place, at)
+    set_facility(entry, facility)
+    set_rollout(entry, rollout)
+    set_place(entry, place)
+    entry_run(entry, run)
+    entry_at(entry, at)
+    return entry
+
+
+def _follow(entries: Sequence[ServerEntry], run: validated.ServerRun, at: int) -> bool:
+    """Whether `entries` are the servers of `run` from `at` on, in order (checked at C speed)."""
+    if not {_KeptEntry}.issuperset(map(type, entries)):
+        return False
+    kept = typing.cast(Sequence[_KeptEntry], entries)
+    return all(map(operator.is_, map(_RUN_OF, kept), itertools.repeat(run))) and list(
+        map(_AT_OF, kept)
+    ) == list(range(at, at + len(kept)))
+
+
+_RUN_OF, _AT_OF = operator.attrgetter("_run"), operator.attrgetter("_at")
+
+
+def server_fields(entries: Sequence[ServerEntry], *names: str) -> list[list[Any]]:
+    """For each field of `names`, its value on each server of `entries`, in their
+    order: a kept document's servers placed by their columns read a column at a
+    time (validated.ServerRun.column: no model made), the others of their models."""
+    out: list[list[Any]] = [[] for _ in names]
+    i, count = 0, len(entries)
+    while i < count:
+        entry = entries[i]
+        j = i + 1
+        if type(entry) is _KeptEntry:
+            run, start = entry._run, entry._at - i  # entries[j] is server start + j of the run
+            j = min(count, len(run) - start)  # the rest of its run, when its entries follow (they mostly do)
+            if not _follow(entries[i:j], run, entry._at):
+                j = i + 1
+                while j < count and _follow(entries[j : j + 1], run, start + j):
+                    j += 1
+            for column, name in zip(out, names, strict=True):
+                column += run.column(name)[start + i : start + j]
+        else:
+            while j < count and type(entries[j]) is not _KeptEntry:
+                j += 1
+            models = [e.server for e in entries[i:j]]
+            for column, name in zip(out, names, strict=True):
+                column += map(operator.attrgetter(name), models)
+        i = j
+    return out
 
 
 @dataclass
@@ -589,23 +689,24 @@ class _Placing:
     @classmethod
     def of(cls, entries: Sequence[ServerEntry], inv: Inventory) -> _Placing | None:
         """What placing these entries in `inv` read, or None where they are not to be carried."""
-        servers = [e.server for e in entries]
-        names = tuple(s.name for s in servers)
-        if not names or len(set(names)) != len(names) or any(s.trays is not None for s in servers):
+        read = server_fields(entries, "name", "rack", "trays", "psu", "workload", "gpu")
+        name, rack, trays, psu, workload, gpu = read
+        names = tuple(name)
+        if not names or len(set(names)) != len(names) or any(t is not None for t in trays):
             return None
-        racks = [(e.facility, e.server.rack) for e in entries]
+        racks = [(e.facility, r) for e, r in zip(entries, rack, strict=True)]
         cabled = {
             key: inv.racks[key].value
-            for key, s in zip(racks, servers, strict=True)
-            if s.psu is not None and s.psu.feeds is not None
+            for key, p in zip(racks, psu, strict=True)
+            if p is not None and p.feeds is not None
         }
         return cls(
             names,
             tuple(entries),
             frozenset(racks),
             tuple(cabled.items()),
-            frozenset(s.workload for s in servers if s.workload is not None),
-            frozenset(s.gpu.model for s in servers if s.gpu is not None),
+            frozenset(w for w in workload if w is not None),
+            frozenset(g.model for g in gpu if g is not None),
         )
 
     def holds(self, inv: Inventory) -> bool:
@@ -898,6 +999,19 @@ def _typed(
     return _Doc(file, value, doc.src, index)
 
 
+def _distinct(parts: Sequence[Any]) -> Iterator[Any]:
+    """The distinct objects of `parts` (a document's servers share a few parts)."""
+    return iter({id(part): part for part in parts}.values())
+
+
+def _catalog_models_known(servers: Sequence[validated.KeptServer], fields: Mapping[str, Any]) -> bool:
+    """Whether every kept server merged with a catalog model names one the catalog has."""
+    if isinstance(servers, validated.ServerRun):
+        merged = zip(servers.catalogs, servers.column("model"), strict=True)
+        return all(model in fields for shape, model in merged if shape is not None)
+    return all(s.catalog is None or s.server.model in fields for s in servers)
+
+
 def _at(file: str, src: Src, path: Sequence[str | int] = ()) -> Location:
     """Where a document (or the value at `path` in it) is written."""
     return Location(file, *src.locate(path, key=False))
@@ -909,14 +1023,60 @@ def _kept_places(
     """Where each kept server is written: the source maps _Builder._add_servers
     makes, the same merges of the same lazy maps (`fields`: the catalog's)."""
     defaults_src = doc.src.descend("defaults")
-    places = []
-    for one in kept.servers:
-        src: Src = _MergedSrc(one.defaults, defaults_src, doc.src.descend("servers", one.index))
-        if one.catalog is not None:
-            assert one.server.model is not None  # checked by the caller
-            src = _MergedSrc(one.catalog, _CatalogSrc(fields[one.server.model], src), src)
-        places.append(Placed(one.server, doc.file, src))
-    return places
+    return [
+        Placed(one.server, doc.file, _kept_src(doc.src, defaults_src, one.index, one.defaults, one.catalog,
+                                               one.server.model, fields))
+        for one in kept.servers
+    ]
+
+
+def _kept_src(
+    src: Src, defaults_src: Src, index: int, defaults: Shape, catalog: Shape | None, model: str | None,
+    fields: Mapping[str, dict[str, Any]],
+) -> Src:
+    """A kept server's source map: its merge under its defaults, and under its catalog model's fields."""
+    merged: Src = _MergedSrc(defaults, defaults_src, src.descend("servers", index))
+    if catalog is not None:
+        assert model is not None  # checked by the caller
+        merged = _MergedSrc(catalog, _CatalogSrc(fields[model], merged), merged)
+    return merged
+
+
+class _KeptServerSrc(LazySrc):
+    """The source map of a kept server placed by its document's columns (_kept_src),
+    made when a position is first asked."""
+
+    __slots__ = ("_at", "_defaults", "_doc", "_fields", "_run")
+    _doc: _KeptDoc
+    _defaults: Src
+    _run: validated.ServerRun
+    _at: int
+    _fields: Mapping[str, dict[str, Any]]
+
+    def __init__(
+        self, doc: _KeptDoc, defaults: Src, run: validated.ServerRun, at: int,
+        fields: Mapping[str, dict[str, Any]],
+    ) -> None:
+        super().__init__()
+        object.__setattr__(self, "_doc", doc)
+        object.__setattr__(self, "_defaults", defaults)
+        object.__setattr__(self, "_run", run)
+        object.__setattr__(self, "_at", at)
+        object.__setattr__(self, "_fields", fields)
+
+    def _compute(self) -> Src:
+        run, at = self._run, self._at
+        return _kept_src(self._doc.src, self._defaults, run.indexes[at], run.defaults[at], run.catalogs[at],
+                         run.column("model")[at], self._fields)
+
+    def locate(self, path: Sequence[str | int] = (), *, key: bool = True) -> tuple[int, int]:
+        return self.resolved().locate(path, key=key)
+
+    def position(self) -> tuple[int, int]:
+        return self.resolved().position()
+
+    def __reduce__(self) -> str | tuple[Any, ...]:
+        return self.resolved().__reduce__()  # pickled as the map it makes
 
 
 # ---------------------------------------------------------------- building
@@ -1429,13 +1589,17 @@ class _Builder:
         if (
             doc.holder.digest != self._catalog_digest()
             or kept.facility not in self.inv.facilities
-            or any(s.catalog is not None and s.server.model not in fields for s in kept.servers)
+            or not _catalog_models_known(kept.servers, fields)
         ):
             self._add_read(doc)
             return
         placing = doc.holder.placings.get(kept.index)
         if placing is not None and placing.holds(self.inv):
             self.inv.servers.update(zip(placing.names, placing.entries, strict=True))
+            return
+        if isinstance(kept.servers, validated.ServerRun) and self._placed_by_columns(doc, kept, kept.servers):
+            if doc.holder.carried:
+                self._remember_placing(doc.holder, kept.index, kept.servers.column("name"))
             return
         made = functools.partial(_kept_places, doc, kept, fields)
         places = doc.holder.places(kept.index, made)
@@ -1444,6 +1608,41 @@ class _Builder:
             self._place_server(kept.facility, kept.rollout_date, one.server, place)
         if doc.holder.carried and self.p.raised(doc.file) == before:
             self._remember_placing(doc.holder, kept.index, [one.server.name for one in kept.servers])
+
+    def _placed_by_columns(
+        self, doc: _KeptDoc, kept: validated.KeptServers, run: validated.ServerRun
+    ) -> bool:
+        """Place a kept document's servers as _place_server places them, when a
+        column at a time shows it would report nothing (their names new, their
+        racks, workloads and GPU models there, their power and height given, no
+        PSU cabled by `psu.feeds` and no rack-scale system): each server's model
+        is then made only when a later stage reads it. False (nothing placed)
+        where anything would be reported: they are placed one by one."""
+        inv = self.inv
+        names, racks, workloads, power, position, height, gpu, psu, trays = map(run.column, (
+            "name", "rack", "workload", "power_w", "position", "u_height", "gpu", "psu", "trays"
+        ))
+        if (
+            len(set(names)) != len(names)
+            or not inv.servers.keys().isdisjoint(names)
+            or not all(map(inv.racks.__contains__, zip(itertools.repeat(kept.facility), racks)))
+            or not inv.workloads.keys() >= set(workloads) - {None}
+            or not all(map(operator.is_not, power, itertools.repeat(None)))
+            or any(h is None for p, h in zip(position, height, strict=True) if p is not None)
+            or any(g is not None and g.model not in inv.gpu_models for g in _distinct(gpu))
+            or any(p is not None and p.feeds is not None for p in _distinct(psu))
+            or any(t is not None for t in trays)
+        ):
+            return False
+        fields = inv.server_model_fields
+        defaults_src = doc.src.descend("defaults")
+        facility, rollout, file = kept.facility, kept.rollout_date, doc.file
+        entries = [
+            _kept_entry(run, at, facility, rollout, file, _KeptServerSrc(doc, defaults_src, run, at, fields))
+            for at in range(len(run))
+        ]
+        inv.servers.update(zip(names, entries, strict=True))
+        return True
 
     def _remember_placing(self, holder: KeptFile, index: int, names: Sequence[str]) -> None:
         """How a kept document's servers were placed with nothing to report (_Placing)."""

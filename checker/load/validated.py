@@ -42,7 +42,7 @@ import hashlib
 import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 from pydantic import BaseModel
 
@@ -77,7 +77,8 @@ class KeptServers:
     deferred: bool  # the fast path read it: its source map comes back from the text alone
     facility: str
     rollout_date: dt.date | None
-    servers: tuple[KeptServer, ...]
+    # Those written, or those read back (ServerRun: each model made when asked).
+    servers: Sequence[KeptServer]
 
 
 @dataclass(frozen=True)
@@ -242,34 +243,47 @@ class _Reader:
         # Exact types before the lookup: True is 1 as a key.
         if name.__class__ is not str or kept.__class__ is not int or combo.__class__ is not int:
             raise cache.BadEntry("not a model")
-        plan = self._plans.get((name, kept, combo, expected))
-        if plan is None:
-            plan = self._plans[(name, kept, combo, expected)] = self._plan(name, kept, combo, expected)
-        cls, names, allowed, shared, fields_set = plan
-        if values.__class__ is not list or len(values) != len(names):
+        plan = self.plan(name, kept, combo, expected)
+        if values.__class__ is not list or len(values) != len(plan.names):
             raise cache.BadEntry(f"not the fields of {name}")
         if not SCALAR_TYPES.issuperset(map(type, values)):
             raise cache.BadEntry(f"a value of {name} that is no scalar")
-        own = dict(zip(names, values, strict=True))
-        if shared:
-            own.update(shared)
-        if others.__class__ is not tuple:
-            raise cache.BadEntry(f"not the values of {name}")
-        for pair in others:
+        return self.build(plan, values, self.others(others, plan))
+
+    def others(self, raw: Any, plan: _Plan) -> tuple[tuple[str, Any], ...]:
+        """A model's values that are neither scalars nor shared parts, checked and read."""
+        if raw.__class__ is not tuple:
+            raise cache.BadEntry(f"not the values of {plan.cls.__name__}")
+        out = []
+        for pair in raw:
             if pair.__class__ is not tuple or len(pair) != 2:
                 raise cache.BadEntry("not a value")
             field_name, value = pair
-            if field_name.__class__ is not str or field_name not in allowed:
-                raise cache.BadEntry(f"not a field of {name}")
-            own[field_name] = _value_in(value, self.parts)
+            if field_name.__class__ is not str or field_name not in plan.allowed:
+                raise cache.BadEntry(f"not a field of {plan.cls.__name__}")
+            out.append((field_name, _value_in(value, self.parts)))
+        return tuple(out)
+
+    def build(self, plan: _Plan, values: list[Any], others: tuple[tuple[str, Any], ...]) -> m.Model:
+        """The model of checked values, as validation made it."""
+        own = dict(zip(plan.names, values, strict=True))
+        if plan.shared:
+            own.update(plan.shared)
+        own.update(others)
         if not self._fast:
-            return cls.model_construct(set(fields_set), **own)
-        model = object.__new__(cls)
+            return plan.cls.model_construct(set(plan.fields_set), **own)
+        model = object.__new__(plan.cls)
         _set(model, "__dict__", own)
-        _set(model, "__pydantic_fields_set__", set(fields_set))
+        _set(model, "__pydantic_fields_set__", set(plan.fields_set))
         _set(model, "__pydantic_extra__", None)
         _set(model, "__pydantic_private__", None)
         return model
+
+    def plan(self, name: str, kept: int, combo: int, expected: type[m.Model]) -> _Plan:
+        got = self._plans.get((name, kept, combo, expected))
+        if got is None:
+            got = self._plans[(name, kept, combo, expected)] = self._plan(name, kept, combo, expected)
+        return got
 
     def _plan(self, name: str, kept: int, combo: int, expected: type[m.Model]) -> _Plan:
         """What building a model of this class, fields set and set of parts reads,
@@ -321,7 +335,7 @@ def decode(payload: bytes) -> tuple[bytes, list[KeptDoc]]:
         if type(raw) is not tuple or len(raw) != 6 or raw[0] != "servers":
             raise cache.BadEntry("not a document")
         _, index, deferred, facility, rollout, servers = raw
-        kept = tuple(_server_in(s, r) for s in expect(servers, list))
+        kept = ServerRun(expect(servers, list), r)
         try:
             date = dt.date.fromisoformat(expect(rollout, str)) if rollout is not None else None
         except ValueError as exc:
@@ -333,14 +347,121 @@ def decode(payload: bytes) -> tuple[bytes, list[KeptDoc]]:
     return expect(digest, bytes), docs
 
 
-def _server_in(raw: Any, r: _Reader) -> KeptServer:
-    if raw.__class__ is not tuple or len(raw) != 8:
-        raise cache.BadEntry("not a server")
-    index, defaults, catalog = raw[:3]
-    server = r.model(raw[3:], m.Server)
-    assert isinstance(server, m.Server)
-    shape = None if catalog is None else r.shape(catalog)
-    return KeptServer(expect(index, int), server, r.shape(defaults), shape)
+class ServerRun(Sequence[KeptServer]):
+    """A kept servers document's servers as read back: checked a column at a time
+    when the entry is read (everything _Reader.model checks of one model), each
+    server's model made only when it is asked for. A warm run asks for few: the
+    load places a document's servers by their columns (checker.load.build) and
+    the later stages read the fields they need a column at a time (`column`),
+    so a file whose racks did not change makes no model (5 us a server)."""
+
+    def __init__(self, raws: list[Any], r: _Reader) -> None:
+        self._reader = r
+        count = len(raws)
+        if not {tuple}.issuperset(map(type, raws)) or not {8}.issuperset(map(len, raws)):
+            raise cache.BadEntry("not a server")
+        index, defaults, catalog, names, kept, values, combos, others = (
+            zip(*raws, strict=True) if raws else ((),) * 8
+        )
+        # Exact types before the lookups: True is 1 as a key.
+        numbers = itertools.chain(index, kept, combos)
+        if not {int}.issuperset(map(type, numbers)) or not {str}.issuperset(map(type, names)):
+            raise cache.BadEntry("not a server")
+        keys = list(zip(names, kept, combos, strict=True))
+        plans = {key: r.plan(*key, m.Server) for key in set(keys)}
+        self._plans: list[_Plan] = list(map(plans.__getitem__, keys))
+        sizes = {len(plan.names) for plan in plans.values()}
+        if not {list}.issuperset(map(type, values)) or (
+            set(map(len, values)) != sizes if len(sizes) == 1 else
+            list(map(len, values)) != [len(plan.names) for plan in self._plans]
+        ):
+            raise cache.BadEntry("not the fields of a server")
+        if not SCALAR_TYPES.issuperset(map(type, itertools.chain.from_iterable(values))):
+            raise cache.BadEntry("a value of a server that is no scalar")
+        if not {tuple}.issuperset(map(type, others)):
+            raise cache.BadEntry("not the values of a server")
+        # The few servers with values of other kinds (lists, mappings), read now.
+        self._others = {
+            i: r.others(others[i], self._plans[i]) for i in itertools.compress(range(count), others)
+        }
+        self.indexes: tuple[int, ...] = index
+        # Each server's shapes: of its defaults merge, and of its catalog merge (None: no model named).
+        self.defaults: list[Shape] = _shapes(defaults, r, optional=False)
+        self.catalogs: list[Shape | None] = _shapes(catalog, r, optional=True)
+        self._values: tuple[list[Any], ...] = values
+        self._models: list[m.Server | None] = [None] * count
+        self._columns: dict[str, list[Any]] = {}
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    @overload
+    def __getitem__(self, i: int) -> KeptServer: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[KeptServer]: ...
+    def __getitem__(self, i: int | slice) -> KeptServer | Sequence[KeptServer]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(len(self))[i]]
+        return KeptServer(self.indexes[i], self.model(i), self.defaults[i], self.catalogs[i])
+
+    def model(self, i: int) -> m.Server:
+        """Server `i`'s model, made when first asked."""
+        got = self._models[i]
+        if got is None:
+            made = self._reader.build(self._plans[i], self._values[i], self._others.get(i, ()))
+            assert isinstance(made, m.Server)
+            got = self._models[i] = made
+        return got
+
+    def column(self, name: str) -> list[Any]:
+        """Each server's field `name`, as its model would hold it (a value of its
+        own, else a shared part, else its scalar), read once; never changed."""
+        got = self._columns.get(name)
+        if got is None:
+            got = self._columns[name] = self._column(name)
+        return got
+
+    @functools.cached_property
+    def _groups(self) -> list[list[int]]:
+        """The servers of each class, fields set and set of parts (a file's mostly share one)."""
+        plans = self._plans
+        if len(set(map(id, plans))) <= 1:
+            return [list(range(len(plans)))] if plans else []
+        groups: dict[int, list[int]] = {}
+        for i, plan in enumerate(plans):
+            groups.setdefault(id(plan), []).append(i)
+        return list(groups.values())
+
+    def _column(self, name: str) -> list[Any]:
+        out: list[Any] = [None] * len(self)
+        for rows in self._groups:
+            plan = self._plans[rows[0]]
+            if name not in plan.allowed:
+                raise AttributeError(f"{plan.cls.__name__} has no field {name!r}")
+            if name in plan.shared:
+                part = plan.shared[name]
+                for i in rows:
+                    out[i] = part
+                continue
+            at = plan.names.index(name)
+            if len(rows) == len(out):
+                out = [v[at] for v in self._values]
+            else:
+                for i in rows:
+                    out[i] = self._values[i][at]
+        for i, pairs in self._others.items():
+            for field_name, value in pairs:
+                if field_name == name:
+                    out[i] = value
+        return out
+
+
+def _shapes(raws: Sequence[Any], r: _Reader, optional: bool) -> list[Any]:
+    """Each server's shape (`optional`: None where none is written), each
+    distinct one read once (the writer writes equal shapes as one object)."""
+    by_id = {id(raw): raw for raw in raws}
+    read = {key: None if raw is None and optional else r.shape(raw) for key, raw in by_id.items()}
+    return list(map(read.__getitem__, map(id, raws)))
 
 
 @functools.lru_cache(maxsize=1)

@@ -11,7 +11,8 @@ from checker.decide.config import Config
 from checker.derive import fit
 from checker.derive.knowledge import builtin
 from checker.load import models as m
-from checker.load.build import load, with_shape
+from checker.load.build import Placed, ServerEntry, load, with_shape
+from checker.source.parse import Src
 from tests.rollout import audit, rules_by_entity
 
 FIT = builtin().fit
@@ -25,6 +26,11 @@ def _catalog() -> tuple[dict[str, m.GpuModel], dict[str, m.LanguageModel]]:
 
 
 GPUS, MODELS = _catalog()
+
+
+def _entries(servers: list[m.Server]) -> list[ServerEntry]:
+    """The servers as the inventory holds them (fit reads their entries)."""
+    return [ServerEntry(s, "f", None, Placed(s, "servers.yaml", Src(1, 1))) for s in servers]
 
 
 def _workload(fields: dict[str, Any]) -> m.Workload:
@@ -41,7 +47,7 @@ def _figures(workload: dict[str, Any], servers: list[tuple[str, int]]) -> dict[s
         )
         for i, (g, n) in enumerate(servers)
     ]
-    return fit.workload_values([wl], fit.server_columns(models, GPUS, ["w"]), FIT)[0]
+    return fit.workload_values([wl], fit.server_columns(_entries(models), GPUS, ["w"]), FIT)[0]
 
 
 # (id, workload, servers, required GB, available GB, fits). Training is sized
@@ -381,8 +387,8 @@ def test_a_row_is_worked_out_from_everything_it_reads() -> None:
         m.Server.model_validate({"name": f"s{i}", "rack": "R", **fields}).model_copy(update={"gpu": gpu})
         for i, fields in enumerate(varied)
     ]
-    together = fit.server_columns(servers, GPUS, ["w", "other"])
+    together = fit.server_columns(_entries(servers), GPUS, ["w", "other"])
     for i, server in enumerate(servers):
-        alone = fit.server_columns([server], GPUS, ["w", "other"])
+        alone = fit.server_columns(_entries([server]), GPUS, ["w", "other"])
         for name in ("workload", "devices", "domain", "nodes", "pcie_only"):
             assert getattr(together, name)[i] == getattr(alone, name)[0], (varied[i], name)

@@ -10,14 +10,18 @@ from __future__ import annotations
 import json
 import weakref
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from checker.core.perf import gc_paused
 from checker.core.resources import knowledge_dir
 from checker.derive.knowledge import TABLE_KINDS
 from checker.load import build as loader
 from checker.load.build import KINDS, load
+from checker.load.reading import ReadOptions
 from checker.source import parse as source
 from tests.conftest import AS_OF, FIXTURES, CliRunner, Writer, summary
 
@@ -800,3 +804,49 @@ def test_a_facility_is_placed_again_only_as_it_was_and_where_its_names_are_free(
     rack = next(iter(inv.racks))
     taken = loader.Inventory(racks={rack: inv.racks[rack]})
     assert not placing.holds(taken, facility.value)
+
+
+# ---------------------------------------------------------------- kept servers read a column at a time
+_INVENTORIES = Path(__file__).resolve().parents[2] / "inventories"
+_FIELDS = ("name", "rack", "position", "power_w", "gpu", "psu", "software", "workload", "trays")
+
+
+Kept = tuple[list[str], list[loader.ServerEntry], dict[str, Any]]
+
+
+@pytest.fixture(scope="module")
+def kept_and_cold(tmp_path_factory: pytest.TempPathFactory) -> Kept:
+    """The inventories' servers as a warm load places them (by their columns: no
+    model made), and each one's model as a cold load makes it."""
+    folder = tmp_path_factory.mktemp("cache")
+    options = ReadOptions(cache_dir=folder)
+    load([_INVENTORIES], options=options)  # the entries written
+    warm, problems = load([_INVENTORIES], options=options)
+    cold, _ = load([_INVENTORIES])
+    assert problems == [] and warm.kept and list(warm.servers) == list(cold.servers)
+    entries = list(warm.servers.values())
+    assert {type(e) for e in entries} != {loader.ServerEntry}  # placed by their columns
+    return list(warm.servers), entries, {name: e.server for name, e in cold.servers.items()}
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_server_fields_read_the_models_fields_in_any_order(kept_and_cold: Kept, data: st.DataObject) -> None:
+    """server_fields of any servers in any order (a kept file's run cut, out of
+    order, repeated, mixed with others) is each one's fields as a cold load's
+    model has them."""
+    names, entries, cold = kept_and_cold
+    picked = data.draw(st.lists(st.sampled_from(range(len(entries))), max_size=3 * len(entries)))
+    if data.draw(st.booleans()):
+        picked = sorted(set(picked))  # in order, with gaps
+    got = loader.server_fields([entries[i] for i in picked], *_FIELDS)
+    wanted = [cold[names[i]] for i in picked]
+    for field, column in zip(_FIELDS, got, strict=True):
+        assert column == [getattr(model, field) for model in wanted], field
+
+
+def test_server_fields_of_whole_runs(kept_and_cold: Kept) -> None:
+    names, entries, cold = kept_and_cold
+    got = loader.server_fields(entries, *_FIELDS)
+    for field, column in zip(_FIELDS, got, strict=True):
+        assert column == [getattr(cold[name], field) for name in names], field

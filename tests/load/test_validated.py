@@ -12,6 +12,8 @@ import pytest
 
 from checker.cli import main
 from checker.load import cache, validated
+from checker.load import models as m
+from checker.source.parse import WrittenFloat
 from tests.conftest import AS_OF
 
 INVENTORIES = Path(__file__).resolve().parents[2] / "inventories"
@@ -21,8 +23,11 @@ INVENTORIES = Path(__file__).resolve().parents[2] / "inventories"
 def servers_entries(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[Any, ...]]:
     """The bodies of the kept servers files' entries, as an audit wrote them
     (in the order of their keys, which hold the code's time stamps)."""
-    folder = tmp_path_factory.mktemp("cache")
-    argv = ["audit", str(INVENTORIES), *AS_OF, "--cache-dir", str(folder), "--format", "json:-"]
+    return _entries_of(INVENTORIES, tmp_path_factory.mktemp("cache"))
+
+
+def _entries_of(inventories: Path, folder: Path) -> list[tuple[Any, ...]]:
+    argv = ["audit", str(inventories), *AS_OF, "--cache-dir", str(folder), "--format", "json:-"]
     assert main(argv) in (0, 1)
     store = cache.open_cache(folder)
     assert store is not None
@@ -107,6 +112,18 @@ FORGED: dict[str, Callable[[tuple[Any, ...]], tuple[Any, ...]]] = {
     "another value that is no pair": lambda s: (*s[:7], (("memory_gb",),)),
     "a field name that is no text": lambda s: (*s[:7], ((1, 2),)),
     "a value list too short": lambda s: (*s[:5], s[5][:-1], *s[6:]),
+    # Caught when the entry is read, though no model is made until one is asked for
+    # (validated.ServerRun): a model made later could not fall back to the file.
+    "a value list too long": lambda s: (*s[:5], [*s[5], None], *s[6:]),
+    "a value that is no scalar": lambda s: (*s[:5], [[1], *s[5][1:]], *s[6:]),
+    "an index that is a bool": lambda s: (True, *s[1:]),
+    "an index that is text": lambda s: ("0", *s[1:]),
+    "no shape of its defaults": lambda s: (s[0], None, *s[2:]),
+    "a shape that is no pair": lambda s: (s[0], ("name",), *s[2:]),
+    "a class that is not a server": lambda s: (*s[:3], "Rack", *s[4:]),
+    "a field of no server": lambda s: (*s[:7], (("nonesuch", 1),)),
+    "a set of parts of no entry": lambda s: (*s[:6], 10**6, s[7]),
+    "a server short": lambda s: s[:7],
 }
 
 
@@ -116,6 +133,32 @@ def test_a_value_of_another_type_is_a_bad_entry(
 ) -> None:
     with pytest.raises(cache.BadEntry):
         validated.decode(_servers_as(servers_entry, change))
+
+
+def test_each_column_is_what_each_model_holds(servers_entries: list[tuple[Any, ...]]) -> None:
+    """A kept server's field read a column at a time is the value its model holds
+    (the same object: parts are shared), for every field of every server kept:
+    scalars, shared parts, and values of their own (none of the inventories'
+    servers has one: one is given a float as written, `2048.50`)."""
+    body, doc, server = _with_one_at(servers_entries, 4)
+    written = (("memory_gb", ("f", 2048.5, "2048.50")),)
+    forged = cache.unpack(_server_as(body, doc, server, 7, written))
+    checked, own = 0, 0
+    for body in [*servers_entries, forged]:
+        for doc in validated.decode(cache.pack(body))[1]:
+            if not isinstance(doc, validated.KeptServers):
+                continue
+            run = doc.servers
+            assert isinstance(run, validated.ServerRun)
+            for name in m.Server.model_fields:
+                column = run.column(name)
+                assert len(column) == len(run)
+                for i, value in enumerate(column):
+                    held = getattr(run.model(i), name)
+                    assert value is held or (type(value) is type(held) and value == held), (name, i)
+                    checked += 1
+                    own += type(value) is WrittenFloat
+    assert checked > 500 and own == 1
 
 
 # (document, path descended, path located, whether at the key, line, column)

@@ -31,7 +31,7 @@ import numpy.typing as npt
 from checker.derive.capacity.servers import F64, IDX, NAN, ServerArrays, at, psu_map
 from checker.derive.capacity.table import Column, Table
 from checker.load import models as m
-from checker.load.build import Inventory
+from checker.load.build import Inventory, server_fields
 
 FEED_COLUMNS = (
     Column("capacity_kw", "kW", "V x A x max_utilization/100 x (sqrt 3 if three-phase) x PF / 1000"),
@@ -668,24 +668,25 @@ def _unverified_ranges(inv: Inventory, s: ServerArrays) -> F64:
     out = np.full(len(s.psu), NAN)
     which = np.flatnonzero(ranged[s.psu]) if len(s.psu_parts) else np.zeros(0, dtype=np.intp)
     entries = list(inv.servers.values())
+    wanted = which.tolist()
+    psus, names = server_fields([entries[i] for i in wanted], "psu", "model")
     # Once per distinct PSU part and catalog model: a fleet repeats a few.
     memo: dict[tuple[int, str | None], float] = {}
-    for i in which.tolist():
-        server = entries[i].server
-        key = (int(s.psu[i]), server.model)
+    for i, psu, name in zip(wanted, psus, names, strict=True):
+        key = (int(s.psu[i]), name)
         if key not in memo:
-            memo[key] = _unverified(inv, server)
+            memo[key] = _unverified(inv, psu, name)
         out[i] = memo[key]
     return out
 
 
-def _unverified(inv: Inventory, server: m.Server) -> float:
-    """1 where the server's psu.input_v is its catalog model's and marked
+def _unverified(inv: Inventory, psu: m.Psu | None, name: str | None) -> float:
+    """1 where a server's psu.input_v is its catalog model's (`name`) and marked
     unverified there, 0 where it is not, NaN without a range."""
-    own = server.psu.input_v if server.psu else None
+    own = psu.input_v if psu else None
     if own is None:
         return NAN
-    placed = inv.server_models.get(server.model) if server.model else None
+    placed = inv.server_models.get(name) if name else None
     model = placed.value if placed is not None else None
     catalog = model.psu.input_v if model is not None and model.psu else None
     return float(model is not None and "psu.input_v" in model.unverified and catalog == own)

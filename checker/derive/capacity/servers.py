@@ -11,6 +11,7 @@ that the energy, cost and annual PUE figures use (`basis_w`).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
@@ -23,7 +24,7 @@ from checker.core.carried import Carried
 from checker.derive.capacity.table import Column, Table
 from checker.derive.carried_columns import Columns, per_item
 from checker.load import models as m
-from checker.load.build import Inventory, ServerEntry
+from checker.load.build import Inventory, ServerEntry, server_fields
 
 F64 = npt.NDArray[np.float64]
 IDX = npt.NDArray[np.intp]
@@ -146,22 +147,26 @@ class ServerInputs:
     def of(
         cls, entries: Sequence[ServerEntry], fac_index: Mapping[str, int], rack_index: RackIndex
     ) -> ServerInputs:
-        servers = [e.server for e in entries]
-        places = [(e.facility, s.rack) for e, s in zip(entries, servers, strict=True)]
+        rack, position, u_height, trays, power, cap, cooling, fraction, busbar, weight, psu = server_fields(
+            entries, "rack", "position", "u_height", "trays", "power_w", "power_cap_w", "cooling",
+            "liquid_fraction", "busbar_w", "weight_kg", "psu",
+        )
+        facilities = [e.facility for e in entries]
+        places = zip(facilities, rack, strict=True)
         return cls(
-            np.asarray([fac_index[e.facility] for e in entries], dtype=np.intp),
-            np.asarray([rack_index.get(place, -1) for place in places], dtype=np.intp),
-            _col([s.position for s in servers]),
-            _col([s.u_height for s in servers]),
-            _col([s.trays for s in servers]),
-            _col([s.power_w.max if s.power_w else None for s in servers]),
-            _col([s.power_w.typical if s.power_w else None for s in servers]),
-            _col([s.power_cap_w for s in servers]),
-            np.asarray([s.cooling == "liquid" for s in servers], dtype=bool),
-            _col([s.liquid_fraction for s in servers]),
-            _col([s.busbar_w for s in servers]),
-            _col([s.weight_kg for s in servers]),
-            [s.psu for s in servers],
+            np.asarray([fac_index[f] for f in facilities], dtype=np.intp),
+            np.asarray(list(map(rack_index.get, places, itertools.repeat(-1))), dtype=np.intp),
+            _col(position),
+            _col(u_height),
+            _col(trays),
+            _col([p.max if p else None for p in power]),
+            _col([p.typical if p else None for p in power]),
+            _col(cap),
+            np.asarray([c == "liquid" for c in cooling], dtype=bool),
+            _col(fraction),
+            _col(busbar),
+            _col(weight),
+            psu,
         )
 
     def columns(self) -> Columns:
