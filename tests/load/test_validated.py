@@ -135,6 +135,30 @@ def test_a_value_of_another_type_is_a_bad_entry(
         validated.decode(_servers_as(servers_entry, change))
 
 
+# A part: (class, fields set, values, set of parts, other values), read a column at a time.
+FORGED_PARTS: dict[str, Callable[[tuple[Any, ...]], tuple[Any, ...]]] = {
+    "a fields set that is a bool": lambda p: (p[0], True, *p[2:]),
+    "a class that is no name": lambda p: ((p[0],), *p[1:]),
+    "a value that is no scalar": lambda p: (*p[:2], [{"a": 1}, *p[2][1:]], *p[3:]),
+    "a value list too long": lambda p: (*p[:2], [*p[2], None], *p[3:]),
+    "values that are no list": lambda p: (*p[:2], tuple(p[2]), *p[3:]),
+    "other values that are no tuple": lambda p: (*p[:4], list(p[4])),
+    "another part's number ahead of it": lambda p: (*p[:4], (("model", ("p", 10**6)),)),
+    "a part short": lambda p: p[:4],
+}
+
+
+@pytest.mark.parametrize("change", FORGED_PARTS.values(), ids=FORGED_PARTS.keys())
+def test_a_part_of_another_type_is_a_bad_entry(
+    servers_entry: tuple[Any, ...], change: Callable[[tuple[Any, ...]], tuple[Any, ...]]
+) -> None:
+    what, fmt, digest, (sets, combos, parts), docs = servers_entry
+    assert parts
+    forged = (what, fmt, digest, (sets, combos, [change(parts[0]), *parts[1:]]), docs)
+    with pytest.raises(cache.BadEntry):
+        validated.decode(cache.pack(forged))
+
+
 def test_each_column_is_what_each_model_holds(servers_entries: list[tuple[Any, ...]]) -> None:
     """A kept server's field read a column at a time is the value its model holds
     (the same object: parts are shared), for every field of every server kept:
