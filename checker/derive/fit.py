@@ -95,14 +95,11 @@ def _columns(
     # out once per distinct set of those (the loader shares equal parts, so their
     # identities tell them apart; the columns hold them alive while this runs).
     workload, gpu, network, trays = server_fields(servers, "workload", "gpu", "network", "trays")
-    seen: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-    rows = []
-    for key in zip(workload, gpu, network, trays, strict=True):
-        told = (key[0], id(key[1]), id(key[2]), key[3])
-        row = seen.get(told)
-        if row is None:
-            row = seen[told] = _row(key, gpus, index)
-        rows.append(row)
+    keys = list(zip(workload, map(id, gpu), map(id, network), trays, strict=True))
+    # Each distinct key's row, of a server that has it (its last: all have the same parts).
+    seen = {key: _row((workload[i], gpu[i], network[i], trays[i]), gpus, index)
+            for key, i in dict(zip(keys, range(len(keys)), strict=True)).items()}
+    rows = list(map(seen.__getitem__, keys))
     columns = list(zip(*rows, strict=True)) if rows else [()] * len(_DTYPES)
     arrays = zip(_NAMES, columns, _DTYPES, strict=True)
     return {
