@@ -199,10 +199,15 @@ _SET_KEPT = (
 
 
 def _kept_entry(
-    run: validated.ServerRun, at: int, facility: str, rollout: dt.date | None, file: str, src: Src
+    run: validated.ServerRun, at: int, facility: str, rollout: dt.date | None, file: str, ctx: _KeptContext
 ) -> ServerEntry:
-    """Server `at` of `run`, its entry and place made with a few calls in C (100,000 a warm run)."""
-    entry, place = object.__new__(_KeptEntry), object.__new__(_KeptPlace)
+    """Server `at` of `run`, its entry, place and source map made with a few calls
+    in C (100,000 a warm run)."""
+    entry, place, src = object.__new__(_KeptEntry), object.__new__(_KeptPlace), object.__new__(_KeptServerSrc)
+    set_node, set_ctx, set_at = _SET_SRC
+    set_node(src, None)
+    set_ctx(src, ctx)
+    set_at(src, at)
     set_facility, set_rollout, set_place = _SET_ENTRY
     set_file, set_src = _SET_PLACE
     entry_run, entry_at, place_run, place_at = _SET_KEPT
@@ -1042,32 +1047,25 @@ def _kept_src(
     return merged
 
 
+# What a kept servers document's servers' source maps are made of (_KeptServerSrc).
+_KeptContext = tuple["_KeptDoc", Src, validated.ServerRun, Mapping[str, dict[str, Any]]]
+
+
 class _KeptServerSrc(LazySrc):
     """The source map of a kept server placed by its document's columns (_kept_src),
-    made when a position is first asked."""
+    made when a position is first asked: of its document's context (the document,
+    the source map of its defaults, its servers, the catalog's fields) and its
+    server's number there. Made by _kept_entry."""
 
-    __slots__ = ("_at", "_defaults", "_doc", "_fields", "_run")
-    _doc: _KeptDoc
-    _defaults: Src
-    _run: validated.ServerRun
+    __slots__ = ("_at", "_ctx")
+    _ctx: _KeptContext
     _at: int
-    _fields: Mapping[str, dict[str, Any]]
-
-    def __init__(
-        self, doc: _KeptDoc, defaults: Src, run: validated.ServerRun, at: int,
-        fields: Mapping[str, dict[str, Any]],
-    ) -> None:
-        super().__init__()
-        object.__setattr__(self, "_doc", doc)
-        object.__setattr__(self, "_defaults", defaults)
-        object.__setattr__(self, "_run", run)
-        object.__setattr__(self, "_at", at)
-        object.__setattr__(self, "_fields", fields)
 
     def _compute(self) -> Src:
-        run, at = self._run, self._at
-        return _kept_src(self._doc.src, self._defaults, run.indexes[at], run.defaults[at], run.catalogs[at],
-                         run.column("model")[at], self._fields)
+        doc, defaults, run, fields = self._ctx
+        at = self._at
+        return _kept_src(doc.src, defaults, run.indexes[at], run.defaults[at], run.catalogs[at],
+                         run.column("model")[at], fields)
 
     def locate(self, path: Sequence[str | int] = (), *, key: bool = True) -> tuple[int, int]:
         return self.resolved().locate(path, key=key)
@@ -1077,6 +1075,9 @@ class _KeptServerSrc(LazySrc):
 
     def __reduce__(self) -> str | tuple[Any, ...]:
         return self.resolved().__reduce__()  # pickled as the map it makes
+
+
+_SET_SRC = (_slot(LazySrc, "_node"), _slot(_KeptServerSrc, "_ctx"), _slot(_KeptServerSrc, "_at"))
 
 
 # ---------------------------------------------------------------- building
@@ -1634,13 +1635,9 @@ class _Builder:
             or any(t is not None for t in trays)
         ):
             return False
-        fields = inv.server_model_fields
-        defaults_src = doc.src.descend("defaults")
+        ctx: _KeptContext = (doc, doc.src.descend("defaults"), run, inv.server_model_fields)
         facility, rollout, file = kept.facility, kept.rollout_date, doc.file
-        entries = [
-            _kept_entry(run, at, facility, rollout, file, _KeptServerSrc(doc, defaults_src, run, at, fields))
-            for at in range(len(run))
-        ]
+        entries = [_kept_entry(run, at, facility, rollout, file, ctx) for at in range(len(run))]
         inv.servers.update(zip(names, entries, strict=True))
         return True
 
