@@ -726,6 +726,35 @@ class _Placing:
         )
 
 
+@dataclass(frozen=True)
+class _FacilityNames:
+    """What a facility's checks look names up in, made once per facility (made
+    per rack or per CDU, a facility of 25,000 racks and 500 panels read 12.5
+    million panels on each run)."""
+
+    blocks: list[str]  # its UPS blocks
+    panels: dict[str, m.Panel]
+    fed_from: dict[str, str | None]  # each panel's UPS block
+    racks: list[str]
+    rack_set: frozenset[str]
+    rows: list[str]  # sorted
+    by_row: dict[str, list[str]]  # each row's racks, in order
+
+    @classmethod
+    def of(cls, fac: m.Facility) -> _FacilityNames:
+        ups = fac.power.ups if fac.power else None
+        panels = {p.name: p for p in fac.power.panels} if fac.power else {}
+        racks = [r.name for r in fac.racks]
+        by_row: dict[str, list[str]] = {}
+        for rack in fac.racks:
+            if rack.row is not None:
+                by_row.setdefault(rack.row, []).append(rack.name)
+        return cls(
+            [b.name for b in ups.blocks] if ups else [], panels, {n: p.ups for n, p in panels.items()},
+            racks, frozenset(racks), sorted(by_row), by_row,
+        )
+
+
 # What placing a facility document adds to: _Builder._add_facility reads nothing
 # else of the inventory (each entry is checked against its own facility alone).
 FACILITY_TABLES = ("facilities", "cooling_units", "ups_blocks", "panels", "racks", "feeds", "cdus")
@@ -1196,11 +1225,12 @@ class _Builder:
             if self.unique(self.inv.panels, (fac.name, panel.name), "panel", panel_place):
                 self.inv.panels[(fac.name, panel.name)] = panel_place
             self._check_panel_block(fac, ups, panel, panel_place)
+        names = _FacilityNames.of(fac)
         for i, rack in enumerate(fac.racks):
             rack_place = Placed(rack, doc.file, doc.src.descend("racks", i))
             self._add_rack(fac.name, rack, rack_place)
-            self._check_feed_blocks(fac, ups, rack, rack_place)
-            self._check_feed_panels(fac, rack, rack_place)
+            self._check_feed_blocks(fac, ups, rack, rack_place, names)
+            self._check_feed_panels(fac, rack, rack_place, names)
         room_air = fac.cooling.room_air if fac.cooling else None
         if room_air is not None:
             self._unique_units(room_air, Placed(room_air, doc.file, doc.src.descend("cooling", "room_air")))
@@ -1210,7 +1240,7 @@ class _Builder:
             self._unique_units(cdu, cdu_place)
             if self.unique(self.inv.cdus, (fac.name, cdu.name), "CDU", cdu_place):
                 self.inv.cdus[(fac.name, cdu.name)] = cdu_place
-                self._check_cdu(fac, cdu, cdu_place, served)
+                self._check_cdu(fac, cdu, cdu_place, served, names)
 
     def _unique_units(self, units: m.UnitSet, place: Placed[Any]) -> None:
         """A CDU set's or the air handlers' listed units have names of their own
@@ -1277,11 +1307,13 @@ class _Builder:
                 " name no block",
             )
 
-    def _check_feed_panels(self, fac: m.Facility, rack: m.Rack, place: Placed[m.Rack]) -> None:
+    def _check_feed_panels(
+        self, fac: m.Facility, rack: m.Rack, place: Placed[m.Rack], names: _FacilityNames
+    ) -> None:
         """A feed's panel is one of its facility's, and a feed names no other UPS
         block than its panel is fed from: the panel checks would otherwise move
         load onto the wrong distribution."""
-        panels = {p.name: p for p in fac.power.panels} if fac.power else {}
+        panels = names.panels
         for i, feed in enumerate(rack.feeds):
             if feed.panel is None:
                 continue
@@ -1337,14 +1369,13 @@ class _Builder:
         self.p.add(SCHEMA_INVALID, at, f"{where} {problem}")
 
     def _check_feed_blocks(
-        self, fac: m.Facility, ups: m.Ups | None, rack: m.Rack, place: Placed[m.Rack]
+        self, fac: m.Facility, ups: m.Ups | None, rack: m.Rack, place: Placed[m.Rack], names: _FacilityNames
     ) -> None:
         """A feed names a UPS block of its facility where the blocks are mapped
         (Ups.mapped), and only then: an unmapped feed would be on no block, and
         the block checks would pass on less than the load. A feed on a panel
         fed from a block (Panel.ups) is on that block without naming it."""
-        blocks = [b.name for b in ups.blocks] if ups else []
-        fed_from = {p.name: p.ups for p in fac.power.panels} if fac.power else {}
+        blocks, fed_from = names.blocks, names.fed_from
         for i, feed in enumerate(rack.feeds):
             # Placed only when it is a problem: working out every feed's position
             # would work out the whole facility's source map on every run.
@@ -1373,14 +1404,17 @@ class _Builder:
                     f"facility {fac.name}'s N+1 UPS is modules on one bus: its feeds name no block",
                 )
 
-    def _check_cdu(self, fac: m.Facility, cdu: m.Cdu, place: Placed[m.Cdu], served: dict[str, str]) -> None:
+    def _check_cdu(
+        self, fac: m.Facility, cdu: m.Cdu, place: Placed[m.Cdu], served: dict[str, str], names: _FacilityNames
+    ) -> None:
         """A CDU serves racks and rows of its own facility, and a rack has one CDU (a
         row's several CDUs that share its racks are one entry with `units`)."""
-        racks = [r.name for r in fac.racks]
-        rows = sorted({r.row for r in fac.racks if r.row is not None})
-        for field_name, names, known in (("racks", cdu.racks, racks), ("rows", cdu.rows, rows)):
-            for i, name in enumerate(names):
-                if name not in known:
+        lists = (
+            ("racks", cdu.racks, names.racks, names.rack_set), ("rows", cdu.rows, names.rows, names.by_row)
+        )
+        for field_name, given, known, kept in lists:
+            for i, name in enumerate(given):
+                if name not in kept:
                     what = "rack" if field_name == "racks" else "row"
                     self.p.add(
                         SCHEMA_REFERENCE,
@@ -1389,7 +1423,7 @@ class _Builder:
                         f"{did_you_mean(name, known)}",
                     )
         mine = [(i, "racks", name) for i, name in enumerate(cdu.racks)]
-        mine += [(i, "rows", r.name) for i, row in enumerate(cdu.rows) for r in fac.racks if r.row == row]
+        mine += [(i, "rows", rack) for i, row in enumerate(cdu.rows) for rack in names.by_row.get(row, ())]
         for i, field_name, rack in mine:
             other = served.setdefault(rack, cdu.name)
             if other != cdu.name:
