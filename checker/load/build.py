@@ -175,16 +175,15 @@ class _KeptPlace(Placed[m.Server]):
 
 
 class _KeptEntry(ServerEntry):
-    """A kept server placed by its document's columns: its model made when first
-    read, its fields read a column at a time by server_fields."""
+    """A kept server placed by its document's columns (its place a _KeptPlace):
+    its model made when first read, its fields read a column at a time by
+    server_fields."""
 
-    __slots__ = ("_at", "_run")
-    _run: validated.ServerRun
-    _at: int
+    __slots__ = ()
 
     @property  # a field of ServerEntry, read-only here: made when asked
     def server(self) -> m.Server:
-        return self._run.model(self._at)
+        return self.place.value
 
 
 def _slot(cls: type, name: str) -> Callable[[object, Any], None]:
@@ -193,9 +192,7 @@ def _slot(cls: type, name: str) -> Callable[[object, Any], None]:
 
 _SET_ENTRY = (_slot(ServerEntry, "facility"), _slot(ServerEntry, "rollout_date"), _slot(ServerEntry, "place"))
 _SET_PLACE = (_slot(Placed, "file"), _slot(Placed, "src"))
-_SET_KEPT = (
-    _slot(_KeptEntry, "_run"), _slot(_KeptEntry, "_at"), _slot(_KeptPlace, "_run"), _slot(_KeptPlace, "_at")
-)
+_SET_KEPT = (_slot(_KeptPlace, "_run"), _slot(_KeptPlace, "_at"))
 
 
 def _kept_entry(
@@ -210,7 +207,7 @@ def _kept_entry(
     set_at(src, at)
     set_facility, set_rollout, set_place = _SET_ENTRY
     set_file, set_src = _SET_PLACE
-    entry_run, entry_at, place_run, place_at = _SET_KEPT
+    place_run, place_at = _SET_KEPT
     set_file(place, file)
     set_src(place, src)
     place_run(place, run)
@@ -218,8 +215,6 @@ def _kept_entry(
     set_facility(entry, facility)
     set_rollout(entry, rollout)
     set_place(entry, place)
-    entry_run(entry, run)
-    entry_at(entry, at)
     return entry
 
 
@@ -233,7 +228,7 @@ def _follow(entries: Sequence[ServerEntry], run: validated.ServerRun, at: int) -
     ) == list(range(at, at + len(kept)))
 
 
-_RUN_OF, _AT_OF = operator.attrgetter("_run"), operator.attrgetter("_at")
+_RUN_OF, _AT_OF = operator.attrgetter("place._run"), operator.attrgetter("place._at")
 
 
 def server_fields(entries: Sequence[ServerEntry], *names: str) -> list[list[Any]]:
@@ -246,9 +241,10 @@ def server_fields(entries: Sequence[ServerEntry], *names: str) -> list[list[Any]
         entry = entries[i]
         j = i + 1
         if type(entry) is _KeptEntry:
-            run, start = entry._run, entry._at - i  # entries[j] is server start + j of the run
+            run, first = _RUN_OF(entry), _AT_OF(entry)
+            start = first - i  # entries[j] is server start + j of the run
             j = min(count, len(run) - start)  # the rest of its run, when its entries follow (they mostly do)
-            if not _follow(entries[i:j], run, entry._at):
+            if not _follow(entries[i:j], run, first):
                 j = i + 1
                 while j < count and _follow(entries[j : j + 1], run, start + j):
                     j += 1
