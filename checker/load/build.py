@@ -124,14 +124,46 @@ class _SharedParts:
                 hits[name] += 1
             except KeyError:
                 part = seen[key] = _validated(model, raw)
-            except TypeError:  # an unhashable value
-                continue
+            except TypeError:  # a mapping or a list in it (software.frameworks): keyed by its whole content
+                nested = _nested_key(name, raw)
+                if nested is None:
+                    continue
+                if nested in seen:
+                    part = seen[nested]
+                    hits[name] += 1
+                else:
+                    part = seen[nested] = _validated(model, raw)
             if part is not None:
                 shared = shared or dict(value)
                 shared[name] = part
             if tried[name] == self.TRIAL and hits[name] * 4 < self.TRIAL:
                 self._parts = [(n, m) for n, m in self._parts if n != name]
         return shared or value
+
+
+def _nested_key(name: str, raw: dict[str, Any]) -> tuple[Any, ...] | None:
+    """A part's key where it holds mappings or lists: each value with its type,
+    each mapping's keys in order, all the way down; None where a value is a zero
+    (0.0 and -0.0 are equal), as _SharedParts keys a flat part, or unhashable."""
+    def frozen(value: Any) -> Any:
+        kind = value.__class__
+        if kind is dict:
+            return (dict, *((k, frozen(v)) for k, v in value.items()))
+        if kind is list:
+            return (list, *map(frozen, value))
+        if value == 0:
+            raise _Unkeyed
+        hash(value)  # TypeError for anything else unhashable
+        return (kind, value)
+
+    try:
+        return (name, frozen(raw))
+    except (_Unkeyed, TypeError):
+        return None
+
+
+class _Unkeyed(Exception):
+    """A value no part is keyed by (a zero)."""
 
 
 def _validated(model: type[BaseModel], raw: dict[str, Any]) -> BaseModel | None:

@@ -20,6 +20,7 @@ from checker.core.perf import gc_paused
 from checker.core.resources import knowledge_dir
 from checker.derive.knowledge import TABLE_KINDS
 from checker.load import build as loader
+from checker.load import models as m
 from checker.load.build import KINDS, load
 from checker.load.reading import ReadOptions
 from checker.source import parse as source
@@ -785,6 +786,44 @@ def test_a_part_that_differs_from_server_to_server_is_no_longer_looked_up() -> N
     assert all(isinstance(p["power_w"], dict) for p in prepared[loader._SharedParts.TRIAL :])
     as_written = loader._servers().validate_python(servers)
     assert loader._servers().validate_python(prepared) == as_written
+
+
+_SOFTWARE = {"driver": "580.95.05", "cuda": "12.8", "frameworks": {"pytorch": "2.7.1+cu128"}}
+
+
+@pytest.mark.parametrize(
+    ("other", "alike"),
+    [
+        (_SOFTWARE, True),
+        ({**_SOFTWARE, "frameworks": {"pytorch": "2.7.0+cu128"}}, False),
+        ({**_SOFTWARE, "frameworks": {"pytorch": "2.7.1+cu128", "vllm": "0.9.2"}}, False),
+        ({**_SOFTWARE, "frameworks": {"pytorch": {"version": "2.7.1+cu128", "source": "pypi"}}}, False),
+        ({"cuda": "12.8", "driver": "580.95.05", "frameworks": {"pytorch": "2.7.1+cu128"}}, False),
+    ],
+    ids=["equal", "another version", "another framework", "written another way", "keys in another order"],
+)
+def test_a_part_with_a_mapping_is_shared_by_the_servers_that_write_it_alike(
+    other: dict[str, Any], alike: bool
+) -> None:
+    """A software section with frameworks (a mapping in a part) is validated
+    once and shared by the servers that write it alike, as a flat part is
+    (each server's once took 3x the warm load of a fleet that lists them);
+    one written otherwise is its own, and each validates as it is written."""
+    shared = loader._SharedParts()
+    servers = [
+        {"name": "s1", "rack": "R1", "software": _SOFTWARE}, {"name": "s2", "rack": "R1", "software": other}
+    ]
+    prepared = [shared(server) for server in servers]
+    assert all(isinstance(p["software"], m.Software) for p in prepared)
+    assert (prepared[0]["software"] is prepared[1]["software"]) is alike
+    assert loader._servers().validate_python(prepared) == loader._servers().validate_python(servers)
+
+
+def test_a_part_with_a_zero_in_a_mapping_is_validated_with_its_server() -> None:
+    """0.0 and -0.0 are equal: a nested zero keys no part, as a flat one does not."""
+    shared = loader._SharedParts()
+    server = {"name": "s1", "rack": "R1", "software": {**_SOFTWARE, "frameworks": {"pytorch": 0}}}
+    assert shared(server) is server
 
 
 def test_a_facility_is_placed_again_only_as_it_was_and_where_its_names_are_free() -> None:
