@@ -837,11 +837,45 @@ class _KeptDoc:
         return {"kind": kind}
 
 
-class _KeptPath(LazySrc):
-    """A place in a kept document (its path from the document's root). A position
-    asked of it is looked up in the file's positions memo first: a warm run then
-    works out no source map of a file where every position asked was asked before
-    (a facility's racks and feeds, a finding on each)."""
+class _RememberedSrc(LazySrc):
+    """A lazy map of a kept file whose positions are looked up in the file's
+    positions memo first (validated.Positions): a warm run then works out no
+    source map of a file where every position asked was asked before (a
+    facility's racks and feeds, a finding on each; a finding on each server).
+    `_memo` says where: the memo, and the document and path the position is
+    kept under."""
+
+    __slots__ = ()
+
+    def _memo(self) -> tuple[validated.Positions, int, tuple[str | int, ...]]:
+        raise NotImplementedError
+
+    def _remembered(self, path: tuple[str | int, ...], key: bool | None) -> tuple[int, int]:
+        memo, index, descended = self._memo()
+        at = (index, descended, path, key)
+        got = memo.get(at)
+        if got is None:
+            worked_out = self.resolved().position() if key is None else Src.locate(self, path, key=key)
+            got = memo.put(at, worked_out)
+        return got
+
+    def locate(self, path: Sequence[str | int] = (), *, key: bool = True) -> tuple[int, int]:
+        return self._remembered(tuple(path), key)
+
+    def position(self) -> tuple[int, int]:
+        return self._remembered((), None)
+
+    @property
+    def line(self) -> int:
+        return self.position()[0]
+
+    @property
+    def column(self) -> int:
+        return self.position()[1]
+
+
+class _KeptPath(_RememberedSrc):
+    """A place in a kept document (its path from the document's root)."""
 
     __slots__ = ("_deferred", "_holder", "_index", "_path")
     _holder: KeptFile
@@ -862,29 +896,8 @@ class _KeptPath(LazySrc):
     def descend(self, *path: str | int) -> Src:
         return _KeptPath(self._holder, self._index, self._deferred, self._path + path)
 
-    def locate(self, path: Sequence[str | int] = (), *, key: bool = True) -> tuple[int, int]:
-        memo = self._holder.positions
-        at = (self._index, self._path, tuple(path), key)
-        got = memo.get(at)
-        if got is None:
-            got = memo.put(at, Src.locate(self, path, key=key))
-        return got
-
-    def position(self) -> tuple[int, int]:
-        memo = self._holder.positions
-        at = (self._index, self._path, (), None)
-        got = memo.get(at)
-        if got is None:
-            got = memo.put(at, self.resolved().position())
-        return got
-
-    @property
-    def line(self) -> int:
-        return self.position()[0]
-
-    @property
-    def column(self) -> int:
-        return self.position()[1]
+    def _memo(self) -> tuple[validated.Positions, int, tuple[str | int, ...]]:
+        return self._holder.positions, self._index, self._path
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_KeptPath, (self._holder, self._index, self._deferred, self._path))
@@ -1066,12 +1079,10 @@ def _distinct(parts: Sequence[Any]) -> Iterator[Any]:
     return iter({id(part): part for part in parts}.values())
 
 
-def _catalog_models_known(servers: Sequence[validated.KeptServer], fields: Mapping[str, Any]) -> bool:
+def _catalog_models_known(run: validated.ServerRun, fields: Mapping[str, Any]) -> bool:
     """Whether every kept server merged with a catalog model names one the catalog has."""
-    if isinstance(servers, validated.ServerRun):
-        merged = zip(servers.catalogs, servers.column("model"), strict=True)
-        return all(model in fields for shape, model in merged if shape is not None)
-    return all(s.catalog is None or s.server.model in fields for s in servers)
+    merged = zip(run.catalogs, run.column("model"), strict=True)
+    return all(model in fields for shape, model in merged if shape is not None)
 
 
 def _at(file: str, src: Src, path: Sequence[str | int] = ()) -> Location:
@@ -1108,11 +1119,11 @@ def _kept_src(
 _KeptContext = tuple["_KeptDoc", Src, validated.ServerRun, Mapping[str, dict[str, Any]]]
 
 
-class _KeptServerSrc(LazySrc):
+class _KeptServerSrc(_RememberedSrc):
     """The source map of a kept server placed by its document's columns (_kept_src),
-    made when a position is first asked: of its document's context (the document,
-    the source map of its defaults, its servers, the catalog's fields) and its
-    server's number there. Made by _kept_entry."""
+    made when a position never asked before is asked: of its document's context
+    (the document, the source map of its defaults, its servers, the catalog's
+    fields) and its server's number there. Made by _kept_entry."""
 
     __slots__ = ("_at", "_ctx")
     _ctx: _KeptContext
@@ -1124,42 +1135,18 @@ class _KeptServerSrc(LazySrc):
         return _kept_src(doc.src, defaults, run.indexes[at], run.defaults[at], run.catalogs[at],
                          run.column("model")[at], fields)
 
-    # A position asked of it is looked up in its file's positions memo first, as
-    # _KeptPath's are: the merged map is worked out only for a position never
-    # asked before (a finding on each of 10,000 servers worked out each one's
-    # map on every warm run: 4.8 of the rules stage's 5 s). It is keyed apart
-    # from the document's own paths (a step -1 no path has), and by the catalog
-    # it was merged with where it was (the entry's servers are used only under
-    # the catalog they were kept with; the positions entry is the file's).
-    def _at_key(self, path: tuple[str | int, ...], key: bool | None) -> validated.At:
+    def _memo(self) -> tuple[validated.Positions, int, tuple[str | int, ...]]:
+        # Kept apart from the document's own paths (a step -1 no path has), and
+        # under the catalog it was merged with where it was (the entry's servers
+        # are used only under the catalog they were kept with; the positions
+        # entry is the file's). A finding on each of 10,000 servers once worked
+        # out each one's merged map on every warm run: 4.8 of the rules' 5 s.
         doc, _, run, _ = self._ctx
         at = self._at
         merged: tuple[str | int, ...] = ("servers", run.indexes[at], -1)
         if run.catalogs[at] is not None:
             merged += (doc.holder.digest.hex(),)
-        return (doc.doc.index, merged, path, key)
-
-    def locate(self, path: Sequence[str | int] = (), *, key: bool = True) -> tuple[int, int]:
-        memo, at = self._ctx[0].holder.positions, self._at_key(tuple(path), key)
-        got = memo.get(at)
-        if got is None:
-            got = memo.put(at, self.resolved().locate(path, key=key))
-        return got
-
-    def position(self) -> tuple[int, int]:
-        memo, at = self._ctx[0].holder.positions, self._at_key((), None)
-        got = memo.get(at)
-        if got is None:
-            got = memo.put(at, self.resolved().position())
-        return got
-
-    @property
-    def line(self) -> int:
-        return self.position()[0]
-
-    @property
-    def column(self) -> int:
-        return self.position()[1]
+        return doc.holder.positions, doc.doc.index, merged
 
     def __reduce__(self) -> str | tuple[Any, ...]:
         return self.resolved().__reduce__()  # pickled as the map it makes
@@ -1679,11 +1666,13 @@ class _Builder:
         be used (made with another catalog, their facility gone)."""
         kept = doc.doc
         assert isinstance(kept, validated.KeptServers)
+        run = kept.servers
+        assert isinstance(run, validated.ServerRun)  # as validated.decode reads every servers document
         fields = self.inv.server_model_fields
         if (
             doc.holder.digest != self._catalog_digest()
             or kept.facility not in self.inv.facilities
-            or not _catalog_models_known(kept.servers, fields)
+            or not _catalog_models_known(run, fields)
         ):
             self._add_read(doc)
             return
@@ -1691,17 +1680,15 @@ class _Builder:
         if placing is not None and placing.holds(self.inv):
             self.inv.servers.update(zip(placing.names, placing.entries, strict=True))
             return
-        if isinstance(kept.servers, validated.ServerRun) and self._placed_by_columns(doc, kept, kept.servers):
-            if doc.holder.carried:
-                self._remember_placing(doc.holder, kept.index, kept.servers.column("name"))
-            return
-        made = functools.partial(_kept_places, doc, kept, fields)
-        places = doc.holder.places(kept.index, made)
-        before = self.p.raised(doc.file)
-        for one, place in zip(kept.servers, places, strict=True):
-            self._place_server(kept.facility, kept.rollout_date, one.server, place)
-        if doc.holder.carried and self.p.raised(doc.file) == before:
-            self._remember_placing(doc.holder, kept.index, [one.server.name for one in kept.servers])
+        clean = self._placed_by_columns(doc, kept, run)
+        if not clean:  # something to report: one by one, as a read document's servers are placed
+            places = doc.holder.places(kept.index, functools.partial(_kept_places, doc, kept, fields))
+            before = self.p.raised(doc.file)
+            for one, place in zip(run, places, strict=True):
+                self._place_server(kept.facility, kept.rollout_date, one.server, place)
+            clean = self.p.raised(doc.file) == before
+        if doc.holder.carried and clean:
+            self._remember_placing(doc.holder, kept.index, run.column("name"))
 
     def _placed_by_columns(
         self, doc: _KeptDoc, kept: validated.KeptServers, run: validated.ServerRun

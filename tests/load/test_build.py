@@ -889,3 +889,20 @@ def test_server_fields_of_whole_runs(kept_and_cold: Kept) -> None:
     got = loader.server_fields(entries, *_FIELDS)
     for field, column in zip(_FIELDS, got, strict=True):
         assert column == [getattr(cold[name], field) for name in names], field
+
+
+def test_a_kept_servers_positions_are_its_merged_maps_not_its_own_mappings(kept_and_cold: Kept) -> None:
+    """A kept server's positions are kept in its file's memo apart from those of
+    the document's own paths: the server's own mapping (which writes no
+    `memory_gb`: its defaults do) asked first does not answer for the merged
+    map, which places the field at the defaults' line as a cold load does."""
+    names, entries, _ = kept_and_cold
+    at = next(i for i, e in enumerate(entries) if e.place.file.endswith("servers-inference.yaml"))
+    src = entries[at].place.src
+    assert isinstance(src, loader._KeptServerSrc)
+    doc, _, run, _ = src._ctx
+    own = doc.src.descend("servers", run.indexes[src._at])
+    cold_load, _ = load([_INVENTORIES])
+    wanted = cold_load.servers[names[at]].place.src.locate(["memory_gb"])
+    assert own.locate(["memory_gb"]) != wanted  # the server's own mapping has no such field
+    assert src.locate(["memory_gb"]) == wanted
