@@ -1060,7 +1060,7 @@ def _jax_of(run: Derivation, servers: carried_rows.Servers, headers: Headers) ->
         if sw is None or sw.jax is None:
             continue
         gpu = ref.model if ref else None
-        devices = ref.count * (tray_count or 1) if ref else None  # m.Server.nodes
+        devices = ref.count * m.nodes_of(tray_count) if ref else None
         place = Placed(sw.jax, entry.place.file, entry.place.src.descend("software", "jax"))
         entries.append((run.server_id(name), place, _NO_VALUES))
         # What software.jax_values reads of the install and its server.

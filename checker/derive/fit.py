@@ -154,7 +154,7 @@ def _row(
     workload_name, ref, network, trays = key
     workload = index.get(workload_name, -1) if workload_name else -1
     gpu = gpus.get(ref.model) if ref else None
-    nodes = float(trays or 1)  # m.Server.nodes
+    nodes = float(m.nodes_of(trays))
     if ref is None or gpu is None:
         return workload, 0.0, 0.0, nodes, np.nan, np.nan, False, np.nan, False, False, False
     peak = gpu.bf16_tflops or gpu.fp16_tflops

@@ -861,6 +861,12 @@ class Support(Model):
     until: Date | None = None
 
 
+def nodes_of(trays: int | None) -> int:
+    """A server's nodes as software sees them: its compute trays, else 1
+    (ServerSpec.nodes, for a stage that reads its trays a column at a time)."""
+    return trays or 1
+
+
 class ServerSpec(Model):
     """Hardware fields shared by servers and the server catalog."""
 
@@ -898,8 +904,7 @@ class ServerSpec(Model):
 
     @property
     def nodes(self) -> int:
-        """Nodes as software sees them: its compute trays, else 1."""
-        return self.trays or 1
+        return nodes_of(self.trays)
 
 
 class Server(ServerSpec):
