@@ -12,6 +12,7 @@ of its inputs shows up here as a stale finding or message.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -19,11 +20,13 @@ from typing import Any
 
 import pytest
 
+from benchmarks import fleet
 from checker.cli import main
 from checker.core.carried import Carried
 from checker.derive import carried_rows, facts
 from checker.evaluate import engine, rulebook
 from checker.load import build, cache, validated
+from checker.load import models as m
 from tests.conftest import CliRunner, Run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -256,6 +259,13 @@ def _rename_a_rack(project: Path) -> None:
     edit(project / "inv" / "sh1" / "facility.yaml", "- name: A02\n", "- name: A02x\n")
 
 
+def _name_a_feed_twice(project: Path) -> None:
+    """A problem of the facility's own (a duplicate feed name): a warm run that
+    reads the facility as it was kept checks its racks and feeds again, since
+    placing it reported something (validated.KeptModel.placed)."""
+    edit(project / "inv" / "sh1" / "facility.yaml", "name: A02-B, side: B}", "name: A02-A, side: B}")
+
+
 def _rename_a_workload(project: Path) -> None:
     """Servers of an unchanged file running a workload that is gone: each says so."""
     edit(project / "inv" / "workloads.yaml", "name: llm-finetune-70b", "name: llm-finetune-70b-v2")
@@ -302,6 +312,7 @@ CHANGES = {
     "a knowledge row added": _add_a_knowledge_row,
     "the facility renamed": _rename_the_facility,
     "a rack renamed": _rename_a_rack,
+    "a feed named twice": _name_a_feed_twice,
     "the facility copied": _copy_the_facility,
     "the facility a line lower": _shift_the_facility,
     "two racks swapped": _swap_two_racks,
@@ -912,3 +923,32 @@ def test_a_warm_run_makes_no_model_of_a_kept_server_nothing_changed_for(
     _change_a_servers_memory(project)
     assert audit(True) == audit(False)
     assert made == []  # the changed file's servers validated afresh; no rack's figures changed
+
+
+def test_a_warm_run_makes_no_model_of_a_kept_facilitys_racks_and_feeds(
+    project: Path, audit: Audit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kept facility whose placing reported nothing is placed, and its racks
+    and feeds read by the later stages, a column at a time (validated.PartRun):
+    a warm run makes none of their models, and says what a cold one says."""
+    shutil.rmtree(project / "inv")
+    fleet.write(40, project / "inv")
+    first = audit(True)
+    made: list[type] = []
+    real = validated._Reader.part
+
+    def part(self: validated._Reader, n: int) -> Any:
+        new = self._parts[n] is None
+        got = real(self, n)
+        if new:
+            made.append(type(got))
+        return got
+
+    monkeypatch.setattr(validated._Reader, "part", part)
+    assert audit(True) == first
+    pod = project / "inv" / fleet.pod_file(0)
+    # Below the project's memory rule's 1024 GB: a finding of its own shows.
+    pod.write_text(re.sub(r"memory_gb: \d+", "memory_gb: 512", pod.read_text(), count=1))
+    changed = audit(True)
+    assert changed != first and changed == audit(False)
+    assert made and not {m.Rack, m.Feed} & set(made)  # the servers' shared parts are made

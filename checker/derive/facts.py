@@ -45,7 +45,7 @@ from checker.derive.fields import FactField, FieldType, derived, written
 from checker.derive.knowledge import Knowledge, builtin
 from checker.derive.rows import Block, Header, Row
 from checker.load import models as m
-from checker.load.build import ENTITIES, Inventory, Placed, ServerEntry, server_fields
+from checker.load.build import ENTITIES, Inventory, Placed, ServerEntry, placed_fields, server_fields
 from checker.source.parse import Src
 from checker.source.reader import inner_models as _inner_models
 
@@ -166,18 +166,23 @@ class FactKind:
 Columns = dict[tuple[str, ...], list[Any]]
 
 
-def _column(models: Sequence[Any], path: tuple[str, ...], memo: Columns) -> list[Any]:
-    """One inventory path read from every model (None where a step is absent);
-    `memo` keeps the columns of path prefixes (`psu` for psu.count and psu.rating_w)."""
+def _column(places: Sequence[Placed[Any]], path: tuple[str, ...], memo: Columns) -> list[Any]:
+    """One inventory path read from every model placed at `places` (None where a
+    step is absent), its first step a column at a time (placed_fields: a kept
+    facility's racks and feeds make no model); `memo` keeps the columns of path
+    prefixes (`psu` for psu.count and psu.rating_w)."""
     column = memo.get(path)
     if column is not None:
         return column
-    column = _column(models, path[:-1], memo) if len(path) > 1 else list(models)
-    get = operator.attrgetter(path[-1])
-    try:
-        column = list(map(get, column))  # at C speed while no step is absent
-    except AttributeError:
-        column = [None if value is None else get(value) for value in column]
+    if len(path) == 1:
+        column = placed_fields(places, path[0])[0]
+    else:
+        parent = _column(places, path[:-1], memo)
+        get = operator.attrgetter(path[-1])
+        try:
+            column = list(map(get, parent))  # at C speed while no step is absent
+        except AttributeError:
+            column = [None if value is None else get(value) for value in parent]
     memo[path] = column
     return column
 
@@ -206,7 +211,7 @@ def _whole(value: Any) -> Any:
 
 def _records(
     fields: tuple[FactField, ...],
-    models: Sequence[Any],
+    places: Sequence[Placed[Any]],
     derived: Sequence[Mapping[str, Any]],
     columns: Mapping[str, Sequence[Any]],
     headers: dict[tuple[str, ...], Header],
@@ -220,11 +225,11 @@ def _records(
 
     def column(f: FactField) -> Sequence[Any]:
         if f.path:
-            return _normal(_column(models, f.path, memo), f.type)
+            return _normal(_column(places, f.path, memo), f.type)
         given = columns.get(f.name)
         return given if given is not None else _normal([d.get(f.name) for d in derived], f.type)
 
-    return _assemble([f.name for f in fields], [column(f) for f in fields], len(models), headers)
+    return _assemble([f.name for f in fields], [column(f) for f in fields], len(places), headers)
 
 
 def _assemble(
@@ -302,7 +307,7 @@ def _rows(
     for first in range(0, len(entries), ROWS_AT_ONCE):
         part = entries[first : first + ROWS_AT_ONCE]
         given = {name: column[first : first + ROWS_AT_ONCE] for name, column in (columns or {}).items()}
-        yield first, _records(fields, [e[1].value for e in part], [e[2] for e in part], given, headers)
+        yield first, _records(fields, [e[1] for e in part], [e[2] for e in part], given, headers)
 
 
 class UndeclaredField(Exception):

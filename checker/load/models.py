@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from pydantic import (
@@ -605,17 +606,16 @@ class Psu(Model):
         return {name: n if isinstance(n, int) else sum(n.values()) for name, n in self.feeds.items()}
 
 
-def psu_feed_names(psu: Psu | None, rack: Rack | None) -> list[str] | None:
+def psu_feed_names(psu: Psu | None, order: Sequence[str] | None) -> list[str] | None:
     """The feed (or ATS) each of a server's PSUs is cabled to, PSU 1 first, where
     the inventory says: psu.feeds in the order written (`{A1: 2, B1: 2}`: PSUs
-    1-2 on A1, 3-4 on B1), else the rack's psu_order dealt round (None: not said;
-    the PSUs are spread as evenly as whole PSUs allow)."""
+    1-2 on A1, 3-4 on B1), else its rack's psu_order (`order`) dealt round
+    (None: not said; the PSUs are spread as evenly as whole PSUs allow)."""
     if psu is None:
         return None
     counts = psu.feed_counts()
     if counts is not None:
         return [name for name, n in counts.items() for _ in range(n)]
-    order = rack.psu_order if rack is not None else None
     if not order:
         return None
     return [order[i % len(order)] for i in range(psu.count)]

@@ -31,6 +31,16 @@ check and a few calls in C (half the time of checking it all per model: a
 warm 100,000-server audit decodes 176,000 models). Anything
 wrong with an entry makes it a miss: the file is decoded or parsed and
 validated as in a cold run, and its entry written again.
+
+Nothing wrong with an entry can show later than when it is read: everything
+is checked then, a column at a time, though a model is made only when a
+stage asks for it. A kept servers document's servers (ServerRun) and a kept
+facility's racks and their feeds (KeptFacility, PartRun: 75,000 parts at
+100,000 servers) are read by their columns, and their models mostly never
+made. A facility entry says whether placing it reported anything
+(KeptModel.placed): what placing checks of its racks and feeds is of the
+document alone, so where it reported nothing and its name is free, a warm
+run places them unchecked (checker.load.build).
 """
 
 from __future__ import annotations
@@ -40,9 +50,11 @@ import datetime as dt
 import functools
 import hashlib
 import itertools
-from collections.abc import Iterator, Sequence
+import operator
+import typing
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, overload
+from typing import Any, Generic, NamedTuple, TypeVar, overload
 
 from pydantic import BaseModel
 
@@ -51,7 +63,7 @@ from checker.load import models as m
 from checker.load.cache import SCALAR_TYPES, expect
 from checker.source.parse import WrittenFloat
 
-FORMAT = 2
+FORMAT = 3
 
 # What merging a source map needs from the values merged (checker.load.build's
 # _merge_values): `over`'s keys in order, and the shape of each key whose value
@@ -89,6 +101,20 @@ class KeptModel:
     deferred: bool
     kind: str
     model: m.Model
+    # Placing it reported nothing (checker.load.build): what placing a document
+    # checks is of the document alone while its name is free.
+    placed: bool
+
+
+@dataclass(frozen=True)
+class KeptFacility(KeptModel):
+    """A kept facility as read back: its racks (the model's `racks`, a PartRun)
+    and their feeds in the same order, each rack's and feed's model made only
+    when asked; what each feed's rack is (its index in `racks`)."""
+
+    racks: PartRun[m.Rack]
+    feeds: PartRun[m.Feed]
+    feed_racks: tuple[int, ...]
 
 
 KeptDoc = KeptServers | KeptModel
@@ -172,7 +198,7 @@ def encode(digest: bytes, docs: Sequence[KeptDoc]) -> bytes:
     out: list[tuple[Any, ...]] = []
     for d in sorted(docs, key=lambda d: d.index):
         if isinstance(d, KeptModel):
-            out.append(("model", d.index, d.deferred, d.kind, w.model(d.model)))
+            out.append(("model", d.index, d.deferred, d.kind, d.placed, w.model(d.model)))
             continue
         servers = [(s.index, w.shape(s.defaults), w.shape(s.catalog), *w.model(s.server)) for s in d.servers]
         rollout = d.rollout_date.isoformat() if d.rollout_date else None
@@ -187,7 +213,7 @@ def _value_out(value: Any, w: _Writer) -> Any:
         return value
     if isinstance(value, m.Model):
         return ("p", w.part(value))
-    if kind is list:
+    if kind is list or kind is PartRun:  # a kept facility's racks, written again: a list
         return [_value_out(v, w) for v in value]
     if kind is dict:
         if not {str}.issuperset(map(type, value)):
@@ -204,27 +230,37 @@ def _value_out(value: Any, w: _Writer) -> Any:
 
 # ---------------------------------------------------------------- reading
 class _Reader:
-    """An entry's tables, checked as they are read, and its models rebuilt from them."""
+    """An entry's tables, checked as they are read, and its models rebuilt from them.
+
+    Parts are checked when the entry is read and each is made only when asked
+    for (`part`): a kept facility's racks and feeds, 75,000 parts at 100,000
+    servers, are read by their columns (PartRun) and mostly never made."""
 
     def __init__(self, tables: Any) -> None:
         if tables.__class__ is not tuple or len(tables) != 3:
             raise cache.BadEntry("not the tables")
         sets, combos, parts = tables
         self.sets = [frozenset(_strs(s)) for s in expect(sets, list)]
-        self.parts: list[m.Model] = []
         self.combos: list[dict[str, m.Model]] = []
         self._raw_combos = expect(combos, list)
         # Each (class name, fields set, set of parts) checked once, with what building reads.
         self._plans: dict[tuple[str, int, int, type[m.Model]], _Plan] = {}
         self._fast = _fast_ok()
         self.shapes: dict[int, Shape] = {}
+        # Each part's plan, values and other values (as written, checked), and the part once made.
+        self._part_plans: list[_Plan] = []
+        self._part_values: tuple[list[Any], ...] = ()
+        self._part_others: tuple[Any, ...] = ()
+        self._parts: list[m.Model | None] = []
         self._read_parts(expect(parts, list))
 
     def _read_parts(self, raws: list[Any]) -> None:
-        """The parts, each checked as `model` checks one: what needs no other part
-        a column at a time (a facility's racks and feeds are 75,000 parts at
-        100,000 servers), then each built in the order written, where a part and
-        a set of parts refer only to parts before them."""
+        """The parts, each checked as `model` checks one, a column at a time: what
+        needs no other part, then each run of parts whose plans are known (their
+        values, other values), and each new plan once those before it are
+        checked, its set of parts of parts before the first that reads it. A
+        part and a set of parts refer only to parts before them (so that making
+        one never comes back to it); none is made here but a set of parts'."""
         if not {tuple}.issuperset(map(type, raws)) or not {5}.issuperset(map(len, raws)):
             raise cache.BadEntry("not a model")
         if not raws:
@@ -237,14 +273,60 @@ class _Reader:
             raise cache.BadEntry("not the values of a model")
         if not SCALAR_TYPES.issuperset(map(type, itertools.chain.from_iterable(values))):
             raise cache.BadEntry("a value of a model that is no scalar")
-        parts, plans, plan = self.parts, self._plans, self.plan
-        for key, own, other in zip(zip(names, kept, combos, strict=True), values, others, strict=True):
-            got = plans.get((*key, m.Model)) or plan(*key, m.Model)
-            if len(own) != len(got.names):
-                raise cache.BadEntry(f"not the fields of {got.cls.__name__}")
-            parts.append(self.build(got, own, self.others(other, got) if other else ()))
+        self._part_values, self._part_others = values, others
+        self._parts = [None] * len(raws)
+        keys = list(zip(names, kept, combos, strict=True))
+        first = {key: n for n, key in reversed(list(enumerate(keys)))}
+        plans: dict[_Key, _Plan] = {}
+        for (cls, fields_set, combo), n in sorted(first.items(), key=operator.itemgetter(1)):
+            self._checked(keys, plans, n)
+            plans[(cls, fields_set, combo)] = self.plan(cls, fields_set, combo, m.Model, n)
+        self._checked(keys, plans, len(keys))
 
-    def combo(self, index: Any) -> dict[str, m.Model]:
+    def _checked(self, keys: list[_Key], plans: dict[_Key, _Plan], upto: int) -> None:
+        """Parts up to `upto` checked, their plans all in `plans`."""
+        start = len(self._part_plans)
+        got = list(map(plans.__getitem__, keys[start:upto]))
+        if list(map(len, self._part_values[start:upto])) != list(map(len, map(_NAMES, got))):
+            raise cache.BadEntry("not the fields of a part")
+        self._part_plans += got
+        owners = list(itertools.compress(range(start, upto), self._part_others[start:upto]))
+        self._check_others(owners, [self._part_others[n] for n in owners])
+
+    def _check_others(self, owners: list[int], others: list[tuple[Any, ...]]) -> None:
+        """The other values of parts `owners`, checked as `others` checks each one's,
+        a column at a time (a facility's 25,000 racks' feeds): pairs of a field
+        of the part's class and a value, a list of parts (each before its own)
+        read as one column of numbers, any other value one by one."""
+        pairs = list(itertools.chain.from_iterable(others))
+        if not {tuple}.issuperset(map(type, pairs)) or not {2}.issuperset(map(len, pairs)):
+            raise cache.BadEntry("not a value")
+        of = list(itertools.chain.from_iterable(map(itertools.repeat, owners, map(len, others))))
+        fields, values = zip(*pairs, strict=True) if pairs else ((), ())
+        allowed = map(operator.attrgetter("allowed"), map(self._part_plans.__getitem__, of))
+        if not {str}.issuperset(map(type, fields)) or not all(map(frozenset.__contains__, allowed, fields)):
+            raise cache.BadEntry("not a field of a part")
+        listed = [(v, n) for v, n in zip(values, of, strict=True) if v.__class__ is list and v]
+        refs = list(itertools.chain.from_iterable(v for v, _ in listed))
+        below = list(itertools.chain.from_iterable(itertools.repeat(n, len(v)) for v, n in listed))
+        if _are_parts(refs, below):
+            rest = [(v, n) for v, n in zip(values, of, strict=True) if v.__class__ is not list]
+        else:  # a list of other values among them: each list read as any value is
+            rest = list(zip(values, of, strict=True))
+        for value, n in rest:
+            _value_in(value, _unmade, n)
+
+    def part(self, n: int) -> m.Model:
+        """Part `n` (checked when the entry was read), made when first asked."""
+        got = self._parts[n]
+        if got is None:
+            plan, other = self._part_plans[n], self._part_others[n]
+            own = self.others(other, plan, n) if other else ()
+            got = self._parts[n] = self.build(plan, self._part_values[n], own)
+        return got
+
+    def combo(self, index: Any, limit: int) -> dict[str, m.Model]:
+        """Set of parts `index`, of parts before `limit` (those before the first model it is read for)."""
         if index.__class__ is not int or not 0 <= index < len(self._raw_combos):
             raise cache.BadEntry("no such set of parts")
         while len(self.combos) <= index:
@@ -252,19 +334,14 @@ class _Reader:
             built = {}
             for pair in pairs:
                 name, part = expect(pair, tuple) if len(pair) == 2 else _bad("not a part")
-                if part.__class__ is not int or not 0 <= part < len(self.parts):
+                if part.__class__ is not int or not 0 <= part < limit:
                     raise cache.BadEntry("no such part")
-                built[expect(name, str)] = self.parts[part]
+                built[expect(name, str)] = self.part(part)
             self.combos.append(built)
         return self.combos[index]
 
     def model(self, raw: Any, expected: type[m.Model]) -> m.Model:
-        if raw.__class__ is not tuple or len(raw) != 5:
-            raise cache.BadEntry("not a model")
-        name, kept, values, combo, others = raw
-        # Exact types before the lookup: True is 1 as a key.
-        if name.__class__ is not str or kept.__class__ is not int or combo.__class__ is not int:
-            raise cache.BadEntry("not a model")
+        name, kept, values, combo, others = self._spelled(raw)
         plan = self.plan(name, kept, combo, expected)
         if values.__class__ is not list or len(values) != len(plan.names):
             raise cache.BadEntry(f"not the fields of {name}")
@@ -272,10 +349,46 @@ class _Reader:
             raise cache.BadEntry(f"a value of {name} that is no scalar")
         return self.build(plan, values, self.others(others, plan))
 
-    def others(self, raw: Any, plan: _Plan) -> tuple[tuple[str, Any], ...]:
-        """A model's values that are neither scalars nor shared parts, checked and read."""
+    def facility(self, raw: Any) -> tuple[m.Facility, PartRun[m.Rack], PartRun[m.Feed], tuple[int, ...]]:
+        """A facility document's model, its `racks` a PartRun (read by their
+        columns, each rack made when asked), and its racks' feeds likewise."""
+        name, kept, values, combo, others = self._spelled(raw)
+        if others.__class__ is not tuple:
+            raise cache.BadEntry("not the values of Facility")
+        is_racks = [pair.__class__ is tuple and pair[:1] == ("racks",) for pair in others]
+        written = [pair[1] for pair, racks_pair in zip(others, is_racks, strict=True) if racks_pair]
+        if len(written) != 1:
+            raise cache.BadEntry("not the racks of a facility")
+        rest = tuple(itertools.compress(others, map(operator.not_, is_racks)))
+        racks = PartRun(self, _numbers(written[0], len(self._parts)), m.Rack)
+        lists: list[Any] = [dict(pairs).get("feeds") for pairs in racks.others()]
+        if not {list}.issuperset(map(type, lists)):
+            raise cache.BadEntry("not the feeds of a rack")
+        feeds = PartRun(self, _numbers(list(itertools.chain.from_iterable(lists)), len(self._parts)), m.Feed)
+        counts = map(len, lists)
+        feed_racks = tuple(itertools.chain.from_iterable(map(itertools.repeat, range(len(lists)), counts)))
+        model = self.model((name, kept, values, combo, (*rest, ("racks", []))), m.Facility)
+        assert isinstance(model, m.Facility)
+        _set(model, "__dict__", {**model.__dict__, "racks": racks})
+        return model, racks, feeds, feed_racks
+
+    def _spelled(self, raw: Any) -> tuple[Any, ...]:
+        if raw.__class__ is not tuple or len(raw) != 5:
+            raise cache.BadEntry("not a model")
+        name, kept, _, combo, _ = raw
+        # Exact types before the lookup: True is 1 as a key.
+        if name.__class__ is not str or kept.__class__ is not int or combo.__class__ is not int:
+            raise cache.BadEntry("not a model")
+        return raw
+
+    def others(
+        self, raw: Any, plan: _Plan, limit: int | None = None, part: Callable[[int], Any] | None = None
+    ) -> tuple[tuple[str, Any], ...]:
+        """A model's values that are neither scalars nor shared parts, checked and
+        read (`part`: what a part's number gives, those before `limit`)."""
         if raw.__class__ is not tuple:
             raise cache.BadEntry(f"not the values of {plan.cls.__name__}")
+        get, below = part or self.part, len(self._parts) if limit is None else limit
         out = []
         for pair in raw:
             if pair.__class__ is not tuple or len(pair) != 2:
@@ -283,7 +396,7 @@ class _Reader:
             field_name, value = pair
             if field_name.__class__ is not str or field_name not in plan.allowed:
                 raise cache.BadEntry(f"not a field of {plan.cls.__name__}")
-            out.append((field_name, _value_in(value, self.parts)))
+            out.append((field_name, _value_in(value, get, below)))
         return tuple(out)
 
     def build(self, plan: _Plan, values: list[Any], others: tuple[tuple[str, Any], ...]) -> m.Model:
@@ -301,13 +414,16 @@ class _Reader:
         _set(model, "__pydantic_private__", None)
         return model
 
-    def plan(self, name: str, kept: int, combo: int, expected: type[m.Model]) -> _Plan:
+    def plan(
+        self, name: str, kept: int, combo: int, expected: type[m.Model], limit: int | None = None
+    ) -> _Plan:
         got = self._plans.get((name, kept, combo, expected))
         if got is None:
-            got = self._plans[(name, kept, combo, expected)] = self._plan(name, kept, combo, expected)
+            below = len(self._parts) if limit is None else limit
+            got = self._plans[(name, kept, combo, expected)] = self._plan(name, kept, combo, expected, below)
         return got
 
-    def _plan(self, name: str, kept: int, combo: int, expected: type[m.Model]) -> _Plan:
+    def _plan(self, name: str, kept: int, combo: int, expected: type[m.Model], limit: int) -> _Plan:
         """What building a model of this class, fields set and set of parts reads,
         each checked: the class (of checker.load.models, and `expected`), its
         fields, the fields set and the parts (fields of the class)."""
@@ -317,7 +433,7 @@ class _Reader:
         if not 0 <= kept < len(self.sets):
             raise cache.BadEntry("no such fields set")
         names, allowed = _fields(cls)
-        shared = self.combo(combo)
+        shared = self.combo(combo, limit)
         if not allowed.issuperset(self.sets[kept]) or not allowed.issuperset(shared):
             raise cache.BadEntry(f"not the fields of {name}")
         return _Plan(cls, names, allowed, shared, self.sets[kept])
@@ -327,6 +443,42 @@ class _Reader:
         if got is None:
             got = self.shapes[id(raw)] = _shape_in(raw)
         return got
+
+
+_NAMES = operator.attrgetter("names")
+_Key = tuple[str, int, int]  # a part's class name, fields set and set of parts
+
+
+def _unmade(n: int) -> None:
+    """What a part's number reads as while the entry is checked: nothing is made."""
+
+
+def _are_parts(raws: list[Any], limits: list[int]) -> bool:
+    """Whether each of `raws` is a part's number, each before its limit (at C speed)."""
+    if not {tuple}.issuperset(map(type, raws)) or not {2}.issuperset(map(len, raws)):
+        return False
+    tags, numbers = zip(*raws, strict=True) if raws else ((), ())
+    return (
+        {"p"}.issuperset(tags)
+        and {int}.issuperset(map(type, numbers))
+        and all(map(operator.lt, numbers, limits))
+        and (not numbers or min(numbers) >= 0)
+    )
+
+
+def _numbers(raw: Any, limit: int) -> list[int]:
+    """The part numbers of a list of parts (a facility's racks, a rack's feeds),
+    checked a column at a time."""
+    if raw.__class__ is not list or not {tuple}.issuperset(map(type, raw)):
+        raise cache.BadEntry("not a list of parts")
+    if not {2}.issuperset(map(len, raw)):
+        raise cache.BadEntry("not a list of parts")
+    tags, numbers = zip(*raw, strict=True) if raw else ((), ())
+    if not {"p"}.issuperset(tags) or not {int}.issuperset(map(type, numbers)):
+        raise cache.BadEntry("not a list of parts")
+    if numbers and not (min(numbers) >= 0 and max(numbers) < limit):
+        raise cache.BadEntry("no such part")
+    return list(numbers)
 
 
 def _bad(what: str) -> Any:
@@ -349,10 +501,14 @@ def decode(payload: bytes) -> tuple[bytes, list[KeptDoc]]:
     r = _Reader(tables)
     docs: list[KeptDoc] = []
     for raw in expect(raw_docs, list):
-        if type(raw) is tuple and len(raw) == 5 and raw[0] == "model":
-            _, index, deferred, kind, spelled = raw
-            model = r.model(spelled, m.Model)
-            docs.append(KeptModel(expect(index, int), expect(deferred, bool), expect(kind, str), model))
+        if type(raw) is tuple and len(raw) == 6 and raw[0] == "model":
+            _, index, deferred, kind, placed, spelled = raw
+            head = (expect(index, int), expect(deferred, bool), expect(kind, str))
+            if kind == "Facility":
+                facility, racks, feeds, feed_racks = r.facility(spelled)
+                docs.append(KeptFacility(*head, facility, expect(placed, bool), racks, feeds, feed_racks))
+            else:
+                docs.append(KeptModel(*head, r.model(spelled, m.Model), expect(placed, bool)))
             continue
         if type(raw) is not tuple or len(raw) != 6 or raw[0] != "servers":
             raise cache.BadEntry("not a document")
@@ -369,74 +525,24 @@ def decode(payload: bytes) -> tuple[bytes, list[KeptDoc]]:
     return expect(digest, bytes), docs
 
 
-class ServerRun(Sequence[KeptServer]):
-    """A kept servers document's servers as read back: checked a column at a time
-    when the entry is read (everything _Reader.model checks of one model), each
-    server's model made only when it is asked for. A warm run asks for few: the
-    load places a document's servers by their columns (checker.load.build) and
-    the later stages read the fields they need a column at a time (`column`),
-    so a file whose racks did not change makes no model (5 us a server)."""
+M = TypeVar("M", bound=m.Model)
 
-    def __init__(self, raws: list[Any], r: _Reader) -> None:
-        self._reader = r
-        count = len(raws)
-        if not {tuple}.issuperset(map(type, raws)) or not {8}.issuperset(map(len, raws)):
-            raise cache.BadEntry("not a server")
-        index, defaults, catalog, names, kept, values, combos, others = (
-            zip(*raws, strict=True) if raws else ((),) * 8
-        )
-        # Exact types before the lookups: True is 1 as a key.
-        numbers = itertools.chain(index, kept, combos)
-        if not {int}.issuperset(map(type, numbers)) or not {str}.issuperset(map(type, names)):
-            raise cache.BadEntry("not a server")
-        keys = list(zip(names, kept, combos, strict=True))
-        plans = {key: r.plan(*key, m.Server) for key in set(keys)}
-        self._plans: list[_Plan] = list(map(plans.__getitem__, keys))
-        sizes = {len(plan.names) for plan in plans.values()}
-        if not {list}.issuperset(map(type, values)) or (
-            set(map(len, values)) != sizes if len(sizes) == 1 else
-            list(map(len, values)) != [len(plan.names) for plan in self._plans]
-        ):
-            raise cache.BadEntry("not the fields of a server")
-        if not SCALAR_TYPES.issuperset(map(type, itertools.chain.from_iterable(values))):
-            raise cache.BadEntry("a value of a server that is no scalar")
-        if not {tuple}.issuperset(map(type, others)):
-            raise cache.BadEntry("not the values of a server")
-        # The few servers with values of other kinds (lists, mappings), read now.
-        self._others = {
-            i: r.others(others[i], self._plans[i]) for i in itertools.compress(range(count), others)
-        }
-        self.indexes: tuple[int, ...] = index
-        # Each server's shapes: of its defaults merge, and of its catalog merge (None: no model named).
-        self.defaults: list[Shape] = _shapes(defaults, r, optional=False)
-        self.catalogs: list[Shape | None] = _shapes(catalog, r, optional=True)
-        self._values: tuple[list[Any], ...] = values
-        self._models: list[m.Server | None] = [None] * count
-        self._columns: dict[str, list[Any]] = {}
+
+class _Run(Generic[M]):
+    """Models of a kept entry read by their columns (`column`), each made only
+    when asked (`model`): what every run of them shares."""
+
+    _plans: list[_Plan]
+    _values: Sequence[list[Any]]
 
     def __len__(self) -> int:
         return len(self._values)
 
-    @overload
-    def __getitem__(self, i: int) -> KeptServer: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[KeptServer]: ...
-    def __getitem__(self, i: int | slice) -> KeptServer | Sequence[KeptServer]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(len(self))[i]]
-        return KeptServer(self.indexes[i], self.model(i), self.defaults[i], self.catalogs[i])
-
-    def model(self, i: int) -> m.Server:
-        """Server `i`'s model, made when first asked."""
-        got = self._models[i]
-        if got is None:
-            made = self._reader.build(self._plans[i], self._values[i], self._others.get(i, ()))
-            assert isinstance(made, m.Server)
-            got = self._models[i] = made
-        return got
+    def model(self, i: int) -> M:
+        raise NotImplementedError
 
     def column(self, name: str) -> list[Any]:
-        """Each server's field `name`, as its model would hold it (a value of its
+        """Each model's field `name`, as its model would hold it (a value of its
         own, else a shared part, else its scalar), read once; never changed."""
         got = self._columns.get(name)
         if got is None:
@@ -444,8 +550,17 @@ class ServerRun(Sequence[KeptServer]):
         return got
 
     @functools.cached_property
+    def _columns(self) -> dict[str, list[Any]]:
+        return {}
+
+    def _own(self, name: str) -> Iterator[tuple[int, Any]]:
+        """The values of field `name` of other kinds (lists, mappings), with the index
+        of each model that has one."""
+        raise NotImplementedError
+
+    @functools.cached_property
     def _groups(self) -> list[list[int]]:
-        """The servers of each class, fields set and set of parts (a file's mostly share one)."""
+        """The models of each class, fields set and set of parts (a run's mostly share one)."""
         plans = self._plans
         if len(set(map(id, plans))) <= 1:
             return [list(range(len(plans)))] if plans else []
@@ -471,11 +586,140 @@ class ServerRun(Sequence[KeptServer]):
             else:
                 for i in rows:
                     out[i] = self._values[i][at]
+        for i, value in self._own(name):
+            out[i] = value
+        return out
+
+
+class ServerRun(_Run[m.Server], Sequence[KeptServer]):
+    """A kept servers document's servers as read back: checked a column at a time
+    when the entry is read (everything _Reader.model checks of one model), each
+    server's model made only when it is asked for. A warm run asks for few: the
+    load places a document's servers by their columns (checker.load.build) and
+    the later stages read the fields they need a column at a time (`column`),
+    so a file whose racks did not change makes no model (5 us a server)."""
+
+    def __init__(self, raws: list[Any], r: _Reader) -> None:
+        self._reader = r
+        count = len(raws)
+        if not {tuple}.issuperset(map(type, raws)) or not {8}.issuperset(map(len, raws)):
+            raise cache.BadEntry("not a server")
+        index, defaults, catalog, names, kept, values, combos, others = (
+            zip(*raws, strict=True) if raws else ((),) * 8
+        )
+        # Exact types before the lookups: True is 1 as a key.
+        numbers = itertools.chain(index, kept, combos)
+        if not {int}.issuperset(map(type, numbers)) or not {str}.issuperset(map(type, names)):
+            raise cache.BadEntry("not a server")
+        keys = list(zip(names, kept, combos, strict=True))
+        plans = {key: r.plan(*key, m.Server) for key in set(keys)}
+        self._plans = list(map(plans.__getitem__, keys))
+        sizes = {len(plan.names) for plan in plans.values()}
+        if not {list}.issuperset(map(type, values)) or (
+            set(map(len, values)) != sizes if len(sizes) == 1 else
+            list(map(len, values)) != [len(plan.names) for plan in self._plans]
+        ):
+            raise cache.BadEntry("not the fields of a server")
+        if not SCALAR_TYPES.issuperset(map(type, itertools.chain.from_iterable(values))):
+            raise cache.BadEntry("a value of a server that is no scalar")
+        if not {tuple}.issuperset(map(type, others)):
+            raise cache.BadEntry("not the values of a server")
+        # The few servers with values of other kinds (lists, mappings), read now.
+        self._others = {
+            i: r.others(others[i], self._plans[i]) for i in itertools.compress(range(count), others)
+        }
+        self.indexes: tuple[int, ...] = index
+        # Each server's shapes: of its defaults merge, and of its catalog merge (None: no model named).
+        self.defaults: list[Shape] = _shapes(defaults, r, optional=False)
+        self.catalogs: list[Shape | None] = _shapes(catalog, r, optional=True)
+        self._values = values
+        self._models: list[m.Server | None] = [None] * count
+
+    @overload
+    def __getitem__(self, i: int) -> KeptServer: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[KeptServer]: ...
+    def __getitem__(self, i: int | slice) -> KeptServer | Sequence[KeptServer]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(len(self))[i]]
+        return KeptServer(self.indexes[i], self.model(i), self.defaults[i], self.catalogs[i])
+
+    def model(self, i: int) -> m.Server:
+        """Server `i`'s model, made when first asked."""
+        got = self._models[i]
+        if got is None:
+            made = self._reader.build(self._plans[i], self._values[i], self._others.get(i, ()))
+            assert isinstance(made, m.Server)
+            got = self._models[i] = made
+        return got
+
+    def _own(self, name: str) -> Iterator[tuple[int, Any]]:
         for i, pairs in self._others.items():
             for field_name, value in pairs:
                 if field_name == name:
-                    out[i] = value
+                    yield i, value
+
+
+class PartRun(_Run[M], Sequence[M]):
+    """Parts of a kept entry, all of class `cls` (a facility's racks, their
+    feeds), as a sequence of their models: each made when first asked."""
+
+    def __init__(self, r: _Reader, numbers: list[int], cls: type[M]) -> None:
+        self._reader = r
+        self._numbers = numbers
+        self._plans = [r._part_plans[n] for n in numbers]
+        if not all(plan.cls is cls for plan in {id(plan): plan for plan in self._plans}.values()):
+            raise cache.BadEntry(f"not each a {cls.__name__}")
+        values = r._part_values
+        self._values = [values[n] for n in numbers]
+
+    @overload
+    def __getitem__(self, i: int) -> M: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[M]: ...
+    def __getitem__(self, i: int | slice) -> M | Sequence[M]:
+        if isinstance(i, slice):
+            return [self.model(j) for j in range(len(self))[i]]
+        return self.model(range(len(self))[i])
+
+    def model(self, i: int) -> M:
+        return typing.cast(M, self._reader.part(self._numbers[i]))
+
+    def others(self) -> list[Any]:
+        """Each part's other values as written (checked when the entry was read)."""
+        others = self._reader._part_others
+        return [others[n] for n in self._numbers]
+
+    def _own(self, name: str) -> Iterator[tuple[int, Any]]:
+        """Read of the parts' other values as written: only those of `name` made
+        (a rack's `row` column makes none of its feeds)."""
+        part, numbers = self._reader.part, self._numbers
+        for i, value in self._written.get(name, ()):
+            yield i, _value_in(value, part, numbers[i])
+
+    @functools.cached_property
+    def _written(self) -> dict[str, list[tuple[int, Any]]]:
+        """Each field's other values as written, with the index of the part of each."""
+        out: dict[str, list[tuple[int, Any]]] = {}
+        others = self._reader._part_others
+        for i, n in enumerate(self._numbers):
+            for field_name, value in others[n]:
+                out.setdefault(field_name, []).append((i, value))
         return out
+
+    # The value of a model's field (Facility.racks): equal to the list it stands for.
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (list, PartRun)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (list, (list(self),))
 
 
 def _shapes(raws: Sequence[Any], r: _Reader, optional: bool) -> list[Any]:
@@ -506,21 +750,22 @@ def _fields(cls: type[m.Model]) -> tuple[tuple[str, ...], frozenset[str]]:
     return names, frozenset(names)
 
 
-def _value_in(raw: Any, parts: list[m.Model]) -> Any:
+def _value_in(raw: Any, part: Callable[[int], Any], limit: int) -> Any:
+    """A value as written, checked and read; a part's number (one before `limit`) read by `part`."""
     kind = type(raw)
     if kind in SCALAR_TYPES:
         return raw
     if kind is list:
-        return [_value_in(v, parts) for v in raw]
+        return [_value_in(v, part, limit) for v in raw]
     if kind is dict:
-        return {expect(k, str): _value_in(v, parts) for k, v in raw.items()}
+        return {expect(k, str): _value_in(v, part, limit) for k, v in raw.items()}
     if kind is tuple and len(raw) == 2 and raw[0] == "p":  # a part's number: most values not scalars
-        if type(raw[1]) is int and 0 <= raw[1] < len(parts):
-            return parts[raw[1]]
+        if type(raw[1]) is int and 0 <= raw[1] < limit:
+            return part(raw[1])
     elif kind is tuple and raw:
         tag, *rest = raw
         if tag == "u" and len(rest) == 1:
-            return tuple(_value_in(v, parts) for v in expect(rest[0], list))
+            return tuple(_value_in(v, part, limit) for v in expect(rest[0], list))
         if tag == "f" and len(rest) == 2:
             return WrittenFloat(expect(rest[0], float), expect(rest[1], str))
         if tag == "d" and len(rest) == 1:

@@ -23,10 +23,11 @@ INVENTORIES = Path(__file__).resolve().parents[2] / "inventories"
 def servers_entries(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[Any, ...]]:
     """The bodies of the kept servers files' entries, as an audit wrote them
     (in the order of their keys, which hold the code's time stamps)."""
-    return _entries_of(INVENTORIES, tmp_path_factory.mktemp("cache"))
+    return _entries_of(INVENTORIES, tmp_path_factory.mktemp("cache"), lambda d: d[0] == "servers")
 
 
-def _entries_of(inventories: Path, folder: Path) -> list[tuple[Any, ...]]:
+def _entries_of(inventories: Path, folder: Path, holds: Callable[[Any], bool]) -> list[tuple[Any, ...]]:
+    """Those with a document that `holds`."""
     argv = ["audit", str(inventories), *AS_OF, "--cache-dir", str(folder), "--format", "json:-"]
     assert main(argv) in (0, 1)
     store = cache.open_cache(folder)
@@ -34,7 +35,7 @@ def _entries_of(inventories: Path, folder: Path) -> list[tuple[Any, ...]]:
     found = []
     for entry in sorted((folder / cache.ENTRIES).iterdir()):
         body = cache.unpack(store.payload(entry.name) or b"N")
-        if type(body) is tuple and body[:1] == ("validated",) and any(d[0] == "servers" for d in body[4]):
+        if type(body) is tuple and body[:1] == ("validated",) and any(map(holds, body[4])):
             found.append(body)
     assert found
     return found
@@ -212,3 +213,123 @@ def test_a_position_of_another_type_is_a_bad_entry(row: Any) -> None:
     }
     with pytest.raises(cache.BadEntry):
         validated._positions_in(("positions", validated.FORMAT, [good, row]))
+
+
+# ---------------------------------------------------------------- a kept facility
+@pytest.fixture(scope="module")
+def facility_entry(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, ...]:
+    """The body of the kept entry of the inventories' facility of the most racks,
+    as an audit wrote it."""
+    found = _entries_of(INVENTORIES, tmp_path_factory.mktemp("cache"), lambda d: d[3] == "Facility")
+    return max(found, key=lambda body: sum(p[0] == "Rack" for p in body[3][2]))
+
+
+def _facility_of(body: tuple[Any, ...]) -> validated.KeptFacility:
+    (kept,) = [d for d in validated.decode(cache.pack(body))[1] if isinstance(d, validated.KeptFacility)]
+    return kept
+
+
+def test_a_kept_facilitys_racks_and_feeds_columns_are_what_their_models_hold(
+    facility_entry: tuple[Any, ...],
+) -> None:
+    """A kept facility's racks and feeds read a column at a time (validated.PartRun)
+    are what their models hold, the same objects where a model holds a part;
+    the facility's `racks` are its racks' models, and each feed is one of its
+    rack's (`feed_racks`), in order."""
+    kept = _facility_of(facility_entry)
+    assert kept.placed and kept.model.racks is kept.racks and len(kept.racks) > 3
+    for run, cls in ((kept.racks, m.Rack), (kept.feeds, m.Feed)):
+        for name in cls.model_fields:
+            column = run.column(name)
+            assert len(column) == len(run)
+            for i, value in enumerate(column):
+                held = getattr(run[i], name)
+                assert value is held or (type(value) is type(held) and value == held), (name, i)
+    assert [f for rack in kept.racks for f in rack.feeds] == list(kept.feeds)
+    assert all(kept.feeds[i] in kept.racks[r].feeds for i, r in enumerate(kept.feed_racks))
+    assert kept.racks == list(kept.racks) and list(kept.racks) == kept.racks
+
+
+def test_a_kept_facilitys_racks_are_made_only_when_asked_for(facility_entry: tuple[Any, ...]) -> None:
+    kept = _facility_of(facility_entry)
+    kept.racks.column("name")
+    kept.racks.column("row")
+    kept.feeds.column("voltage")
+    assert not any(isinstance(p, (m.Rack, m.Feed)) for p in kept.racks._reader._parts)
+    rack = kept.racks[1]
+    made = [p for p in kept.racks._reader._parts if isinstance(p, (m.Rack, m.Feed))]
+    assert made == [*rack.feeds, rack] or sorted(map(id, made)) == sorted(map(id, [*rack.feeds, rack]))
+
+
+def _facility_as(body: tuple[Any, ...], change: Callable[[Any], Any]) -> bytes:
+    """The entry with its facility document's spelling (its model, and the parts) changed."""
+    what, fmt, digest, tables, docs = body
+    changed = change((tables, next(d for d in docs if d[3] == "Facility")))
+    tables, doc = changed
+    return cache.pack((what, fmt, digest, tables, [doc if d[3] == "Facility" else d for d in docs]))
+
+
+def _racks_as(doc: Any, racks: Any) -> Any:
+    """A facility document with its model's `racks` value replaced."""
+    name, kept, values, combo, others = doc[5]
+    others = tuple((k, racks(v)) if k == "racks" else (k, v) for k, v in others)
+    return (*doc[:5], (name, kept, values, combo, others))
+
+
+def _part_of(tables: Any, cls: str, change: Callable[[Any], Any]) -> Any:
+    """The tables with the first part of class `cls` changed."""
+    sets, combos, parts = tables
+    at = next(i for i, p in enumerate(parts) if p[0] == cls)
+    return (sets, combos, [*parts[:at], change(parts[at]), *parts[at + 1:]])
+
+
+def _feeds_as(rack: Any, feeds: Callable[[Any], Any]) -> Any:
+    return (*rack[:4], tuple((k, feeds(v)) if k == "feeds" else (k, v) for k, v in rack[4]))
+
+
+# Each is a BadEntry when the entry is read, though no rack or feed is made then.
+FORGED_FACILITY: dict[str, Callable[[Any], Any]] = {
+    "placed that is no bool": lambda td: (td[0], (*td[1][:4], 1, td[1][5])),
+    "racks that are no list": lambda td: (td[0], _racks_as(td[1], tuple)),
+    "a rack that is no part": lambda td: (td[0], _racks_as(td[1], lambda v: [("p", "3"), *v[1:]])),
+    "a rack of no entry": lambda td: (td[0], _racks_as(td[1], lambda v: [*v, ("p", 10**6)])),
+    "a rack that is a feed": lambda td: (td[0], _racks_as(td[1], lambda v: [("p", 0), *v[1:]])),
+    "no racks": lambda td: (td[0], (*td[1][:5], (*td[1][5][:4], ()))),
+    "a rack's feeds that are no list": lambda td: (
+        _part_of(td[0], "Rack", lambda r: _feeds_as(r, tuple)), td[1]
+    ),
+    "a rack's feed ahead of it": lambda td: (
+        _part_of(td[0], "Rack", lambda r: _feeds_as(r, lambda v: [*v, ("p", 10**5)])), td[1]
+    ),
+    "a rack's feed that is a rack": lambda td: (_self_feed(td[0]), td[1]),
+    "a rack's other value of no field": lambda td: (
+        _part_of(td[0], "Rack", lambda r: (*r[:4], (*r[4], ("nonesuch", [])))), td[1]
+    ),
+    "a feed's value that is no scalar": lambda td: (
+        _part_of(td[0], "Feed", lambda f: (*f[:2], [[1], *f[2][1:]], *f[3:])), td[1]
+    ),
+}
+
+
+def _self_feed(tables: Any) -> Any:
+    """The tables with the second rack's feeds naming the first rack."""
+    sets, combos, parts = tables
+    racks = [i for i, p in enumerate(parts) if p[0] == "Rack"]
+    first, second = racks[0], racks[1]
+    parts = list(parts)
+    parts[second] = _feeds_as(parts[second], lambda v: [("p", first), *v[1:]])
+    return (sets, combos, parts)
+
+
+def test_the_forged_facility_helpers_change_what_they_say(facility_entry: tuple[Any, ...]) -> None:
+    for label, change in FORGED_FACILITY.items():
+        assert _facility_as(facility_entry, change) != cache.pack(facility_entry), label
+
+
+@pytest.mark.parametrize("change", FORGED_FACILITY.values(), ids=FORGED_FACILITY.keys())
+def test_a_facility_of_another_type_is_a_bad_entry(
+    facility_entry: tuple[Any, ...], change: Callable[[Any], Any]
+) -> None:
+    _facility_of(facility_entry)  # the entry as written is read
+    with pytest.raises(cache.BadEntry):
+        validated.decode(_facility_as(facility_entry, change))

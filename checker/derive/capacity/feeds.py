@@ -31,7 +31,7 @@ import numpy.typing as npt
 from checker.derive.capacity.servers import F64, IDX, NAN, ServerArrays, at, psu_map
 from checker.derive.capacity.table import Column, Table
 from checker.load import models as m
-from checker.load.build import Inventory, server_fields
+from checker.load.build import Inventory, placed_fields, server_fields
 
 FEED_COLUMNS = (
     Column("capacity_kw", "kW", "V x A x max_utilization/100 x (sqrt 3 if three-phase) x PF / 1000"),
@@ -129,18 +129,18 @@ class FeedArrays:
     three_phase: npt.NDArray[np.bool_]
 
 
+RATINGS = ("voltage", "amps", "max_utilization", "phase", "power_factor")  # what feed_kw reads, in order
+
+
 def feed_arrays(inv: Inventory, rack_index: dict[tuple[str, str], int]) -> FeedArrays:
-    feeds = [p.value for p in inv.feeds.values()]
-    figures = np.asarray(
-        [(f.voltage, f.amps, f.max_utilization, f.phase, f.power_factor) for f in feeds], dtype=np.float64
-    ).reshape(-1, 5)
-    voltage, amps, utilization, phase, power_factor = figures.T
+    *ratings, sides, feed_names = placed_fields(list(inv.feeds.values()), *RATINGS, "side", "name")
+    voltage, amps, utilization, phase, power_factor = (np.asarray(c, dtype=np.float64) for c in ratings)
     kw = feed_kw(voltage, amps, utilization, phase, power_factor)
     rack = np.asarray([rack_index[(fac, r)] for fac, r, _ in inv.feeds], dtype=np.intp)
-    side = np.asarray([f.side or "" for f in feeds], dtype=object)
+    side = np.asarray([s or "" for s in sides], dtype=object)
     line_to_neutral = (phase == 3) & (voltage / np.sqrt(3.0) >= m.LINE_TO_NEUTRAL_MIN_V)
     psu_voltage = np.where(line_to_neutral, voltage / np.sqrt(3.0), voltage)
-    names = np.asarray([f.name for f in feeds], dtype=object)
+    names = np.asarray(feed_names, dtype=object)
     return FeedArrays(kw, rack, side, names, line_to_neutral, psu_voltage, phase == 3)
 
 
@@ -158,20 +158,18 @@ class AtsArrays:
 
 def ats_arrays(inv: Inventory, rack_index: dict[tuple[str, str], int]) -> AtsArrays:
     feed_index = {key: i for i, key in enumerate(inv.feeds)}
-    feeds = [placed.value for placed in inv.feeds.values()]
     rows = []
-    for key, placed in inv.racks.items():
-        for a in placed.value.ats:
+    (switches,) = placed_fields(list(inv.racks.values()), "ats")
+    for key, ats in zip(inv.racks, switches, strict=True):
+        for a in ats:
             ends = [(*key, a.primary), (*key, a.secondary)]
             if all(end in feed_index for end in ends):  # else a schema error says so
                 rows.append((rack_index[key], feed_index[ends[0]], feed_index[ends[1]], a))
-    primary = [feeds[g] for _, g, _, _ in rows]
+    primary = [g for _, g, _, _ in rows]
     amps = np.asarray([a.amps for *_, a in rows], dtype=np.float64)
-
-    def col(name: str) -> F64:
-        return np.asarray([getattr(feed, name) for feed in primary], dtype=np.float64)
-
-    kw = feed_kw(col("voltage"), amps, col("max_utilization"), col("phase"), col("power_factor"))
+    ratings = placed_fields(list(inv.feeds.values()), *RATINGS) if rows else [[] for _ in RATINGS]
+    voltage, _, utilization, phase, power_factor = (np.asarray(c, dtype=np.float64)[primary] for c in ratings)
+    kw = feed_kw(voltage, amps, utilization, phase, power_factor)
     return AtsArrays(
         np.asarray([r for r, _, _, _ in rows], dtype=np.intp),
         np.asarray([g for _, g, _, _ in rows], dtype=np.intp),
@@ -282,7 +280,7 @@ def pairs(
         r: tuple((names[g], sides[g], kws[g]) for g in conns if g < n_feeds) for r, conns in by_rack.items()
     }
     extra = {r: tuple(switches[g - n_feeds] for g in conns if g >= n_feeds) for r, conns in by_rack.items()}
-    rack_models = [placed.value for placed in inv.racks.values()]
+    (orders,) = placed_fields(list(inv.racks.values()), "psu_order")
     # The cabling of each server, worked out once per rack and PSU part (servers
     # share one frozen part per distinct content) and once per distinct layout.
     fed = np.zeros(len(redundancy) + 1, dtype=bool)  # the last: no rack (-1)
@@ -297,7 +295,7 @@ def pairs(
     said: list[bool] = []
     for r, part in zip((keys // n_parts).tolist(), (keys % n_parts).tolist(), strict=True):
         psu = s.psu_parts[part]
-        cabled = psu_map(psu, rack_models[r])
+        cabled = psu_map(psu, orders[r])
         cablings.append(_cabling_of(layouts[r], extra[r], redundancy[r] == "2N", psu, cabled, memo))
         said.append(cabled is not None)
     which = np.full(len(s.rack), -1, dtype=np.intp)

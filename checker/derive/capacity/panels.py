@@ -45,7 +45,7 @@ from checker.derive.capacity.feeds import (
 from checker.derive.capacity.servers import F64, IDX, NAN, ServerArrays
 from checker.derive.capacity.table import Column, Table
 from checker.derive.capacity.ups import block_arrays, feed_blocks, groups_per_rack
-from checker.load.build import Inventory
+from checker.load.build import Inventory, placed_fields
 
 PANEL_COLUMNS = (
     Column(
@@ -153,8 +153,9 @@ def panel_table(
     fac_index = {name: i for i, name in enumerate(inv.facilities)}
     facility = np.asarray([fac_index[fac] for fac, _ in keys], dtype=np.intp)
     index = {key: i for i, key in enumerate(keys)}
+    (on_panels,) = placed_fields(list(inv.feeds.values()), "panel")
     of = np.asarray(
-        [index.get((fac, placed.value.panel or ""), -1) for (fac, _, _), placed in inv.feeds.items()],
+        [index.get((fac, panel or ""), -1) for (fac, _, _), panel in zip(inv.feeds, on_panels, strict=True)],
         dtype=np.intp,
     )
     on = of >= 0
@@ -577,9 +578,9 @@ def _lines(
     f, failures, designed = failed
     n = len(kw)
     three = phase == 3
-    feeds = [placed.value for placed in inv.feeds.values()]
-    fv = np.asarray([x.voltage for x in feeds], dtype=np.float64)
-    fp = np.asarray([x.phase for x in feeds], dtype=np.float64)
+    voltages, phases, lines = placed_fields(list(inv.feeds.values()), "voltage", "phase", "line")
+    fv = np.asarray(voltages, dtype=np.float64)
+    fp = np.asarray(phases, dtype=np.float64)
     on = (of >= 0) & three[np.maximum(of, 0)] if len(of) else np.zeros(0, dtype=bool)
     v = voltage[np.maximum(of, 0)] if len(of) else np.zeros(0)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -592,7 +593,7 @@ def _lines(
     # Every three-phase panel with a feed the floor can count: three-phase feeds alone
     # load a line past its third too where their PSUs load two lines of three.
     shown = three & (np.bincount(of[kind != NONE], minlength=n) > 0)
-    named = np.asarray([_LINES.get(x.line or "", -1) for x in feeds], dtype=np.intp)
+    named = np.asarray([_LINES.get(line or "", -1) for line in lines], dtype=np.intp)
     named = np.where(single, named, -1) if len(of) else named
     w = Wiring(of, kind, load, line_kw, shown, named)
     members = w.members()

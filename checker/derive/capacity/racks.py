@@ -17,7 +17,7 @@ import numpy.typing as npt
 from checker.derive.capacity.feeds import AtsArrays, FeedArrays
 from checker.derive.capacity.servers import F64, NAN, ServerArrays
 from checker.derive.capacity.table import Column, Table
-from checker.load.build import Inventory
+from checker.load.build import Inventory, placed_fields
 
 # 1 W = 3.412 BTU/h (ASHRAE Fundamentals); airflow from Q = 1.08 x CFM x dT(F),
 # i.e. CFM = 3.16 x W / dT(F).
@@ -120,19 +120,20 @@ RACK_COLUMNS = (
 
 def rack_inputs(inv: Inventory) -> dict[str, npt.NDArray[Any]]:
     """Declared rack attributes as arrays, for server lookups and rack figures."""
-    racks = [p.value for p in inv.racks.values()]
+    read = ("redundancy", "cooling", "u_height", "weight_kg", "footprint_m2", "cooling_kw")
+    redundancy, cooling, u_height, weight_kg, footprint_m2, cooling_kw = placed_fields(
+        list(inv.racks.values()), *read
+    )
     served = rack_cdus(inv)
     fac_index = {name: i for i, name in enumerate(inv.facilities)}
     return {
         "facility": np.asarray([fac_index[f] for f, _ in inv.racks], dtype=np.intp),
-        "redundancy": np.asarray([r.redundancy for r in racks], dtype=object),
-        "cooling": np.asarray([r.cooling for r in racks], dtype=object),
-        "u_height": np.asarray([r.u_height for r in racks], dtype=np.float64),
-        "weight_kg": np.asarray([r.weight_kg or 0.0 for r in racks], dtype=np.float64),
-        "footprint_m2": np.asarray([r.footprint_m2 for r in racks], dtype=np.float64),
-        "cooling_kw": np.asarray(
-            [NAN if r.cooling_kw is None else r.cooling_kw for r in racks], dtype=np.float64
-        ),
+        "redundancy": np.asarray(redundancy, dtype=object),
+        "cooling": np.asarray(cooling, dtype=object),
+        "u_height": np.asarray(u_height, dtype=np.float64),
+        "weight_kg": np.asarray([w or 0.0 for w in weight_kg], dtype=np.float64),
+        "footprint_m2": np.asarray(footprint_m2, dtype=np.float64),
+        "cooling_kw": np.asarray([NAN if kw is None else kw for kw in cooling_kw], dtype=np.float64),
         "cdu": np.asarray([served.get(key) for key in inv.racks], dtype=object),
     }
 
@@ -141,12 +142,15 @@ def rack_cdus(inv: Inventory) -> dict[tuple[str, str], str]:
     """The CDU that serves each rack, by its `racks` or its `rows` (the first, where
     an input error names two)."""
     served: dict[tuple[str, str], str] = {}
+    if not inv.cdus:
+        return served
+    (rack_rows,) = placed_fields(list(inv.racks.values()), "row")
     for (facility, name), place in inv.cdus.items():
         rows = set(place.value.rows)
         for rack_name in place.value.racks:
             served.setdefault((facility, rack_name), name)
-        for (fac, rack_name), rack in inv.racks.items():
-            if fac == facility and rack.value.row in rows:
+        for (fac, rack_name), row in zip(inv.racks, rack_rows, strict=True):
+            if fac == facility and row in rows:
                 served.setdefault((fac, rack_name), name)
     return served
 

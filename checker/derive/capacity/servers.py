@@ -190,12 +190,12 @@ def server_inputs(
     return ServerInputs(**per_item(carried, "server inputs", entries, listed, read))
 
 
-def psu_map(psu: m.Psu | None, rack: m.Rack | None) -> dict[str, int] | None:
+def psu_map(psu: m.Psu | None, order: Sequence[str] | None) -> dict[str, int] | None:
     """How many of a server's PSUs go to each feed (or ATS) of its rack, where
     the inventory says (m.psu_feed_names: its own psu.feeds, else its rack's
-    psu_order dealt round; None: not said, the PSUs are spread as evenly as
-    whole PSUs allow)."""
-    names = m.psu_feed_names(psu, rack)
+    psu_order, `order`, dealt round; None: not said, the PSUs are spread as
+    evenly as whole PSUs allow)."""
+    names = m.psu_feed_names(psu, order)
     if names is None:
         return None
     counts: dict[str, int] = {}

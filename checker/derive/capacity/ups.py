@@ -34,7 +34,7 @@ import numpy.typing as npt
 from checker.derive.capacity.feeds import FeedArrays, Pairs, Rows, Scenarios, group_failures
 from checker.derive.capacity.servers import F64, IDX, NAN, ServerArrays
 from checker.derive.capacity.table import Column, Table
-from checker.load.build import Inventory
+from checker.load.build import Inventory, placed_fields
 
 UPS_COLUMNS = (
     Column("capacity_kw", "kW", "the block's output rating (power.ups.blocks[].capacity_kw)"),
@@ -150,10 +150,10 @@ def feed_blocks(inv: Inventory, b: Blocks) -> IDX:
     index = {key: i for i, key in enumerate(inv.ups_blocks)}
     only = {fac: i for (fac, _), i in index.items() if int(np.sum(b.facility == b.facility[i])) == 1}
     out = []
-    for (fac, _, _), placed in inv.feeds.items():
-        feed = placed.value
-        panel = inv.panels.get((fac, feed.panel)) if feed.panel is not None else None
-        named = feed.ups if feed.ups is not None else panel.value.ups if panel is not None else None
+    on_panels, on_blocks = placed_fields(list(inv.feeds.values()), "panel", "ups")
+    for (fac, _, _), on_panel, on_block in zip(inv.feeds, on_panels, on_blocks, strict=True):
+        panel = inv.panels.get((fac, on_panel)) if on_panel is not None else None
+        named = on_block if on_block is not None else panel.value.ups if panel is not None else None
         out.append(index.get((fac, named), -1) if named is not None else only.get(fac, -1))
     return np.asarray(out, dtype=np.intp)
 
