@@ -667,13 +667,14 @@ def _forged_documents(body: tuple) -> list[object]:
         return with_docs([(*d[:5], [change(s) for s in d[5]]) if d[0] == "servers" else d for d in docs])
 
     def models_as(change: Callable[[tuple], tuple]) -> object:
-        return with_docs([(*d[:4], change(d[4])) if d[0] == "model" else d for d in docs])
+        return with_docs([(*d[:5], change(d[5])) if d[0] == "model" else d for d in docs])
 
     def other_kind(doc: tuple) -> tuple:
-        return (*doc[:3], "Waivers" if doc[3] != "Waivers" else "Workloads", doc[4])
+        return (*doc[:3], "Waivers" if doc[3] != "Waivers" else "Workloads", *doc[4:])
 
-    # A model: (class, fields set, values, set of parts, other values);
-    # a server: (index, shape, shape, *model).
+    # A model: (class, fields set, values, set of parts, other values); a model
+    # document: ("model", index, deferred, kind, placed, model); a server:
+    # (index, shape, shape, *model).
     forged = [
         with_tables(sets, combos, [(*part[:2], [], *part[3:]) for part in parts]),  # parts without fields
         with_tables(sets, [tuple(("nonsense", i) for _, i in c) for c in combos], parts),  # parts of no field
@@ -700,6 +701,7 @@ def _forged_documents(body: tuple) -> list[object]:
             models_as(lambda spelled: ("Server", *spelled[1:])),  # another class
             models_as(lambda spelled: (*spelled[:2], [*spelled[2], 1], *spelled[3:])),  # a field too many
             with_docs([other_kind(d) if d[0] == "model" else d for d in docs]),  # a model of another kind
+            with_docs([(*d[:4], 1, d[5]) if d[0] == "model" else d for d in docs]),  # placed that is no bool
         ]
     return forged
 
