@@ -36,6 +36,7 @@ from checker._vendor.durable import engine as durable
 from checker.core.builtin import SCHEMA_INVALID
 from checker.core.carried import Carried
 from checker.core.findings import Finding, Location, by_place, entity_name, located
+from checker.core.made import made, setter
 from checker.derive.facts import Fact
 from checker.derive.rows import Header, Row
 from checker.evaluate.expr import MAX_ALTERNATIVES, CompiledWhen, alternatives, fact_key
@@ -569,7 +570,8 @@ def evaluate(
     shaped: list[Mapping[str, Hashable]] = []
     if carried is None:
         fired = match(rules, [(f.kind, f.values) for f in facts], outcomes)
-        findings += [_finding(rules[r], facts[i], i) for r, i in fired]
+        by, on = [r for r, _ in fired], [i for _, i in fired]
+        findings += _findings(list(map(rules.__getitem__, by)), list(map(facts.__getitem__, on)), on)
     else:
         findings += _carried_findings(rules, facts, outcomes, carried, shaped)
     if outcomes is not None:
@@ -578,12 +580,34 @@ def evaluate(
     return sorted(findings, key=by_place), messages
 
 
-def _finding(rule: CompiledRule, fact: Fact, index: int) -> Finding:
-    """The finding of `rule` on the fact at `index`, located at its `locate` path or the entity."""
-    line, column = fact.src.locate(rule.locate_path, key=True)
-    r = rule.rule
-    entity, file = fact.entity, fact.file
-    return Finding(r.id, r.severity, r.category, entity, "", r.remediation, file, line, column, fact=index)
+def _findings(rules: Sequence[CompiledRule], facts: Sequence[Fact], at: Sequence[int]) -> list[Finding]:
+    """The finding of each rule of `rules` on the fact beside it in `facts` (at
+    index `at` among the audit's facts), located at the rule's `locate` path or
+    the entity: made a column at a time (a 100,000-server fleet's 75,000 rack
+    findings took 0.47 s made one by one, most of it `Finding.__init__`)."""
+    positions = list(map(_located, facts, map(_LOCATE_PATH, rules)))
+    each = itertools.repeat
+    columns = {
+        "rule": map(_RULE_ID, rules), "severity": map(_SEVERITY, rules), "category": map(_CATEGORY, rules),
+        "entity": map(_ENTITY, facts), "message": each(""), "remediation": map(_REMEDIATION, rules),
+        "file": map(_FILE, facts), "line": map(_LINE, positions), "column": map(_COLUMN, positions),
+        "waived": each(False), "fact": at,
+    }
+    slots = [(_SET_FINDING[name], cells) for name, cells in columns.items()]
+    found: list[Finding] = made(Finding, len(at), slots)
+    return found
+
+
+def _located(fact: Fact, path: tuple[str | int, ...]) -> tuple[int, int]:
+    return fact.src.locate(path, key=True)
+
+
+_SET_FINDING = {f.name: setter(Finding, f.name) for f in dataclasses.fields(Finding)}
+_LOCATE_PATH = operator.attrgetter("locate_path")
+_RULE_ID, _SEVERITY = operator.attrgetter("rule.id"), operator.attrgetter("rule.severity")
+_CATEGORY, _REMEDIATION = operator.attrgetter("rule.category"), operator.attrgetter("rule.remediation")
+_ENTITY, _FILE = operator.attrgetter("entity"), operator.attrgetter("file")
+_LINE, _COLUMN = operator.itemgetter(0), operator.itemgetter(1)
 
 
 @dataclass(frozen=True)
@@ -600,7 +624,7 @@ class _Found:
     @classmethod
     def of(cls, fact: Fact, index: int, rules: Sequence[CompiledRule], outcome: Outcome | None) -> _Found:
         """The findings of `rules` (those that fired) on `fact`, at `index` among the facts."""
-        findings = tuple(_finding(rule, fact, index) for rule in rules)
+        findings = tuple(_findings(rules, [fact] * len(rules), [index] * len(rules)))
         shapes = {rule.id: values_shape(rule, fact) for rule in rules} if rules else _NO_SHAPES
         return cls(fact, index, findings, outcome, shapes)
 
