@@ -24,7 +24,8 @@ import numpy as np
 from pydantic import BaseModel
 
 from checker.core.carried import Carried
-from checker.core.entity import entity_id
+from checker.core.entity import entity_id, entity_ids
+from checker.core.made import made, setter
 from checker.core.suggest import lookup
 from checker.derive import carried_rows, fit, kept_rows, software
 from checker.derive.capacity import (
@@ -43,7 +44,7 @@ from checker.derive.capacity import (
 )
 from checker.derive.fields import FactField, FieldType, derived, written
 from checker.derive.knowledge import Knowledge, builtin
-from checker.derive.rows import Block, Header, Row
+from checker.derive.rows import Block, Header, Row, made_rows
 from checker.load import models as m
 from checker.load.build import ENTITIES, Inventory, Placed, ServerEntry, placed_fields, server_fields
 from checker.source.parse import Src
@@ -92,7 +93,8 @@ class Derivation:
     @cached_property
     def server_ids(self) -> dict[str, str]:
         """Each server's entity id, by name: the server and software kinds all need it."""
-        return {name: entity_id("server", name) for name in self.inv.servers}
+        names = list(self.inv.servers)
+        return dict(zip(names, entity_ids("server", names), strict=True))
 
     def server_id(self, name: str) -> str:
         """A server's entity id: from server_ids where they were all made (a process
@@ -245,9 +247,8 @@ def _assemble(
     block = Block(frozenset(name for name, cell in kept if _one_object(cell)))
     # Whether a cell is NaN (unequal to itself), asked of each column at C speed: with
     # none, no row needs asking (Row.has_nan); with one, each row is asked as usual.
-    if any(any(map(operator.ne, cell, cell)) for _, cell in kept):
-        return [Row(header, row, None, block) for row in rows]
-    return [Row(header, row, False, block) for row in rows]
+    nan = None if any(any(map(operator.ne, cell, cell)) for _, cell in kept) else False
+    return made_rows(header, rows, count, nan, block)
 
 
 def _one_object(cells: Sequence[Any]) -> bool:
@@ -287,11 +288,28 @@ def _facts(
     facts: list[Fact] = []
     for first, rows in _rows(kind, fields, entries, columns, {} if headers is None else headers):
         part = entries[first : first + len(rows)]
-        facts += [
-            Fact(kind, entity, values, place.file, place.src)
-            for (entity, place, _), values in zip(part, rows, strict=True)
-        ]
+        places = list(map(_PLACE_OF_ENTRY, part))
+        facts += _made_facts(kind, list(map(_ID_OF_ENTRY, part)), rows, places)
     return facts
+
+
+def _made_facts(
+    kind: str, ids: Sequence[str], rows: Sequence[Row], places: Sequence[Placed[Any]]
+) -> list[Fact]:
+    """A fact of `kind` for each entity (its id, row and place), made a column at
+    a time (core.made: 175,000 facts of a 100,000-server fleet)."""
+    if not len(ids) == len(rows) == len(places):
+        raise ValueError("facts of entities without a row or place each")  # a bug, not input
+    set_kind, set_entity, set_values, set_file, set_src = _SET_FACT
+    slots = ((set_kind, itertools.repeat(kind)), (set_entity, ids), (set_values, rows),
+             (set_file, map(_FILE_OF, places)), (set_src, map(_SRC_OF, places)))
+    facts: list[Fact] = made(Fact, len(ids), slots)
+    return facts
+
+
+_SET_FACT = tuple(setter(Fact, name) for name in ("kind", "entity", "values", "file", "src"))
+_ID_OF_ENTRY, _PLACE_OF_ENTRY = operator.itemgetter(0), operator.itemgetter(1)
+_FILE_OF, _SRC_OF, _PLACE_OF = (operator.attrgetter(name) for name in ("file", "src", "place"))
 
 
 def _rows(
@@ -631,7 +649,9 @@ def _table_facts(
     keys = list(placed)
 
     def build(some: Sequence[int], headers: Headers) -> list[Fact]:
-        entries: list[Entry] = [(entity_id(kind, keys[i]), placed[keys[i]], {}) for i in some]
+        these = list(map(keys.__getitem__, some))
+        entries: list[Entry] = list(zip(entity_ids(kind, these), map(placed.__getitem__, these),
+                                        itertools.repeat(_NO_VALUES), strict=False))
         columns = {
             **table.cells_for(keys, some),
             **{name: [keys[i][at] for i in some] for name, at in parts.items()},
@@ -822,10 +842,7 @@ def _servers(run: Derivation) -> list[Fact]:
 
         order = [f.name for f in SERVER_FIELDS]
         rows = kept_rows.server_rows(inv, run.ctx, run.workloads, builtin(), capacity, rows_of, order)
-        return [
-            Fact("server", ids[name], row, entry.place.file, entry.place.src)
-            for (name, entry), row in zip(inv.servers.items(), rows, strict=True)
-        ]
+        return _made_facts("server", list(ids.values()), rows, list(map(_PLACE_OF, inv.servers.values())))
     entries: list[Entry] = [(ids[n], e.place, _NO_VALUES) for n, e in inv.servers.items()]
     columns = _server_columns(run, list(inv.servers.values()), capacity)
     return _facts("server", SERVER_FIELDS, entries, columns)

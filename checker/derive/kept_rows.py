@@ -44,7 +44,7 @@ from typing import Any
 
 from checker.derive import carried_rows
 from checker.derive.carried_rows import Cells, Headers, Servers, one_header
-from checker.derive.rows import Block, Header, Row
+from checker.derive.rows import Block, Header, Row, made_rows
 from checker.load import cache
 from checker.load.build import Inventory, KeptFile
 
@@ -172,9 +172,8 @@ def _rows_in(
     header = headers.get(names) or headers.setdefault(names, Header(names))
     # A column written as one cell is that one object in every row.
     block = Block(frozenset(name for name, (same, _) in zip(names, columns, strict=True) if same))
-    if nan:
-        return [Row(header, row, None, block) for row in rows]  # each asked by the rules stage
-    return [Row(header, row, False, block) for row in rows]
+    # None: each row asked by the rules stage (Row.has_nan).
+    return made_rows(header, rows, count, None if nan else False, block)
 
 
 def _column_in(column: Any, count: int) -> Iterable[Any]:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 import operator
-from collections.abc import ItemsView, Iterator, Mapping, Sequence
+from collections.abc import ItemsView, Iterable, Iterator, Mapping, Sequence
 from typing import Any
+
+from checker.core.made import made, setter
 
 
 class Header:
@@ -99,6 +102,24 @@ class Row(Mapping[str, Any]):
 
     def __repr__(self) -> str:
         return f"Row({dict(self.items())!r})"
+
+
+def made_rows(
+    header: Header, cells: Iterable[tuple[Any, ...]], count: int, nan: bool | None, block: Block | None
+) -> list[Row]:
+    """`Row(header, c, nan, block)` of each of the `count` cells `c`, made a column
+    at a time (core.made: a warm 100,000-server audit makes 175,000 rows)."""
+    listed = cells if isinstance(cells, list) else list(cells)
+    if len(listed) != count:
+        raise ValueError(f"{len(listed)} rows' cells for {count} rows")  # a bug, not input
+    each = itertools.repeat
+    set_header, set_cells, set_nan, set_block = _SET_ROW
+    slots = ((set_header, each(header)), (set_cells, listed), (set_nan, each(nan)), (set_block, each(block)))
+    rows: list[Row] = made(Row, count, slots)
+    return rows
+
+
+_SET_ROW = tuple(setter(Row, name) for name in ("header", "cells", "nan", "block"))
 
 
 class _RowItems(ItemsView[str, Any]):
