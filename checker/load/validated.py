@@ -45,6 +45,7 @@ run places them unchecked (checker.load.build).
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import datetime as dt
 import functools
@@ -52,7 +53,7 @@ import hashlib
 import itertools
 import operator
 import typing
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, NamedTuple, TypeVar, overload
 
@@ -575,17 +576,17 @@ class _Run(Generic[M]):
             plan = self._plans[rows[0]]
             if name not in plan.allowed:
                 raise AttributeError(f"{plan.cls.__name__} has no field {name!r}")
+            # Set at C speed: a warm 100,000-server audit reads 3,000 columns of 400 models.
+            whole = len(rows) == len(out)  # the run's only group, in order
             if name in plan.shared:
-                part = plan.shared[name]
-                for i in rows:
-                    out[i] = part
-                continue
-            at = plan.names.index(name)
-            if len(rows) == len(out):
-                out = [v[at] for v in self._values]
+                cells: Iterable[Any] = itertools.repeat(plan.shared[name])
             else:
-                for i in rows:
-                    out[i] = self._values[i][at]
+                values = self._values if whole else map(self._values.__getitem__, rows)
+                cells = map(operator.itemgetter(plan.names.index(name)), values)
+            if whole:
+                out = list(itertools.islice(cells, len(out)))
+            else:
+                collections.deque(map(out.__setitem__, rows, cells), maxlen=0)
         for i, value in self._own(name):
             out[i] = value
         return out
