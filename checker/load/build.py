@@ -865,7 +865,8 @@ class _RememberedSrc(LazySrc):
         at = (index, descended, path, key)
         got = memo.get(at)
         if got is None:
-            worked_out = self.resolved().position() if key is None else Src.locate(self, path, key=key)
+            node = self.resolved()  # a kept server's: a merge, walked along the path alone (_MergedSrc)
+            worked_out = node.position() if key is None else node.locate(path, key=key)
             got = memo.put(at, worked_out)
         return got
 
@@ -2167,6 +2168,48 @@ class _MergedSrc(LazySrc):
 
     def _compute(self) -> Src:
         return _merge_src(self._shape, self._base, self._over)
+
+    # A position in the merge is found by walking the path alone, each step as
+    # _merge_src would make it: a finding on each of 10,000 servers once worked
+    # out each one's whole merged map (every nested part of its own mapping,
+    # its defaults and its catalog model), 4.3 s of a 7.4 s cold audit.
+    def child(self, step: str | int) -> Src | None:
+        if self._node is not None:
+            return self._node.child(step)
+        if not isinstance(step, str):
+            return None  # a merge's children are a mapping's
+        names, nested = self._shape
+        if step not in names:
+            return self._base.child(step)
+        over = self._over.child(step) or self._over
+        sub = nested.get(step) if nested else None
+        return over if sub is None else _MergedSrc(sub, self._base.child(step) or self._base, over)
+
+    def key_position(self, step: str) -> tuple[int, int] | None:
+        if self._node is not None:
+            return self._node.key_position(step)
+        if step in self._shape[0]:
+            return self._over.key_position(step) or self._over.position()
+        return self._base.key_position(step)
+
+    def position(self) -> tuple[int, int]:
+        return self._node.position() if self._node is not None else self._over.position()
+
+    def locate(self, path: Sequence[str | int] = (), *, key: bool = True) -> tuple[int, int]:
+        node: Src = self
+        pos = self.position()
+        for i, step in enumerate(path):
+            if not isinstance(node, _MergedSrc):
+                return node.locate(path[i:], key=key)  # from here as that map walks itself
+            nxt = node.child(step)
+            if nxt is None:
+                return pos
+            if key and i == len(path) - 1 and isinstance(step, str):
+                at = node.key_position(step)
+                if at is not None:
+                    return at
+            node, pos = nxt, nxt.position()
+        return pos
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_MergedSrc, (self._shape, self._base, self._over))

@@ -102,6 +102,12 @@ class Src:
         """Where the value itself stands (a lazy map knows without its children)."""
         return self.line, self.column
 
+    def key_position(self, step: str) -> tuple[int, int] | None:
+        """Where the key `step` of this mapping stands (None: no such key), as
+        `keys` has it (a lazy map may know without working out its children)."""
+        keys = self.keys
+        return None if keys is None else keys.get(step)
+
     def locate(self, path: Path_, *, key: bool = True) -> tuple[int, int]:
         """Position of `path`: its key (for mapping fields) or its value.
 
@@ -114,10 +120,11 @@ class Src:
             nxt = node.child(step)
             if nxt is None:
                 return pos
-            last = i == len(path) - 1
-            if key and last and node.keys is not None and isinstance(step, str):
-                return node.keys[step]
-            node, pos = nxt, (nxt.line, nxt.column)
+            if key and i == len(path) - 1 and isinstance(step, str):
+                at = node.key_position(step)  # a lazy map's without its children
+                if at is not None:
+                    return at
+            node, pos = nxt, nxt.position()  # a lazy map places itself without its children
         return pos
 
 
@@ -163,6 +170,20 @@ class LazySrc(Src):
 
     def descend(self, *path: str | int) -> Src:
         return self.resolved().descend(*path) if self._node is not None else _Descended(self, path)
+
+    # As Src's, but asked of the map worked out, whose own may answer without
+    # working out its children (checker.source.fastpath._NodeSrc).
+    def position(self) -> tuple[int, int]:
+        return self.resolved().position()
+
+    def child(self, step: str | int) -> Src | None:
+        return self.resolved().child(step)
+
+    def key_position(self, step: str) -> tuple[int, int] | None:
+        return self.resolved().key_position(step)
+
+    def locate(self, path: Path_ = (), *, key: bool = True) -> tuple[int, int]:
+        return self.resolved().locate(path, key=key)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(resolved={self._node is not None})"

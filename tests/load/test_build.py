@@ -679,6 +679,63 @@ def test_merged_source_maps_point_where_each_value_was_written() -> None:
     assert src.locate(["power_w"]) == (6, 3)  # the server's key wins
 
 
+CHAINED = """\
+defaults:
+  power_w: {max: 1000, typical: 700}
+  rack: R01
+  network: {fabric: ethernet, nic: {ports: 2, "gbps": 100}}
+model:
+  gpu: {model: h100-sxm-80gb, count: 8}
+  network: {nvlink: true}
+server:
+  name: s1
+  'power_w': {typical: 800}
+  network: {nic: {ports: 4}, ids: [a, {b: 1}]}
+  tags: [x, y]
+"""
+
+
+def _paths(value: Any, prefix: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
+    found = [prefix, (*prefix, "missing"), (*prefix, 0)]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            found += _paths(v, (*prefix, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found += _paths(v, (*prefix, i))
+    return found
+
+
+def test_a_position_in_a_merge_is_found_along_its_path_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server merged over its defaults and its catalog model: each position
+    is the one the whole merged map gives, and no whole map is worked out for
+    it (a finding on every server once worked out every server's, 4.3 s of a
+    7.4 s audit of 10,000 servers)."""
+    from checker.load import build
+    from checker.source import fastpath
+
+    def merged() -> tuple[dict[str, Any], source.Src]:
+        (doc,) = fastpath.load(CHAINED) or []
+        parts = [(doc.value[k], doc.src.resolved().descend(k)) for k in ("defaults", "model", "server")]
+        return build._deep_merge(build._deep_merge(parts[0], parts[1]), parts[2])
+
+    value, whole = merged()
+    whole_map = whole.resolved()
+    assert not isinstance(whole_map, source.LazySrc)
+    worked_out: list[object] = []
+    compute, resolve = build._MergedSrc._compute, fastpath._Tree.resolve
+    monkeypatch.setattr(build._MergedSrc, "_compute", lambda self: worked_out.append(self) or compute(self))
+    monkeypatch.setattr(fastpath._Tree, "resolve", lambda tree, *a: worked_out.append(a) or resolve(tree, *a))
+    for path in _paths(value):
+        for key in (True, False):
+            _, src = merged()
+            worked_out.clear()
+            assert src.locate(path, key=key) == whole_map.locate(path, key=key), (path, key)
+            assert worked_out == [], path
+    assert whole_map.locate(["network", "nic", "gbps"]) == (4, 47)  # the defaults' quoted key
+    assert whole_map.locate(["power_w"]) == (10, 3)  # the server's quoted key
+
+
 def test_merging_does_not_work_out_positions(monkeypatch: pytest.MonkeyPatch) -> None:
     from checker.load.build import _deep_merge
     from checker.source import fastpath

@@ -323,6 +323,59 @@ def test_positions_the_tree_does_not_give_come_from_the_event_parser(text: str) 
     assert docs is not None and not from_tree(docs)
 
 
+LONG_LIST = "items:\n" + "".join(f"  - {{a: {i}, b: [x, {i}]}}\n" for i in range(fastpath._ITEMS_WALKED + 8))
+
+
+ALONG = [*MARKS, ("servers", SERVERS), ("long-list", LONG_LIST)]
+
+
+@pytest.mark.parametrize("text", [pytest.param(t, id=i) for i, t in ALONG])
+def test_a_position_is_found_along_its_path_alone(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A finding on each of 10,000 servers once worked out each server's whole
+    map: a position is now found from the tree along its path alone, and it is
+    the position the whole map (and the event parser) gives."""
+    resolved: list[tuple[str | int, ...]] = []
+    resolve = fastpath._Tree.resolve
+
+    def counted(tree: Any, positions: Any, index: int, path: tuple[str | int, ...], node: int) -> Any:
+        resolved.append(path)
+        return resolve(tree, positions, index, path, node)
+
+    monkeypatch.setattr(fastpath._Tree, "resolve", counted)
+    for index, eager in enumerate(parse(text)):
+        for path in paths(eager.value):
+            for key in (True, False):
+                for depth in range(len(path) + 1):
+                    fresh = fastpath.load(text)
+                    assert fresh is not None
+                    start = fresh[index].src.resolved()  # a document's root: worked out at once
+                    below = start.descend(*path[:depth])
+                    resolved.clear()
+                    assert below.locate(path[depth:], key=key) == eager.src.descend(*path[:depth]).locate(
+                        path[depth:], key=key
+                    ), (path, depth, key)
+                    walked = all(not isinstance(s, int) or s < fastpath._ITEMS_WALKED for s in path)
+                    if walked and from_tree(fresh):
+                        assert resolved == [], (path, depth)  # no map worked out on the way
+
+
+def test_a_long_list_has_its_map_worked_out_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """rapidyaml finds an item by walking from the first: an item far down a
+    long list is found in its list's map, worked out once for all of them."""
+    resolved: list[tuple[str | int, ...]] = []
+    resolve = fastpath._Tree.resolve
+    monkeypatch.setattr(
+        fastpath._Tree, "resolve", lambda tree, *args: resolved.append(args[2]) or resolve(tree, *args)
+    )
+    (doc,) = fastpath.load(LONG_LIST) or []
+    (eager,) = parse(LONG_LIST)
+    count = fastpath._ITEMS_WALKED + 8
+    for i in [*range(count), *range(count)]:
+        path = ["items", i, "b", 1]
+        assert doc.src.locate(path, key=False) == eager.src.locate(path, key=False)
+    assert resolved.count(("items",)) == 1
+
+
 def test_trees_are_parsed_again_when_another_file_was_asked_for_since() -> None:
     """A run keeps only its last few trees: positions asked again of an older file are the same."""
     texts = [f"a{i}: {{b: {i}}}\nc: [x, {{d: {i}}}]\n" for i in range(fastpath._KEPT_TREES + 2)]
