@@ -183,7 +183,9 @@ class LazySrc(Src):
         return self.resolved().key_position(step)
 
     def locate(self, path: Path_ = (), *, key: bool = True) -> tuple[int, int]:
-        return self.resolved().locate(path, key=key)
+        # Nothing below asked for: no map worked out (a document that is a long
+        # list is placed from the events alone, fastpath._FileSrc.position).
+        return self.resolved().locate(path, key=key) if path else self.position()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(resolved={self._node is not None})"
