@@ -128,12 +128,17 @@ class CompiledRule:
             tuple(r.examples.pass_),
         )
 
+    @cached_property
+    def _nesting(self) -> tuple[tuple[tuple[str, ...], str], ...]:
+        """Each message field's parents and leaf, split once (`nest`, a field at a time,
+        was half the cost of a message: 48 of 105 µs)."""
+        return tuple(_split(k) for k in self.message_fields)
+
     def render(self, values: Mapping[str, Any], entity: str = "") -> str:
         """The message for one fact; a template that fails is this rule's error (exit 2)."""
         try:
             # One lookup a field (get, not `in` then [], on a fact's row).
-            got = ((k, values.get(k)) for k in self.message_fields)
-            return render_message(self.template, nest({k: v for k, v in got if v is not None}))
+            return render_message(self.template, _nested(self._nesting, map(values.get, self.message_fields)))
         except MessageError as exc:
             where = f" for {entity}" if entity else ""
             line, column = self.src.locate(["message"], key=False)
@@ -143,9 +148,23 @@ class CompiledRule:
 
 def nest(values: Mapping[str, Any]) -> dict[str, Any]:
     """Dotted fact fields as nested mappings, so templates write `{{ power_w.max }}`."""
+    return _nested(tuple(map(_split, values)), values.values(), keep_none=True)
+
+
+def _split(name: str) -> tuple[tuple[str, ...], str]:
+    *parents, leaf = name.split(".")
+    return tuple(parents), leaf
+
+
+def _nested(
+    plan: Sequence[tuple[tuple[str, ...], str]], values: Iterable[Any], *, keep_none: bool = False
+) -> dict[str, Any]:
+    """`nest` of the fields `plan` splits, with their `values` (in order; a None
+    is a field the fact does not have, unless `keep_none`)."""
     out: dict[str, Any] = {}
-    for name, value in values.items():
-        *parents, leaf = name.split(".")
+    for (parents, leaf), value in zip(plan, values, strict=True):
+        if value is None and not keep_none:
+            continue
         node: Any = out
         for p in parents:
             node = node.setdefault(p, {}) if isinstance(node, dict) else None

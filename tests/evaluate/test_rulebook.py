@@ -228,6 +228,24 @@ def test_nest_keeps_the_first_of_a_field_and_its_subfields() -> None:
     assert nest({"gpu": 1, "gpu.a.b": 2, "x.y": 3, "x.z.w": 4}) == {"gpu": 1, "x": {"y": 3, "z": {"w": 4}}}
 
 
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"gpu.model": "h100-pcie", "gpu.count": 8, "gpu.link": "pcie", "gpu.link_domain_gpus": 1},
+        {"gpu.model": "h100-nvl", "gpu.link": "nvlink-bridge", "gpu.link_domain_assumed": True},
+        {"gpu": "x", "gpu.count": 4, "gpu.link": None},  # a field and its subfields: the first wins
+        {},
+    ],
+)
+def test_a_message_nests_the_fields_its_fact_has(values: dict[str, object]) -> None:
+    """The rule's split fields, nested as `nest` nests the fields the fact has
+    (a None is a field it does not have: `is defined` in the template is false)."""
+    rule = next(r for r in load_rulebook().rules if r.id == "workload-fit.nvlink")
+    present = {k: values[k] for k in rule.message_fields if values.get(k) is not None}
+    wanted = rulebook.render_message(rule.template, nest(present))
+    assert rule.render(values) == wanted
+
+
 def test_flatten_writes_dates_as_facts_hold_them() -> None:
     import datetime as dt
 
