@@ -825,21 +825,23 @@ def test_the_resident_process_decodes_a_kept_file_and_compiles_the_rules_once(
     assert after == audit(False) != changed
 
 
-@pytest.mark.parametrize("resident", [True])
-def test_the_resident_process_makes_again_only_the_facts_of_racks_and_feeds_whose_figures_changed(
+@PROCESSES
+def test_a_warm_run_makes_again_only_the_facts_of_racks_and_feeds_whose_figures_changed(
     project: Path, audit: Audit, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """One server's draw capped: its rack's figures and its feeds' change, and only
-    their facts are made again (carried_rows.table_facts); the bytes are a cold run's."""
+    their facts are made again (the resident process: carried_rows.table_facts; a
+    process of its own: their rows read from the cache folder, kept_tables); the
+    bytes are a cold run's."""
     same(audit)
     built: list[str] = []
-    real_facts = facts._facts
+    real_rows = facts._rows
 
-    def made_facts(kind: str, fields: Any, entries: Any, *args: Any) -> Any:
+    def made_rows(kind: str, fields: Any, entries: Any, *args: Any) -> Any:
         built.extend(entity for entity, _, _ in entries if kind in ("rack", "feed"))
-        return real_facts(kind, fields, entries, *args)
+        return real_rows(kind, fields, entries, *args)
 
-    monkeypatch.setattr(facts, "_facts", made_facts)
+    monkeypatch.setattr(facts, "_rows", made_rows)
     server = "{name: sh1-a01-gpu2, model: dgx-h100, rack: A01, position: 15"
     edit(project / "inv" / "sh1" / "servers-training.yaml", server, server + ", power_cap_w: 8000")
     built.clear()

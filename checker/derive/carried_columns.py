@@ -43,7 +43,7 @@ def per_item(
     of `context` (compared with ==) and of its row of `inputs` (arrays of one
     value per item). With `carried` (the resident process's), an item that is
     the last command's, at the same index, with the same context and its row
-    of `inputs` unchanged (_unchanged), has the values it had; `make` is given
+    of `inputs` the same (`unchanged`), has the values it had; `make` is given
     the indices of the others only. The items and the context are held, so no
     other object can take an id compared here; the columns returned are those
     the next command gets too, so they are read, never changed."""
@@ -57,7 +57,7 @@ def per_item(
     else:
         same = np.fromiter(map(operator.is_, items, last.items), dtype=bool, count=len(items))
         for name, column in inputs.items():
-            same &= _unchanged(last.inputs[name], column)
+            same &= unchanged(last.inputs[name], column)
         changed = np.flatnonzero(~same)
         columns = _patched(last.columns, changed, make(changed.tolist())) if len(changed) else last.columns
     last.items, last.context, last.inputs, last.columns = list(items), context, dict(inputs), columns
@@ -92,7 +92,7 @@ def _patched(columns: Columns, at: npt.NDArray[np.intp], new: Columns) -> Column
 _TEXT = frozenset({str, type(None)})
 
 
-def _unchanged(old: npt.NDArray[Any], new: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:
+def unchanged(old: npt.NDArray[Any], new: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:
     """Which values of an input column are what they were: floats bit for bit (0.0
     and -0.0 differ, a NaN is itself), integers and booleans as numbers, objects
     only as text (str or None: 1, 1.0 and True are equal in Python, not as

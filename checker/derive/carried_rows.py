@@ -220,7 +220,7 @@ def _made_rows(
 
 def file_runs(files: Sequence[str]) -> list[tuple[int, int]]:
     """(start, end) of each run of consecutive servers of one file."""
-    ends = list(itertools.accumulate(sum(1 for _ in group) for _, group in itertools.groupby(files)))
+    ends = list(itertools.accumulate(len(list(group)) for _, group in itertools.groupby(files)))
     starts = [0, *ends][: len(ends)]
     return list(zip(starts, ends, strict=True))
 
@@ -313,12 +313,15 @@ def _with_cells(digest: bytes, cells: Cells) -> bytes | None:
 
 def one_header(rows: list[Row], headers: Headers, order: Sequence[str]) -> list[Row]:
     """The rows under one header: the columns any of them has, in the kind's order."""
-    distinct = {id(row.header): row.header for row in rows}
+    distinct = set(map(_HEADER_OF, rows))  # headers compare by identity; gathered at C speed
     if len(distinct) <= 1:
         return rows
-    present = {name for header in distinct.values() for name in header.names}
+    present = {name for header in distinct for name in header.names}
     names = tuple(name for name in order if name in present)
     return _under(rows, headers.get(names) or headers.setdefault(names, Header(names)))
+
+
+_HEADER_OF = operator.attrgetter("header")
 
 
 def _under(rows: list[Row], header: Header) -> list[Row]:

@@ -27,7 +27,7 @@ from checker.core.carried import Carried
 from checker.core.entity import entity_id, entity_ids
 from checker.core.made import made, setter
 from checker.core.suggest import lookup
-from checker.derive import carried_rows, fit, kept_rows, software
+from checker.derive import carried_rows, fit, kept_rows, kept_tables, software
 from checker.derive.capacity import (
     CDU_COLUMNS,
     COOLING_UNIT_COLUMNS,
@@ -645,24 +645,33 @@ def _table_facts(
     """The facts of the entities of a capacity table (racks, feeds: `placed`, in
     the table's order): its cells, the `parts` of each one's key (a field, the
     part's position in the key) and the `constants`. In the resident process
-    those whose inputs are the last command's are its facts (carried_rows.table_facts)."""
+    those whose inputs are the last command's are its facts (carried_rows.table_facts);
+    in a process of its own, the rows of a kept file's entities whose figures
+    are the last run's are read from the cache folder (kept_tables)."""
     keys = list(placed)
+    places = list(placed.values())
+    ids = entity_ids(kind, keys)
 
-    def build(some: Sequence[int], headers: Headers) -> list[Fact]:
-        these = list(map(keys.__getitem__, some))
-        entries: list[Entry] = list(zip(entity_ids(kind, these), map(placed.__getitem__, these),
-                                        itertools.repeat(_NO_VALUES), strict=False))
+    def rows_of(some: Sequence[int], headers: Headers) -> list[Row]:
+        entries: list[Entry] = [(ids[i], places[i], _NO_VALUES) for i in some]
         columns = {
             **table.cells_for(keys, some),
             **{name: [keys[i][at] for i in some] for name, at in parts.items()},
             **{name: [value] * len(some) for name, value in constants.items()},
         }
-        return _facts(kind, fields, entries, columns, headers)
+        return [row for _, rows in _rows(kind, fields, entries, columns, headers) for row in rows]
 
-    if run.carried is None:
-        return build(range(len(keys)), {})
+    def build(some: Sequence[int], headers: Headers) -> list[Fact]:
+        return _made_facts(kind, [ids[i] for i in some], rows_of(some, headers), [places[i] for i in some])
+
     constant = sorted(constants.items())
-    return carried_rows.table_facts(run.carried, kind, list(placed.values()), table, constant, build)
+    if run.carried is not None:
+        return carried_rows.table_facts(run.carried, kind, places, table, constant, build)
+    if not run.inv.kept:  # nothing kept: nothing to read back
+        return build(range(len(keys)), {})
+    order = [f.name for f in fields]
+    rows = kept_tables.table_rows(run.inv, kind, places, table, constant, rows_of, order)
+    return _made_facts(kind, ids, rows, places)
 
 
 # ---------------------------------------------------------------- feed

@@ -102,6 +102,13 @@ def _shared(
     return hashlib.sha256(cache.code_salt() + b"kept rows\x00" + spelled).digest()
 
 
+def places_of(holder: KeptFile) -> tuple[str, str, bytes, bytes]:
+    """What the models and places of a kept file's entities are made from, as
+    values: the file's name, its content key, the catalog digest its servers
+    were merged with and the digest of its entry."""
+    return holder.file, holder.kept.key, holder.digest, hashlib.sha256(holder.kept.payload).digest()
+
+
 def _key(shared: bytes, holder: KeptFile, part: Servers, cells: Cells) -> str | None:
     entries = [entry for _, entry in part]
     rollouts = [entry.rollout_date for entry in entries]
@@ -110,8 +117,7 @@ def _key(shared: bytes, holder: KeptFile, part: Servers, cells: Cells) -> str | 
     spelled[None] = None
     dates = list(map(spelled.__getitem__, rollouts))
     body = (
-        FORMAT, holder.file, holder.kept.key, holder.digest, hashlib.sha256(holder.kept.payload).digest(),
-        [name for name, _ in part], [entry.facility for entry in entries], dates,
+        FORMAT, *places_of(holder), [name for name, _ in part], [entry.facility for entry in entries], dates,
         list(cells), list(cells.values()),
     )
     try:
@@ -128,6 +134,15 @@ def _rows_out(rows: Sequence[Row], order: Sequence[str]) -> bytes | None:
     columns hold one value, written once, not once a server (a 400-server
     file's rows took 180 kB as one tuple a row), and read back checked a
     column at a time (each row's cells checked was a third of reading them)."""
+    try:
+        return cache.pack(("server rows", FORMAT, *rows_body(rows, order)))
+    except (cache.Unencodable, ValueError):  # a cell marshal does not write (a float as the YAML wrote it)
+        return None
+
+
+def rows_body(rows: Sequence[Row], order: Sequence[str]) -> tuple[tuple[str, ...], bool, int, list[Any]]:
+    """Rows as an entry holds them (_rows_out; rows_in reads them back): their
+    header's names, whether a cell is NaN, their count and each column."""
     if len({id(row.header) for row in rows}) > 1:
         rows = one_header(list(rows), {}, order)
     names = rows[0].header.names if rows else ()
@@ -135,10 +150,7 @@ def _rows_out(rows: Sequence[Row], order: Sequence[str]) -> bytes | None:
     # once here, so that rows read back need not be asked again.
     nan = any(row.has_nan for row in rows)
     columns = list(zip(*(row.cells for row in rows), strict=True)) if names else []
-    try:
-        return cache.pack(("server rows", FORMAT, names, nan, len(rows), [_column_out(c) for c in columns]))
-    except (cache.Unencodable, ValueError):  # a cell marshal does not write (a float as the YAML wrote it)
-        return None
+    return names, nan, len(rows), [_column_out(c) for c in columns]
 
 
 def _column_out(cells: tuple[Any, ...]) -> tuple[bool, Any]:
@@ -156,7 +168,17 @@ def _rows_in(
 ) -> list[Row]:
     if body.__class__ is not tuple or len(body) != 6 or body[:2] != ("server rows", FORMAT):
         raise cache.BadEntry("not server rows")
-    _, _, names, nan, written, columns = body
+    return rows_in(body[2:], count, known, order, headers)
+
+
+def rows_in(
+    body: Any, count: int, known: frozenset[str], order: Sequence[str], headers: Headers
+) -> list[Row]:
+    """The rows of rows_body's `body`, checked: `count` rows of the kind's fields
+    (`known`, in its `order`), of scalar cells, under headers of `headers`."""
+    if body.__class__ is not tuple or len(body) != 4:
+        raise cache.BadEntry("not rows")
+    names, nan, written, columns = body
     if nan.__class__ is not bool:
         raise cache.BadEntry("not whether a cell is NaN")
     if names.__class__ is not tuple or not {str}.issuperset(map(type, names)) or not known.issuperset(names):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from checker.core.carried import Carried
-from checker.derive.carried_columns import Columns, _unchanged, per_item
+from checker.derive.carried_columns import Columns, per_item, unchanged
 
 NAN = float("nan")
 
@@ -36,9 +36,9 @@ NAN = float("nan")
     ],
 )
 def test_an_input_is_unchanged_only_as_the_same_value(old: Any, new: Any, same: list[bool]) -> None:
-    """carried_columns._unchanged: an item's values are the last command's only where
+    """carried_columns.unchanged: an item's values are the last command's only where
     every input of its row is what it was."""
-    assert _unchanged(np.asarray(old), np.asarray(new)).tolist() == same
+    assert unchanged(np.asarray(old), np.asarray(new)).tolist() == same
 
 
 def test_per_item_makes_again_only_the_items_whose_inputs_changed() -> None:
