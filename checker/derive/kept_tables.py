@@ -125,12 +125,18 @@ def _chunk_out(
     figures: dict[str, npt.NDArray[Any]], rows: Sequence[Row], order: Sequence[str]
 ) -> bytes | None:
     """The figures and rows of a chunk as an entry; None if one cannot be written so."""
-    columns: list[tuple[str, str, bytes | tuple[Any, ...]]] = []
+    # A column of one figure (bit for bit, or one text) is written as that figure once:
+    # most racks of a rollout are alike but for their names.
+    columns: list[tuple[str, str, bool, bytes | tuple[Any, ...]]] = []
     for name, column in figures.items():
         if column.dtype.str in _NUMBERS:
-            columns.append((name, column.dtype.str, column.tobytes()))
-        elif column.dtype == object and _TEXT.issuperset(map(type, column.tolist())):
-            columns.append((name, "text", tuple(column.tolist())))
+            raw = column.tobytes()
+            one = raw[: column.dtype.itemsize]
+            same = raw == one * len(column)
+            columns.append((name, column.dtype.str, same, one if same else raw))
+        elif column.dtype == object and _TEXT.issuperset(map(type, texts := tuple(column.tolist()))):
+            same = texts == texts[:1] * len(texts)
+            columns.append((name, "text", same, texts[:1] if same else texts))
         else:  # a column an entry does not hold: the rows are made each run
             return None
     try:
@@ -153,22 +159,26 @@ def _chunk_in(
         raise cache.BadEntry("not a column of each figure")
     was: dict[str, npt.NDArray[Any]] = {}
     for written, (name, now) in zip(columns, figures.items(), strict=True):
-        if written.__class__ is not tuple or len(written) != 3 or written[0] != name:
+        if written.__class__ is not tuple or len(written) != 4 or written[0] != name:
             raise cache.BadEntry("not the table's column")
-        was[name] = _figures_in(written[1], written[2], now, count)
+        if written[2].__class__ is not bool:
+            raise cache.BadEntry("not whether a column is one figure")
+        was[name] = _figures_in(written[1], written[2], written[3], now, count)
     return was, kept_rows.rows_in(rows, count, known, order, headers)
 
 
-def _figures_in(kind: Any, cells: Any, now: npt.NDArray[Any], count: int) -> npt.NDArray[Any]:
-    """One column of figures as written, checked: this run's column's type, a value of each entity."""
+def _figures_in(kind: Any, same: bool, cells: Any, now: npt.NDArray[Any], count: int) -> npt.NDArray[Any]:
+    """One column of figures as written, checked: this run's column's type, a
+    value of each entity (`same`: one value, that of every entity)."""
     if kind != now.dtype.str and not (kind == "text" and now.dtype == object):
         raise cache.BadEntry("a column of another type")
+    written = 1 if same else count
     if kind == "text":
-        if cells.__class__ is not tuple or len(cells) != count or not _TEXT.issuperset(map(type, cells)):
+        if cells.__class__ is not tuple or len(cells) != written or not _TEXT.issuperset(map(type, cells)):
             raise cache.BadEntry("not a text of each entity")
         column = np.empty(count, dtype=object)
-        column[:] = cells
+        column[:] = cells * (count if same else 1)
         return column
-    if cells.__class__ is not bytes or len(cells) != count * now.dtype.itemsize:
+    if cells.__class__ is not bytes or len(cells) != written * now.dtype.itemsize:
         raise cache.BadEntry("not a figure of each entity")
-    return np.frombuffer(cells, dtype=now.dtype)
+    return np.frombuffer(cells * (count if same else 1), dtype=now.dtype)
