@@ -785,13 +785,13 @@ def test_the_resident_process_decodes_a_kept_file_and_compiles_the_rules_once(
 
     monkeypatch.setattr(build._Builder, "_add_facility", facility)
     built: list[str] = []  # the racks' and feeds' facts made (carried_rows.table_facts)
-    real_facts = facts._facts
+    real_rows = facts._rows
 
-    def made_facts(kind: str, fields: Any, entries: Any, *args: Any) -> Any:
+    def made_rows(kind: str, fields: Any, entries: Any, *args: Any) -> Any:
         built.extend(entity for entity, _, _ in entries if kind in ("rack", "feed"))
-        return real_facts(kind, fields, entries, *args)
+        return real_rows(kind, fields, entries, *args)
 
-    monkeypatch.setattr(facts, "_facts", made_facts)
+    monkeypatch.setattr(facts, "_rows", made_rows)
     matched: set[str] = set()  # the kinds of the facts the rules were matched on (engine._carried_findings)
     real_match = engine.match
 
@@ -848,6 +848,20 @@ def test_a_warm_run_makes_again_only_the_facts_of_racks_and_feeds_whose_figures_
     warm = audit(True)
     assert built == ["rack/sh1/A01", "feed/sh1/A01/A01-A", "feed/sh1/A01/A01-B"]
     assert warm == audit(False)
+    # Then what the rules found on every rack and feed is known: none is matched,
+    # located or shaped for grouping again (a process of its own: memo.Found).
+    matched: list[str] = []  # the kinds of the racks' and feeds' facts matched, shaped or located
+    ours = ("rack", "feed")
+    real_match, real_shape, real_located = engine.match, engine.values_shape, engine._located
+    monkeypatch.setattr(engine, "match", lambda rules, pairs, *args: matched.extend(
+        kind for kind, _ in pairs if kind in ours) or real_match(rules, pairs, *args))
+    monkeypatch.setattr(engine, "values_shape", lambda rule, fact, *more: matched.extend(
+        [fact.kind] if fact.kind in ours else []) or real_shape(rule, fact, *more))
+    monkeypatch.setattr(engine, "_located", lambda fact, path: matched.extend(
+        [fact.kind] if fact.kind in ours else []) or real_located(fact, path))
+    built.clear()
+    assert audit(True) == warm
+    assert (built, matched) == ([], [])
 
 
 def test_the_resident_process_keeps_positions_in_each_commands_cache_folder(

@@ -172,10 +172,12 @@ def _rows_in(
 
 
 def rows_in(
-    body: Any, count: int, known: frozenset[str], order: Sequence[str], headers: Headers
+    body: Any, count: int, known: frozenset[str], order: Sequence[str], headers: Headers,
+    version: bytes | None = None,
 ) -> list[Row]:
     """The rows of rows_body's `body`, checked: `count` rows of the kind's fields
-    (`known`, in its `order`), of scalar cells, under headers of `headers`."""
+    (`known`, in its `order`), of scalar cells, under headers of `headers`, in
+    one Block of that `version`."""
     if body.__class__ is not tuple or len(body) != 4:
         raise cache.BadEntry("not rows")
     names, nan, written, columns = body
@@ -193,7 +195,7 @@ def rows_in(
     rows: Iterable[tuple[Any, ...]] = zip(*cells, strict=True) if cells else itertools.repeat((), count)
     header = headers.get(names) or headers.setdefault(names, Header(names))
     # A column written as one cell is that one object in every row.
-    block = Block(frozenset(name for name, (same, _) in zip(names, columns, strict=True) if same))
+    block = Block(frozenset(name for name, (same, _) in zip(names, columns, strict=True) if same), version)
     # None: each row asked by the rules stage (Row.has_nan).
     return made_rows(header, rows, count, None if nan else False, block)
 

@@ -100,9 +100,8 @@ def _chunk(
         key = hashlib.sha256(shared + marshal.dumps(keys, 2)).hexdigest()
     except ValueError:  # a key marshal does not write
         return build(at, headers)
-    read = functools.partial(_chunk_in, count=len(at), figures=figures, known=frozenset(order), order=order,
-                             headers=headers)
-    got = store.decoded(key, read)
+    known = frozenset(order)
+    got = _read(store, key, len(at), figures, known, order, headers)
     if got is None:
         rows = build(at, headers)
     else:
@@ -115,16 +114,41 @@ def _chunk(
             return rows
         for i, row in zip(changed, build([at.start + i for i in changed], headers), strict=True):
             rows[i] = row
-    payload = _chunk_out(figures, rows, order)
-    if payload is not None:
-        store.put(key, payload)
-    return rows
+    written = _chunk_out(figures, rows, order)
+    if written is None:
+        return rows
+    payload, body = written
+    store.put(key, payload)
+    # The rows as the entry now holds them, in one block of its version.
+    return kept_rows.rows_in(body, len(at), known, order, headers, _version(key, payload))
+
+
+def _version(key: str, payload: bytes) -> bytes:
+    """What tells the rows of one entry apart: its key (the chunk's file and
+    entities) and its payload (their figures and rows)."""
+    return hashlib.sha256(key.encode() + b"\x00" + payload).digest()
+
+
+def _read(
+    store: cache.Cache, key: str, count: int, figures: dict[str, npt.NDArray[Any]], known: frozenset[str],
+    order: Sequence[str], headers: Headers,
+) -> tuple[dict[str, npt.NDArray[Any]], list[Row]] | None:
+    """The figures and rows of the entry for `key`, the rows in one block of its
+    version; None when it is missing or anything is wrong with it."""
+    payload = store.payload(key)
+    if payload is None:
+        return None
+    try:
+        return _chunk_in(cache.unpack(payload), count, figures, known, order, headers, _version(key, payload))
+    except Exception:  # BadEntry, or anything else (as cache.Cache.decoded): a miss, never an error
+        return None
 
 
 def _chunk_out(
     figures: dict[str, npt.NDArray[Any]], rows: Sequence[Row], order: Sequence[str]
-) -> bytes | None:
-    """The figures and rows of a chunk as an entry; None if one cannot be written so."""
+) -> tuple[bytes, Any] | None:
+    """The figures and rows of a chunk as an entry's payload, with the rows as it
+    holds them (kept_rows.rows_body); None if they cannot be written so."""
     # A column of one figure (bit for bit, or one text) is written as that figure once:
     # most racks of a rollout are alike but for their names.
     columns: list[tuple[str, str, bool, bytes | tuple[Any, ...]]] = []
@@ -139,19 +163,20 @@ def _chunk_out(
             columns.append((name, "text", same, texts[:1] if same else texts))
         else:  # a column an entry does not hold: the rows are made each run
             return None
+    body = kept_rows.rows_body(rows, order)
     try:
-        return cache.pack(("table rows", FORMAT, columns, kept_rows.rows_body(rows, order)))
+        return cache.pack(("table rows", FORMAT, columns, body)), body
     except (cache.Unencodable, ValueError):  # a cell marshal does not write
         return None
 
 
 def _chunk_in(
     body: Any, count: int, figures: dict[str, npt.NDArray[Any]], known: frozenset[str], order: Sequence[str],
-    headers: Headers,
+    headers: Headers, version: bytes | None = None,
 ) -> tuple[dict[str, npt.NDArray[Any]], list[Row]]:
     """The figures and rows of an entry, checked: a column of each of the
     table's (`figures`, this run's), in its order and of its type, and a row of
-    each entity."""
+    each entity (in one block of `version`)."""
     if body.__class__ is not tuple or len(body) != 4 or body[:2] != ("table rows", FORMAT):
         raise cache.BadEntry("not table rows")
     _, _, columns, rows = body
@@ -164,7 +189,7 @@ def _chunk_in(
         if written[2].__class__ is not bool:
             raise cache.BadEntry("not whether a column is one figure")
         was[name] = _figures_in(written[1], written[2], written[3], now, count)
-    return was, kept_rows.rows_in(rows, count, known, order, headers)
+    return was, kept_rows.rows_in(rows, count, known, order, headers, version)
 
 
 def _figures_in(kind: Any, same: bool, cells: Any, now: npt.NDArray[Any], count: int) -> npt.NDArray[Any]:

@@ -30,10 +30,14 @@ class Block:
     rules stage projects such rows once, not once a row, when all it reads
     of them is those columns (checker.evaluate.engine._projected)."""
 
-    __slots__ = ("same",)
+    __slots__ = ("same", "version")
 
-    def __init__(self, same: frozenset[str]) -> None:
+    def __init__(self, same: frozenset[str], version: bytes | None = None) -> None:
         self.same = same
+        # The rows as an entry holds them, where they are a kept file's chunk of
+        # racks or feeds (checker.derive.kept_tables): what the rules found on
+        # them is kept under it (checker.evaluate.memo.Found). None: rows of this run.
+        self.version = version
 
 
 class Row(Mapping[str, Any]):

@@ -17,7 +17,11 @@ pydantic and Jinja) and a digest of what it depends on in the rulebook:
   for each distinct tuple of their values, the conditions that fired; keyed
   by every selected rule's kind and condition, in order;
 - messages: per rule, for each tuple of the values its message reads, the
-  text; keyed by every selected rule's id, message and the fields it reads.
+  text; keyed by every selected rule's id, message and the fields it reads;
+
+and one entry per kept chunk of racks or feeds (Found: what was found on each
+of its rows, where, and what each finding's message reads), keyed by the
+version of the chunk's rows (checker.derive.kept_tables) and by the rules.
 
 An entry is what this run used and what it added, and at most as many of
 the last run's others (a pull request that flips one file back and forth
@@ -226,6 +230,61 @@ def _messages_in(body: Any) -> dict[Any, _Table]:
     return tables
 
 
+# ---------------------------------------------------------------- found on kept rows
+# One finding as Found keeps it: the rule's index among the rules, the line and
+# column it is located at, and what its message reads (engine.values_shape).
+Kept = tuple[int, int, int, tuple[Any, ...]]
+
+
+class Found:
+    """What the rules found on each row of a kept chunk of racks or feeds
+    (checker.derive.kept_tables: its rows' `Block.version`), one entry a chunk,
+    keyed by that version and by every selected rule's id, kind, condition,
+    severity, category, remediation, located path and message fields, in order:
+    all a finding is made of but its fact's entity, file and place, which the
+    version holds. A chunk whose rows are the same is then neither matched nor
+    located again, and its findings are not shaped again for grouping."""
+
+    def __init__(self, store: cache.Cache, rules: Sequence[CompiledRule]) -> None:
+        self._store, self._count = store, len(rules)
+        self._rules = _key("found", (
+            (r.id, r.rule.on, r.when.condition, r.rule.severity, r.rule.category, r.rule.remediation,
+             r.locate_path, r.message_fields) for r in rules
+        ))
+
+    def _entry(self, version: bytes) -> str:
+        return hashlib.sha256(self._rules.encode() + b"\x00" + version).hexdigest()
+
+    def get(self, version: bytes, count: int) -> list[tuple[Kept, ...]] | None:
+        """The findings on each of the `count` rows of that version, or None."""
+        return self._store.decoded(self._entry(version), functools.partial(_found_in, count=count,
+                                                                              rules=self._count))
+
+    def put(self, version: bytes, found: list[tuple[Kept, ...]]) -> None:
+        with contextlib.suppress(cache.Unencodable):
+            self._store.put(self._entry(version), cache.pack(("found", FORMAT, found)))
+
+
+def _found_in(body: Any, count: int, rules: int) -> list[tuple[Kept, ...]]:
+    """An entry's findings, checked: a tuple of them for each row, each of a rule
+    among the `rules`, a line and column, and a tuple of scalars."""
+    if body.__class__ is not tuple or len(body) != 3 or body[:2] != ("found", FORMAT):
+        raise cache.BadEntry("not findings")
+    rows = expect(body[2], list)
+    if len(rows) != count or not {tuple}.issuperset(map(type, rows)):
+        raise cache.BadEntry("not the findings of each row")
+    for found in rows:
+        for item in found:
+            if item.__class__ is not tuple or len(item) != 4:
+                raise cache.BadEntry("not a finding")
+            rule, line, column, shape = item
+            if not (int is rule.__class__ is line.__class__ is column.__class__ and 0 <= rule < rules):
+                raise cache.BadEntry("not a finding of these rules")
+            if shape.__class__ is not tuple or not cache.SCALAR_TYPES.issuperset(map(type, shape)):
+                raise cache.BadEntry("not what a message reads")
+    return rows  # type: ignore[no-any-return]
+
+
 # ---------------------------------------------------------------- both
 @dataclass(frozen=True)
 class Memo:
@@ -233,6 +292,7 @@ class Memo:
 
     outcomes: Outcomes
     messages: MessageMemo
+    found: Found | None = None
 
 
 def open_memo(folder: Path | None, rules: Sequence[CompiledRule]) -> Memo | None:
@@ -240,4 +300,4 @@ def open_memo(folder: Path | None, rules: Sequence[CompiledRule]) -> Memo | None
     store = cache.open_cache(folder) if folder is not None else None
     if store is None:
         return None
-    return Memo(Outcomes(store, rules), MessageMemo(store, rules))
+    return Memo(Outcomes(store, rules), MessageMemo(store, rules), Found(store, rules))
