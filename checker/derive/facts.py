@@ -830,6 +830,14 @@ _NO_VALUES: Mapping[str, Any] = {}
 
 def _servers(run: Derivation) -> list[Fact]:
     inv, cap = run.inv, run.cap
+    if inv.kept and run.carried is None:  # a process of its own that kept files in a cache folder: rows too
+        def rows_of(servers: carried_rows.Servers, cells: carried_rows.Cells, headers: Headers) -> list[Row]:
+            return _server_rows(run, servers, cells, headers)
+
+        order = [f.name for f in SERVER_FIELDS]
+        rows = kept_rows.server_rows(inv, run.ctx, run.workloads, builtin(), cap.servers, rows_of, order)
+        ids = run.server_ids
+        return _made_facts("server", list(ids.values()), rows, list(map(_PLACE_OF, inv.servers.values())))
     capacity = cap.servers.cells_for(list(inv.servers))
     if run.carried is not None:
         def build(servers: carried_rows.Servers, cells: carried_rows.Cells, headers: Headers) -> list[Fact]:
@@ -845,13 +853,6 @@ def _servers(run: Derivation) -> list[Fact]:
             run.carried, run.server_runs, run.ctx, capacity, headers, build, order, _FactRows()
         )
     ids = run.server_ids
-    if inv.kept:  # a process of its own that kept files in a cache folder: their rows are kept too
-        def rows_of(servers: carried_rows.Servers, cells: carried_rows.Cells, headers: Headers) -> list[Row]:
-            return _server_rows(run, servers, cells, headers)
-
-        order = [f.name for f in SERVER_FIELDS]
-        rows = kept_rows.server_rows(inv, run.ctx, run.workloads, builtin(), capacity, rows_of, order)
-        return _made_facts("server", list(ids.values()), rows, list(map(_PLACE_OF, inv.servers.values())))
     entries: list[Entry] = [(ids[n], e.place, _NO_VALUES) for n, e in inv.servers.items()]
     columns = _server_columns(run, list(inv.servers.values()), capacity)
     return _facts("server", SERVER_FIELDS, entries, columns)

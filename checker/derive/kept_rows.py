@@ -13,8 +13,9 @@ things it compares by identity given by content here):
 - the servers' models and places: the file's name, its content key, the
   catalog digest its servers were merged with and the digest of its entry
   (the models, their source maps and positions are made from those alone);
-- the servers' names, facilities and rollout dates, and their capacity cells
-  (their rack's and facility's figures included), as values;
+- the servers' names, facilities and rollout dates, as values, and their
+  capacity figures (their rack's and facility's included: the table the
+  cells are made of), numbers bit for bit;
 - every field of the context (checker.derive.facts.Context: the audit date
   and the settings), the catalog's models and the workload fit figures, as
   values; the knowledge tables only when they are the built-in ones (the
@@ -43,25 +44,26 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from checker.derive import carried_rows
+from checker.derive.capacity import Table
 from checker.derive.carried_rows import Cells, Headers, Servers, one_header
 from checker.derive.rows import Block, Header, Row, made_rows
 from checker.load import cache
 from checker.load.build import Inventory, KeptFile
 
-FORMAT = 3  # 3: a column at a time (2: a row at a time)
+FORMAT = 4  # 4: keyed by the capacity figures (3: by their cells; 2: a row at a time)
 BuildRows = Callable[[Servers, Cells, Headers], list[Row]]  # the rows of these servers, with these cells
 
 
 def server_rows(
     inv: Inventory, ctx: carried_rows.Settings, workloads: Mapping[str, Mapping[str, Any]], builtin: object,
-    capacity: Cells, build: BuildRows, order: Sequence[str],
+    capacity: Table[str], build: BuildRows, order: Sequence[str],
 ) -> list[Row]:
     """The server rows of every server of `inv` in its order (`build`: those of
-    some servers with their `capacity` cells), each kept file's read from its
-    entry while its key is the same, the others made and written for the next
-    run; then under one header, the columns any of them has in the kind's
-    `order`, as a cold run builds them. `builtin`: the built-in knowledge
-    tables (the only ones keyed)."""
+    some servers with their cells of the `capacity` table, the servers'), each
+    kept file's read from its entry while its key is the same, the others made
+    and written for the next run; then under one header, the columns any of
+    them has in the kind's `order`, as a cold run builds them. `builtin`: the
+    built-in knowledge tables (the only ones keyed)."""
     servers = list(inv.servers.items())
     headers: Headers = {}
     shared = _shared(inv, ctx, workloads, builtin)
@@ -70,17 +72,16 @@ def server_rows(
     rows: list[Row] = []
     for lo, hi in carried_rows.file_runs([entry.place.file for _, entry in servers]):
         part = servers[lo:hi]
-        cells = {name: column[lo:hi] for name, column in capacity.items()}
         holder = holders.get(part[0][1].place.file)
-        key = None if shared is None or holder is None else _key(shared, holder, part, cells)
+        key = None if shared is None or holder is None else _key(shared, holder, part, capacity, lo, hi)
         if key is None or holder is None:  # (holder: for mypy, which cannot see through key)
-            rows += build(part, cells, headers)
+            rows += build(part, capacity.cells_at(range(lo, hi)), headers)
             continue
         store = holder.kept.cache
         got = store.decoded(key, functools.partial(_rows_in, count=len(part), known=known, order=order,
                                                    headers=headers))
         if got is None:
-            got = build(part, cells, headers)
+            got = build(part, capacity.cells_at(range(lo, hi)), headers)
             payload = _rows_out(got, order)
             if payload is not None:
                 store.put(key, payload)
@@ -109,16 +110,24 @@ def places_of(holder: KeptFile) -> tuple[str, str, bytes, bytes]:
     return holder.file, holder.kept.key, holder.digest, hashlib.sha256(holder.kept.payload).digest()
 
 
-def _key(shared: bytes, holder: KeptFile, part: Servers, cells: Cells) -> str | None:
+def _key(
+    shared: bytes, holder: KeptFile, part: Servers, capacity: Table[str], lo: int, hi: int
+) -> str | None:
     entries = [entry for _, entry in part]
     rollouts = [entry.rollout_date for entry in entries]
     # Each distinct date spelled once: a file's servers mostly share theirs.
     spelled: dict[dt.date | None, str | None] = {day: day.isoformat() for day in set(rollouts) if day}
     spelled[None] = None
     dates = list(map(spelled.__getitem__, rollouts))
+    # The cells are made of the servers' capacity figures alone (Table.cells): the
+    # figures key them, numbers bit for bit at C speed (not the cells, made each
+    # run), others (texts) as their values (the bytes of an object column are pointers).
+    parts = [(name, column[lo:hi]) for name, column in capacity.columns.items()]
+    figures = [(name, part.dtype.str, part.tolist() if part.dtype == object else part.tobytes())
+               for name, part in parts]
     body = (
         FORMAT, *places_of(holder), [name for name, _ in part], [entry.facility for entry in entries], dates,
-        list(cells), list(cells.values()),
+        figures,
     )
     try:
         return hashlib.sha256(shared + marshal.dumps(body, 2)).hexdigest()  # 2: no references

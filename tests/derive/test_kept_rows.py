@@ -202,3 +202,22 @@ def test_a_block_says_alike_only_of_columns_alike_in_all_its_rows(folder: str, t
             for name in rows[0].block.same:
                 at = rows[0].header.index[name]
                 assert len({marshal.dumps(row.cells[at], 2) for row in rows}) == 1, name
+
+
+def test_a_text_figure_changed_in_another_file_is_read_again(tmp_path: Path) -> None:
+    """A rack's cooling changed in the facility file: its servers' file is the same,
+    their `rack_cooling` figure (a text column of the capacity table, keyed by its
+    values, not its bytes) is not, and their rows are made again."""
+    inv = tmp_path / "inv"
+    shutil.copytree(ROOT / "inventories", inv)
+    for _ in range(2):
+        _server_facts(inv, tmp_path / "cache")
+    before = _server_facts(inv, tmp_path / "cache")
+    facility = inv / "sh1" / "facility.yaml"
+    rack = "  - name: A01\n    <<: *train-rack\n"
+    assert rack in facility.read_text()
+    facility.write_text(facility.read_text().replace(rack, rack + "    cooling: air\n"))
+    after = _server_facts(inv, None)
+    changed = {fact[0] for fact, was in zip(after, before, strict=True) if fact != was}
+    assert changed == {"server/sh1-a01-gpu1", "server/sh1-a01-gpu2"}
+    assert _server_facts(inv, tmp_path / "cache") == after

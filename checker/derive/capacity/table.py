@@ -120,9 +120,15 @@ class Table(Generic[K]):
             raise ValueError("entities listed in another order than the capacity table's")
         if some is None or len(some) == len(self.keys):
             return self.cells
+        return self.cells_at(some)
+
+    def cells_at(self, some: Sequence[int]) -> dict[str, list[Any]]:
+        """`cells` of the entities at those positions only (worked out for them
+        alone where `cells` is not made already)."""
         if "cells" in self.__dict__:
             return {name: [column[i] for i in some] for name, column in self.cells.items()}
-        at = np.asarray(some, dtype=np.intp)
+        at = slice(some.start, some.stop) if isinstance(some, range) and some.step == 1 else np.asarray(
+            some, dtype=np.intp)
         return {c.name: _cells(self.columns[c.name][at], c.type) for c in self.spec}
 
     def row(self, key: K) -> dict[str, Any]:
