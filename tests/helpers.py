@@ -8,6 +8,7 @@ import signal
 import textwrap
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from checker.core.findings import Finding
 from checker.derive.facts import REGISTRY, Fact
@@ -15,6 +16,7 @@ from checker.evaluate.engine import evaluate
 from checker.evaluate.expr import compile_when
 from checker.evaluate.rulebook import CompiledRule, Rule
 from checker.evaluate.sandbox import environment
+from checker.load import cache
 from checker.source.parse import Src
 
 
@@ -94,3 +96,16 @@ def deadline(seconds: int) -> Iterator[None]:
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def cache_entries(folder: Path, tag: str) -> list[tuple[cache.Cache, str, Any]]:
+    """Each entry of the cache in `folder` whose body is tagged `tag` (its first
+    item): the cache, the entry's key and its unpacked body, in key order."""
+    store = cache.open_cache(folder)
+    assert store is not None
+    found = []
+    for entry in sorted((folder / cache.ENTRIES).iterdir()):
+        body = cache.unpack(store.payload(entry.name) or b"N")
+        if type(body) is tuple and body[:1] == (tag,):
+            found.append((store, entry.name, body))
+    return found

@@ -19,6 +19,7 @@ from checker.derive.facts import SERVER_FIELDS, Context, Fact, build_all
 from checker.load import cache
 from checker.load.build import load
 from checker.load.reading import ReadOptions
+from tests.helpers import cache_entries
 
 ROOT = Path(__file__).resolve().parents[2]
 AS_OF = dt.date(2027, 1, 15)
@@ -47,14 +48,7 @@ def test_rows_read_back_are_the_rows_a_cold_run_makes(folder: str, tmp_path: Pat
 
 
 def _rows_entries(folder: Path) -> list[tuple[cache.Cache, str, Any]]:
-    store = cache.open_cache(folder)
-    assert store is not None
-    found = []
-    for entry in sorted((folder / cache.ENTRIES).iterdir()):
-        body = cache.unpack(store.payload(entry.name) or b"N")
-        if type(body) is tuple and body[:1] == ("server rows",):
-            found.append((store, entry.name, body))
-    return found
+    return cache_entries(folder, "server rows")
 
 
 def test_a_gpu_models_figure_no_finding_shows_is_read_again(tmp_path: Path) -> None:

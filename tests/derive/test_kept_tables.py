@@ -20,6 +20,7 @@ from checker.derive.facts import FEED_FIELDS, RACK_FIELDS, Context, Fact, build_
 from checker.load import cache
 from checker.load.build import load
 from checker.load.reading import ReadOptions
+from tests.helpers import cache_entries
 
 ROOT = Path(__file__).resolve().parents[2]
 AS_OF = dt.date(2027, 1, 15)
@@ -41,14 +42,7 @@ def _table_facts(folder: Path, cache_dir: Path | None, ctx: Context | None = Non
 
 
 def _entries(folder: Path) -> list[tuple[cache.Cache, str, Any]]:
-    store = cache.open_cache(folder)
-    assert store is not None
-    found = []
-    for entry in sorted((folder / cache.ENTRIES).iterdir()):
-        body = cache.unpack(store.payload(entry.name) or b"N")
-        if type(body) is tuple and body[:1] == ("table rows",):
-            found.append((store, entry.name, body))
-    return found
+    return cache_entries(folder, "table rows")
 
 
 @pytest.mark.parametrize("folder", FOLDERS)

@@ -17,6 +17,7 @@ import pytest
 from checker.cli import main
 from checker.evaluate import memo
 from checker.load import cache
+from tests.helpers import cache_entries
 
 ROOT = Path(__file__).resolve().parents[2]
 AS_OF = "2027-01-15"
@@ -31,14 +32,7 @@ def _audit(folder: Path, cache_dir: Path | None, tmp: Path, *extra: str) -> byte
 
 
 def _found(folder: Path) -> list[tuple[cache.Cache, str, Any]]:
-    store = cache.open_cache(folder)
-    assert store is not None
-    entries = []
-    for entry in sorted((folder / cache.ENTRIES).iterdir()):
-        body = cache.unpack(store.payload(entry.name) or b"N")
-        if type(body) is tuple and body[:1] == ("found",):
-            entries.append((store, entry.name, body))
-    return entries
+    return cache_entries(folder, "found")
 
 
 @pytest.fixture
