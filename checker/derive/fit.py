@@ -96,15 +96,19 @@ def _columns(
     # identities tell them apart; the columns hold them alive while this runs).
     workload, gpu, network, trays = server_fields(servers, "workload", "gpu", "network", "trays")
     keys = list(zip(workload, map(id, gpu), map(id, network), trays, strict=True))
-    # Each distinct key's row, of a server that has it (its last: all have the same parts).
-    seen = {key: _row((workload[i], gpu[i], network[i], trays[i]), gpus, index)
-            for key, i in dict(zip(keys, range(len(keys)), strict=True)).items()}
-    rows = list(map(seen.__getitem__, keys))
+    # Each distinct key numbered, with a server that has it (its last: all have the same parts).
+    last = dict(zip(keys, range(len(keys)), strict=True))
+    number = {key: n for n, key in enumerate(last)}
+    firsts = list(last.values())
+    rows = [_row((workload[i], gpu[i], network[i], trays[i]), gpus, index) for i in firsts]
+    # Each column made of the distinct rows, then spread to every server by its key's number in numpy.
+    at = np.fromiter(map(number.__getitem__, keys), np.intp, len(keys))
     columns = list(zip(*rows, strict=True)) if rows else [()] * len(_DTYPES)
     arrays = zip(_NAMES, columns, _DTYPES, strict=True)
+    models = [gpu[i].model if gpu[i] else None for i in firsts]
     return {
-        **{name: np.array(c, dtype=t) for name, c, t in arrays},
-        "gpu_model": [g.model if g else None for g in gpu],
+        **{name: np.array(c, dtype=t)[at] for name, c, t in arrays},
+        "gpu_model": list(map(models.__getitem__, at.tolist())),
     }
 
 
