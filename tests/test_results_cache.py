@@ -832,7 +832,8 @@ def test_a_warm_run_makes_again_only_the_facts_of_racks_and_feeds_whose_figures_
     """One server's draw capped: its rack's figures and its feeds' change, and only
     their facts are made again (the resident process: carried_rows.table_facts; a
     process of its own: their rows read from the cache folder, kept_tables); the
-    bytes are a cold run's."""
+    bytes are a cold run's. The next run finds nothing afresh on any server, rack
+    or feed."""
     same(audit)
     built: list[str] = []
     real_rows = facts._rows
@@ -848,10 +849,12 @@ def test_a_warm_run_makes_again_only_the_facts_of_racks_and_feeds_whose_figures_
     warm = audit(True)
     assert built == ["rack/sh1/A01", "feed/sh1/A01/A01-A", "feed/sh1/A01/A01-B"]
     assert warm == audit(False)
-    # Then what the rules found on every rack and feed is known: none is matched,
-    # located or shaped for grouping again (a process of its own: memo.Found).
-    matched: list[str] = []  # the kinds of the racks' and feeds' facts matched, shaped or located
-    ours = ("rack", "feed")
+    assert audit(True) == warm  # the changed file's entry read, its rows kept
+    # Then what the rules found on every server, rack and feed is known: none is
+    # matched, located or shaped for grouping again (a process of its own:
+    # memo.Found); only the facts made each run are (the facility's, the workloads').
+    matched: list[str] = []  # the kinds of the facts matched, shaped or located
+    ours = ("server", "rack", "feed")
     real_match, real_shape, real_located = engine.match, engine.values_shape, engine._located
     monkeypatch.setattr(engine, "match", lambda rules, pairs, *args: matched.extend(
         kind for kind, _ in pairs if kind in ours) or real_match(rules, pairs, *args))

@@ -36,7 +36,6 @@ byte for byte, and tests/derive/test_kept_rows.py the rows themselves.
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import hashlib
 import itertools
 import marshal
@@ -78,15 +77,38 @@ def server_rows(
             rows += build(part, capacity.cells_at(range(lo, hi)), headers)
             continue
         store = holder.kept.cache
-        got = store.decoded(key, functools.partial(_rows_in, count=len(part), known=known, order=order,
-                                                   headers=headers))
+        got = _read(store, key, len(part), known, order, headers)
         if got is None:
             got = build(part, capacity.cells_at(range(lo, hi)), headers)
-            payload = _rows_out(got, order)
-            if payload is not None:
+            written = _rows_out(got, order)
+            if written is not None:
+                payload, body = written
                 store.put(key, payload)
+                # As the entry now holds them, in one block of its version.
+                got = rows_in(body, len(part), known, order, headers, version(key, payload))
         rows += got
     return one_header(rows, headers, order)
+
+
+def version(key: str, payload: bytes) -> bytes:
+    """What tells the rows of one entry apart (Block.version: what the rules
+    found on them is kept under it, checker.evaluate.memo.Found): its key (the
+    file and entities) and its payload (their rows, and what they were made of)."""
+    return hashlib.sha256(key.encode() + b"\x00" + payload).digest()
+
+
+def _read(
+    store: cache.Cache, key: str, count: int, known: frozenset[str], order: Sequence[str], headers: Headers
+) -> list[Row] | None:
+    """The rows of the entry for `key`, in one block of its version; None when it
+    is missing or anything is wrong with it."""
+    payload = store.payload(key)
+    if payload is None:
+        return None
+    try:
+        return _rows_in(cache.unpack(payload), count, known, order, headers, version(key, payload))
+    except Exception:  # BadEntry, or anything else (as cache.Cache.decoded): a miss, never an error
+        return None
 
 
 def _shared(
@@ -135,7 +157,7 @@ def _key(
         return None
 
 
-def _rows_out(rows: Sequence[Row], order: Sequence[str]) -> bytes | None:
+def _rows_out(rows: Sequence[Row], order: Sequence[str]) -> tuple[bytes, Any] | None:
     """The rows as an entry: their header's names once, and each column's cells,
     a column whose cells are all the same (in type and bits) as that one cell.
 
@@ -143,8 +165,9 @@ def _rows_out(rows: Sequence[Row], order: Sequence[str]) -> bytes | None:
     columns hold one value, written once, not once a server (a 400-server
     file's rows took 180 kB as one tuple a row), and read back checked a
     column at a time (each row's cells checked was a third of reading them)."""
+    body = rows_body(rows, order)
     try:
-        return cache.pack(("server rows", FORMAT, *rows_body(rows, order)))
+        return cache.pack(("server rows", FORMAT, *body)), body
     except (cache.Unencodable, ValueError):  # a cell marshal does not write (a float as the YAML wrote it)
         return None
 
@@ -173,11 +196,12 @@ def _column_out(cells: tuple[Any, ...]) -> tuple[bool, Any]:
 
 
 def _rows_in(
-    body: Any, count: int, known: frozenset[str], order: Sequence[str], headers: Headers
+    body: Any, count: int, known: frozenset[str], order: Sequence[str], headers: Headers,
+    version: bytes | None = None,
 ) -> list[Row]:
     if body.__class__ is not tuple or len(body) != 6 or body[:2] != ("server rows", FORMAT):
         raise cache.BadEntry("not server rows")
-    return rows_in(body[2:], count, known, order, headers)
+    return rows_in(body[2:], count, known, order, headers, version)
 
 
 def rows_in(

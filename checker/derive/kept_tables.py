@@ -120,13 +120,7 @@ def _chunk(
     payload, body = written
     store.put(key, payload)
     # The rows as the entry now holds them, in one block of its version.
-    return kept_rows.rows_in(body, len(at), known, order, headers, _version(key, payload))
-
-
-def _version(key: str, payload: bytes) -> bytes:
-    """What tells the rows of one entry apart: its key (the chunk's file and
-    entities) and its payload (their figures and rows)."""
-    return hashlib.sha256(key.encode() + b"\x00" + payload).digest()
+    return kept_rows.rows_in(body, len(at), known, order, headers, kept_rows.version(key, payload))
 
 
 def _read(
@@ -139,7 +133,8 @@ def _read(
     if payload is None:
         return None
     try:
-        return _chunk_in(cache.unpack(payload), count, figures, known, order, headers, _version(key, payload))
+        body = cache.unpack(payload)
+        return _chunk_in(body, count, figures, known, order, headers, kept_rows.version(key, payload))
     except Exception:  # BadEntry, or anything else (as cache.Cache.decoded): a miss, never an error
         return None
 

@@ -34,9 +34,10 @@ class Block:
 
     def __init__(self, same: frozenset[str], version: bytes | None = None) -> None:
         self.same = same
-        # The rows as an entry holds them, where they are a kept file's chunk of
-        # racks or feeds (checker.derive.kept_tables): what the rules found on
-        # them is kept under it (checker.evaluate.memo.Found). None: rows of this run.
+        # The rows as an entry holds them, where they are a kept file's servers or
+        # chunk of racks or feeds (checker.derive.kept_rows, kept_tables): what the
+        # rules found on them is kept under it (checker.evaluate.memo.Found).
+        # None: rows made this run only.
         self.version = version
 
 

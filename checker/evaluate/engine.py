@@ -609,9 +609,10 @@ def _made_findings(
 
 
 def _kept_blocks(facts: Sequence[Fact]) -> dict[int, tuple[bytes, list[int]]]:
-    """The facts whose rows are a kept chunk's (checker.derive.kept_tables: a
-    Block with a version), by block: its version and the facts' indices, in
-    order. Found at C speed: a chunk's rows are one run of facts."""
+    """The facts whose rows are kept rows (a servers file's or a chunk of racks or
+    feeds: checker.derive.kept_rows, kept_tables; a Block with a version), by
+    block: its version and the facts' indices, in order. Found at C speed: a
+    block's rows are one run of facts."""
     rows = list(map(_VALUES, facts))
     if set(map(type, rows)) != {Row}:  # values of other kinds (a test's dicts): none kept
         return {}
@@ -630,11 +631,11 @@ def _found_again(
     rules: Sequence[CompiledRule], facts: Sequence[Fact], outcomes: Outcomes | None, found: Found,
     kept: Mapping[int, tuple[bytes, list[int]]], shaped: list[Mapping[str, Hashable]],
 ) -> list[Finding]:
-    """The findings of the rules on the facts, those on the rows of a kept chunk
-    as an earlier run found them (memo.Found: neither matched nor located
-    again); the others matched, and what was found on each chunk without an
-    entry kept for the next run. `shaped` is given each fact's findings'
-    values_shape where known (a kept chunk's), as _carried_findings gives it."""
+    """The findings of the rules on the facts, those on kept rows as an earlier
+    run found them (memo.Found: neither matched nor located again); the others
+    matched, and what was found on each block of kept rows without an entry
+    kept for the next run. `shaped` is given each fact's findings' values_shape
+    where known (kept rows'), as _carried_findings gives it."""
     shapes: list[Mapping[str, Hashable]] = [_NO_SHAPES] * len(facts)
     covered = np.zeros(len(facts), dtype=bool)
     out: list[Finding] = []

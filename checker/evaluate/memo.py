@@ -19,9 +19,10 @@ pydantic and Jinja) and a digest of what it depends on in the rulebook:
 - messages: per rule, for each tuple of the values its message reads, the
   text; keyed by every selected rule's id, message and the fields it reads;
 
-and one entry per kept chunk of racks or feeds (Found: what was found on each
-of its rows, where, and what each finding's message reads), keyed by the
-version of the chunk's rows (checker.derive.kept_tables) and by the rules.
+and one entry per block of kept rows, a servers file's or a chunk of racks or
+feeds (Found: what was found on each row, where, and what each finding's
+message reads), keyed by the rows' version (checker.derive.kept_rows,
+checker.derive.kept_tables) and by the rules.
 
 An entry is what this run used and what it added, and at most as many of
 the last run's others (a pull request that flips one file back and forth
@@ -237,13 +238,14 @@ Kept = tuple[int, int, int, tuple[Any, ...]]
 
 
 class Found:
-    """What the rules found on each row of a kept chunk of racks or feeds
-    (checker.derive.kept_tables: its rows' `Block.version`), one entry a chunk,
+    """What the rules found on each row of kept rows (a servers file's,
+    checker.derive.kept_rows, or a chunk of racks or feeds,
+    checker.derive.kept_tables: their `Block.version`), one entry a block,
     keyed by that version and by every selected rule's id, kind, condition,
     severity, category, remediation, located path and message fields, in order:
     all a finding is made of but its fact's entity, file and place, which the
-    version holds. A chunk whose rows are the same is then neither matched nor
-    located again, and its findings are not shaped again for grouping."""
+    version holds. Rows that are the same are then neither matched nor located
+    again, and their findings are not shaped again for grouping."""
 
     def __init__(self, store: cache.Cache, rules: Sequence[CompiledRule]) -> None:
         self._store, self._count = store, len(rules)
