@@ -652,7 +652,7 @@ def _found_again(
     by, on = [r for r, _ in fired], [todo[j] for _, j in fired]
     new = _findings(list(map(rules.__getitem__, by)), list(map(facts.__getitem__, on)), on)
     out += new
-    if missing:  # each finding on those chunks' rows, shaped once here (grouping reads it from `shapes`)
+    if missing:  # each finding on those blocks' rows, shaped once here (grouping reads it from `shapes`)
         pending = np.zeros(len(facts), dtype=bool)
         for _, at in missing:
             pending[at] = True
