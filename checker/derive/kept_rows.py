@@ -36,6 +36,7 @@ byte for byte, and tests/derive/test_kept_rows.py the rows themselves.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import itertools
 import marshal
@@ -77,7 +78,8 @@ def server_rows(
             rows += build(part, capacity.cells_at(range(lo, hi)), headers)
             continue
         store = holder.kept.cache
-        got = _read(store, key, len(part), known, order, headers)
+        got = store.versioned(key, functools.partial(_rows_in, count=len(part), known=known, order=order,
+                                                     headers=headers))
         if got is None:
             got = build(part, capacity.cells_at(range(lo, hi)), headers)
             written = _rows_out(got, order)
@@ -85,30 +87,9 @@ def server_rows(
                 payload, body = written
                 store.put(key, payload)
                 # As the entry now holds them, in one block of its version.
-                got = rows_in(body, len(part), known, order, headers, version(key, payload))
+                got = rows_in(body, len(part), known, order, headers, cache.entry_version(key, payload))
         rows += got
     return one_header(rows, headers, order)
-
-
-def version(key: str, payload: bytes) -> bytes:
-    """What tells the rows of one entry apart (Block.version: what the rules
-    found on them is kept under it, checker.evaluate.memo.Found): its key (the
-    file and entities) and its payload (their rows, and what they were made of)."""
-    return hashlib.sha256(key.encode() + b"\x00" + payload).digest()
-
-
-def _read(
-    store: cache.Cache, key: str, count: int, known: frozenset[str], order: Sequence[str], headers: Headers
-) -> list[Row] | None:
-    """The rows of the entry for `key`, in one block of its version; None when it
-    is missing or anything is wrong with it."""
-    payload = store.payload(key)
-    if payload is None:
-        return None
-    try:
-        return _rows_in(cache.unpack(payload), count, known, order, headers, version(key, payload))
-    except Exception:  # BadEntry, or anything else (as cache.Cache.decoded): a miss, never an error
-        return None
 
 
 def _shared(
@@ -196,8 +177,8 @@ def _column_out(cells: tuple[Any, ...]) -> tuple[bool, Any]:
 
 
 def _rows_in(
-    body: Any, count: int, known: frozenset[str], order: Sequence[str], headers: Headers,
-    version: bytes | None = None,
+    body: Any, version: bytes | None, count: int, known: frozenset[str], order: Sequence[str],
+    headers: Headers,
 ) -> list[Row]:
     if body.__class__ is not tuple or len(body) != 6 or body[:2] != ("server rows", FORMAT):
         raise cache.BadEntry("not server rows")

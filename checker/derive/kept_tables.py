@@ -101,7 +101,8 @@ def _chunk(
     except ValueError:  # a key marshal does not write
         return build(at, headers)
     known = frozenset(order)
-    got = _read(store, key, len(at), figures, known, order, headers)
+    got = store.versioned(key, functools.partial(_chunk_in, count=len(at), figures=figures, known=known,
+                                                 order=order, headers=headers))
     if got is None:
         rows = build(at, headers)
     else:
@@ -120,23 +121,7 @@ def _chunk(
     payload, body = written
     store.put(key, payload)
     # The rows as the entry now holds them, in one block of its version.
-    return kept_rows.rows_in(body, len(at), known, order, headers, kept_rows.version(key, payload))
-
-
-def _read(
-    store: cache.Cache, key: str, count: int, figures: dict[str, npt.NDArray[Any]], known: frozenset[str],
-    order: Sequence[str], headers: Headers,
-) -> tuple[dict[str, npt.NDArray[Any]], list[Row]] | None:
-    """The figures and rows of the entry for `key`, the rows in one block of its
-    version; None when it is missing or anything is wrong with it."""
-    payload = store.payload(key)
-    if payload is None:
-        return None
-    try:
-        body = cache.unpack(payload)
-        return _chunk_in(body, count, figures, known, order, headers, kept_rows.version(key, payload))
-    except Exception:  # BadEntry, or anything else (as cache.Cache.decoded): a miss, never an error
-        return None
+    return kept_rows.rows_in(body, len(at), known, order, headers, cache.entry_version(key, payload))
 
 
 def _chunk_out(
@@ -166,8 +151,8 @@ def _chunk_out(
 
 
 def _chunk_in(
-    body: Any, count: int, figures: dict[str, npt.NDArray[Any]], known: frozenset[str], order: Sequence[str],
-    headers: Headers, version: bytes | None = None,
+    body: Any, version: bytes | None, count: int, figures: dict[str, npt.NDArray[Any]], known: frozenset[str],
+    order: Sequence[str], headers: Headers,
 ) -> tuple[dict[str, npt.NDArray[Any]], list[Row]]:
     """The figures and rows of an entry, checked: a column of each of the
     table's (`figures`, this run's), in its order and of its type, and a row of

@@ -435,6 +435,17 @@ class Cache:
         except Exception:  # BadEntry, too deep, or anything else: whatever it is, a miss
             return None
 
+    def versioned(self, key: str, read: Callable[[Any, bytes], T]) -> T | None:
+        """As `decoded`, `read` also given the entry's version (entry_version):
+        what a later entry, keyed by it, can be kept under (checker.evaluate.memo.Found)."""
+        payload = self.payload(key)
+        if payload is None:
+            return None
+        try:
+            return read(unpack(payload), entry_version(key, payload))
+        except Exception:  # BadEntry, too deep, or anything else: whatever it is, a miss
+            return None
+
     def payload(self, key: str) -> bytes | None:
         """The payload of the entry for `key` if there is one, signed with this
         folder's key; its format is the writer's to check (decode, or the
@@ -461,6 +472,12 @@ class Cache:
             os.replace(tmp, self.entries / key)
         except OSError:
             _remove(Path(tmp))
+
+
+def entry_version(key: str, payload: bytes) -> bytes:
+    """What tells one entry's contents apart from any other's: its key and its
+    payload (rows read back from it carry it, checker.derive.rows.Block.version)."""
+    return hashlib.sha256(key.encode() + b"\x00" + payload).digest()
 
 
 def _read_regular(path: Path, limit: int, *, touch: bool = False) -> bytes | None:

@@ -140,7 +140,7 @@ def test_a_forged_entry_is_a_miss(tmp_path: Path, forge: Any) -> None:
         figures = {name: np.zeros(count, dtype=object if spelled == "text" else np.dtype(spelled))
                    for name, spelled, _, _ in body[2]}
         with pytest.raises(cache.BadEntry):
-            kept_tables._chunk_in(forged, count, figures, frozenset(order), order, {})
+            kept_tables._chunk_in(forged, None, count, figures, frozenset(order), order, {})
     assert _table_facts(ROOT / "inventories", tmp_path) == cold
 
 
