@@ -568,8 +568,10 @@ def evaluate(
     findings = not_a_number(facts)
     outcomes = memo.outcomes if memo else None
     shaped: list[Mapping[str, Hashable]] = []
-    kept = _kept_blocks(facts) if carried is None and memo is not None and memo.found is not None else {}
-    if kept and memo is not None and memo.found is not None:
+    # What was found on kept rows (a process of its own with a cache folder; the
+    # resident process carries what it found on each fact instead).
+    kept = _kept_blocks(facts) if memo is not None and carried is None else {}
+    if memo is not None and kept:
         findings += _found_again(rules, facts, outcomes, memo.found, kept, shaped)
     elif carried is None:
         fired = match(rules, [(f.kind, f.values) for f in facts], outcomes)

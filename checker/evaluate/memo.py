@@ -294,7 +294,7 @@ class Memo:
 
     outcomes: Outcomes
     messages: MessageMemo
-    found: Found | None = None
+    found: Found
 
 
 def open_memo(folder: Path | None, rules: Sequence[CompiledRule]) -> Memo | None:
