@@ -268,42 +268,41 @@ class Pairs:
 def pairs(
     inv: Inventory, f: FeedArrays, a: AtsArrays, redundancy: npt.NDArray[Any], s: ServerArrays
 ) -> Pairs:
-    n_feeds = len(f.kw)
+    n_feeds, n_racks = len(f.kw), len(redundancy)
     # Connections: the feeds, then the transfer switches (n_feeds + ATS index).
     conn_rack = np.concatenate((f.rack, a.rack)).astype(np.intp)
-    by_rack: dict[int, list[int]] = {}
-    for g, r in enumerate(conn_rack.tolist()):
-        by_rack.setdefault(r, []).append(g)
+    by_conn_rack = np.argsort(conn_rack, kind="stable")  # a rack's feeds, then its switches
+    first = np.searchsorted(conn_rack[by_conn_rack], np.arange(n_racks + 1))
+    (orders,) = placed_fields(list(inv.racks.values()), "psu_order")
+    kind, example = _rack_kinds(f, a, conn_rack, by_conn_rack, first, orders, redundancy)
     names, sides, kws = f.name.tolist(), f.side.tolist(), f.kw.tolist()
     switches = a.name.tolist()
-    layouts = {
-        r: tuple((names[g], sides[g], kws[g]) for g in conns if g < n_feeds) for r, conns in by_rack.items()
-    }
-    extra = {r: tuple(switches[g - n_feeds] for g in conns if g >= n_feeds) for r, conns in by_rack.items()}
-    (orders,) = placed_fields(list(inv.racks.values()), "psu_order")
-    # The cabling of each server, worked out once per rack and PSU part (servers
-    # share one frozen part per distinct content) and once per distinct layout.
-    fed = np.zeros(len(redundancy) + 1, dtype=bool)  # the last: no rack (-1)
-    fed[[r for r, layout in layouts.items() if layout]] = True
+    # The cabling of each server, worked out once per kind of rack and PSU part
+    # (servers share one frozen part per distinct content) and once per distinct
+    # layout: 25,000 racks of one design are one kind.
+    fed = np.zeros(n_racks + 1, dtype=bool)  # the last: no rack (-1)
+    fed[:n_racks] = np.bincount(f.rack, minlength=n_racks) > 0
     cabled_here = np.flatnonzero(fed[s.rack])
     n_parts = max(len(s.psu_parts), 1)
     keys, inverse = np.unique(
-        s.rack[cabled_here].astype(np.int64) * n_parts + s.psu[cabled_here], return_inverse=True
+        kind[s.rack[cabled_here]].astype(np.int64) * n_parts + s.psu[cabled_here], return_inverse=True
     )
     memo: dict[tuple[Any, ...], Cabling] = {}
     cablings: list[Cabling] = []
     said: list[bool] = []
-    for r, part in zip((keys // n_parts).tolist(), (keys % n_parts).tolist(), strict=True):
+    for k, part in zip((keys // n_parts).tolist(), (keys % n_parts).tolist(), strict=True):
+        r = example[k]
+        conns = by_conn_rack[first[r] : first[r + 1]].tolist()
+        layout = tuple((names[g], sides[g], kws[g]) for g in conns if g < n_feeds)
+        extra = tuple(switches[g - n_feeds] for g in conns if g >= n_feeds)
         psu = s.psu_parts[part]
         cabled = psu_map(psu, orders[r])
-        cablings.append(_cabling_of(layouts[r], extra[r], redundancy[r] == "2N", psu, cabled, memo))
+        cablings.append(_cabling_of(layout, extra, redundancy[r] == "2N", psu, cabled, memo))
         said.append(cabled is not None)
     which = np.full(len(s.rack), -1, dtype=np.intp)
     which[cabled_here] = inverse.reshape(-1)
     # One row per (server, connection of its rack), expanded with numpy.
     placed = np.flatnonzero(which >= 0)
-    by_conn_rack = np.argsort(conn_rack, kind="stable")  # a rack's feeds, then its switches
-    first = np.searchsorted(conn_rack[by_conn_rack], np.arange(len(redundancy)))
     width = np.asarray([len(c) for c in cablings], dtype=np.intp)
     flat = np.asarray([t for c in cablings for t in c], dtype=np.intp).reshape(-1, 3)
     start = np.concatenate(([0], np.cumsum(width)[:-1])).astype(np.intp)
@@ -325,6 +324,40 @@ def pairs(
     with np.errstate(invalid="ignore", divide="ignore"):
         each_kw = s.peak_w[server] / per_server[server] / 1000.0
     return Pairs(server, feed, psus, phase, each_kw, backup, ats, mapped)
+
+
+def _rack_kinds(
+    f: FeedArrays,
+    a: AtsArrays,
+    conn_rack: IDX,
+    by_conn_rack: IDX,
+    first: IDX,
+    orders: Sequence[Sequence[str] | None],
+    redundancy: npt.NDArray[Any],
+) -> tuple[IDX, list[int]]:
+    """Each rack's kind, and a rack of each kind: racks are of one kind when all
+    the cabling reads of them is the same (their feeds' names, sides and kW and
+    their switches' names, in order; their psu_order; whether they are 2N), so
+    a server's cabling is that of a server of the same PSU part in any rack of
+    its kind."""
+    n_racks = len(redundancy)
+    if not n_racks:
+        return np.zeros(0, dtype=np.intp), []
+    seen: dict[Any, int] = {}
+    triples = zip(f.name.tolist(), f.side.tolist(), f.kw.tolist(), strict=True)
+    feeds = [seen.setdefault(t, len(seen)) for t in triples]
+    ats = [seen.setdefault(("ats", name), len(seen)) for name in a.name.tolist()]
+    codes = np.asarray(feeds + ats, dtype=np.int64)[by_conn_rack]
+    counts = np.diff(first)
+    width = int(counts.max())
+    table = np.full((n_racks, width + 2), -1, dtype=np.int64)
+    within = np.arange(len(codes)) - np.repeat(first[:-1], counts)
+    table[conn_rack[by_conn_rack], within] = codes
+    given: dict[Any, int] = {}
+    table[:, width] = [given.setdefault(None if o is None else tuple(o), len(given)) for o in orders]
+    table[:, width + 1] = redundancy == "2N"
+    _, example, kind = np.unique(table, axis=0, return_index=True, return_inverse=True)
+    return kind.reshape(-1).astype(np.intp), example.tolist()
 
 
 def _cabling_of(

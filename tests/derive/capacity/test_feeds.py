@@ -144,6 +144,54 @@ def test_cabling_without_a_map(
     assert cabling(layout, two_n, count, per_side) == expected
 
 
+# Racks alike but for one thing the cabling reads, each with one server of
+# three PSUs (no map): 2N, 32 A on side A and 16 A on side B puts the odd PSU
+# on the weaker side B (2 on b, 1 on a); each variant cables it otherwise.
+_AB = (
+    "[{name: a, side: A, voltage: 415, amps: 32, phase: 3}, "
+    "{name: b, side: B, voltage: 415, amps: 16, phase: 3}]"
+)
+_VARIANTS = {
+    "R1": ("2N", _AB, ""),
+    "R2": ("2N", _AB.replace("32", "8"), ""),  # side A the weaker: 2 PSUs on a
+    "R3": ("2N", _AB, "psu_order: [a, b]"),  # dealt round: PSUs 1 and 3 on a
+    "R4": ("N+1", _AB, ""),  # spread by kW: the odd PSU on the 16 A feed
+    "R5": ("2N", _AB.replace("name: b,", "name: c,"), ""),  # another name, as R1 otherwise
+    "R6": ("2N", _AB, ""),  # as R1: the same kind
+}
+
+
+def _racks(names: list[str]) -> str:
+    lines = ["kind: Facility", "name: f", "power: {it_capacity_kw: 1000}", "racks:"]
+    for name in names:
+        redundancy, feeds, extra = _VARIANTS[name]
+        lines += [f"  - name: {name}", f"    redundancy: {redundancy}", f"    feeds: {feeds}"]
+        lines += [f"    {extra}"] if extra else []
+    return "\n".join(lines) + "\n"
+
+
+def _one_server_each(names: list[str]) -> str:
+    psu = "power_w: {max: 6000}, psu: {count: 3, rating_w: 3300, redundant: 1}"
+    return servers(*(f"{{name: s{n}, rack: {n}, {psu}}}" for n in names))
+
+
+def test_racks_of_other_designs_are_cabled_each_as_its_own(audit: Auditor) -> None:
+    """Servers are cabled once per kind of rack (feeds._rack_kinds): a rack that
+    differs in its feeds' kW, names, psu_order or redundancy has the figures it has
+    alone, and two racks of one design the same ones."""
+    names = list(_VARIANTS)
+    together = audit(_racks(names), _one_server_each(names))
+    psus_on_a = {}
+    for name in names:
+        alone = audit(_racks([name]), _one_server_each([name]))
+        feeds = [k for k in alone.capacity.feeds.keys if k[1] == name]
+        for key in feeds:
+            assert together.capacity.feeds.row(key) == alone.capacity.feeds.row(key), key
+        assert together.capacity.servers.row(f"s{name}") == alone.capacity.servers.row(f"s{name}")
+        psus_on_a[name] = together.capacity.feeds.row(("f", name, "a"))["psu_count"]
+    assert psus_on_a == {"R1": 1, "R2": 2, "R3": 2, "R4": 1, "R5": 1, "R6": 1}
+
+
 @pytest.mark.parametrize(
     ("psu", "message"),
     [
