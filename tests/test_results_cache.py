@@ -950,7 +950,7 @@ def test_a_warm_run_makes_no_model_of_a_kept_facilitys_racks_and_feeds(
     project: Path, audit: Audit, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A kept facility whose placing reported nothing is placed, and its racks
-    and feeds read by the later stages, a column at a time (validated.PartRun):
+    and feeds read by the later stages, a column at a time (validated.TableRun):
     a warm run makes none of their models, and says what a cold one says."""
     shutil.rmtree(project / "inv")
     fleet.write(40, project / "inv")

@@ -194,7 +194,7 @@ class ServerEntry:
     place: Placed[m.Server]
 
 
-_Run = validated.ServerRun | validated.PartRun[Any]  # models placed by their columns
+_Run = validated.ServerRun | validated.TableRun[Any]  # models placed by their columns
 
 
 class _KeptPlace(Placed[Any]):
@@ -268,7 +268,7 @@ def placed_fields(places: Sequence[Placed[Any]], *names: str) -> list[list[Any]]
     """For each field of `names`, its value on each model placed at `places`, in
     their order: a kept document's servers, racks or feeds placed by their
     columns read a column at a time (validated.ServerRun.column,
-    validated.PartRun.column: no model made), the others of their models."""
+    validated.TableRun.column: no model made), the others of their models."""
     out: list[list[Any]] = [[] for _ in names]
     i, count = 0, len(places)
     kinds = list(map(type, places))
@@ -925,7 +925,7 @@ def _descended(src: _KeptPath, paths: Iterable[tuple[str | int, ...]]) -> list[S
     (a kept facility's 75,000 racks and feeds on each warm run)."""
     set_node, set_holder, set_index, set_deferred, set_path = _SET_PATH
     base, each = src._path, itertools.repeat
-    full = [base + path for path in paths]
+    full = list(map(operator.add, each(base), paths))
     slots = (
         (set_node, each(None)), (set_holder, each(src._holder)), (set_index, each(src._index)),
         (set_deferred, each(src._deferred)), (set_path, full),
@@ -1535,9 +1535,7 @@ class _Builder:
         at = itertools.repeat
         rack_keys = zip(at(facility), names, strict=False)
         self.inv.racks.update(zip(rack_keys, _run_placed(racks, file, rack_srcs), strict=True))
-        # Each feed's index in its rack's feeds (they follow in rack order).
-        starts = {r: i for i, r in reversed(list(enumerate(feed_racks)))}
-        feed_srcs = _descended(root, (("racks", r, "feeds", i - starts[r]) for i, r in enumerate(feed_racks)))
+        feed_srcs = _descended(root, zip(at("racks"), feed_racks, at("feeds"), kept.feed_at, strict=False))
         keys = zip(at(facility), map(names.__getitem__, feed_racks), feeds.column("name"), strict=False)
         self.inv.feeds.update(zip(keys, _run_placed(feeds, file, feed_srcs), strict=True))
 

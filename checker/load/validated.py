@@ -35,9 +35,9 @@ validated as in a cold run, and its entry written again.
 Nothing wrong with an entry can show later than when it is read: everything
 is checked then, a column at a time, though a model is made only when a
 stage asks for it. A kept servers document's servers (ServerRun) and a kept
-facility's racks and their feeds (KeptFacility, PartRun: 75,000 parts at
-100,000 servers) are read by their columns, and their models mostly never
-made. A facility entry says whether placing it reported anything
+facility's racks and their feeds (KeptFacility: 75,000 models at 100,000
+servers, written as tables, TableRun) are read by their columns, and their
+models mostly never made. A facility entry says whether placing it reported anything
 (KeptModel.placed): what placing checks of its racks and feeds is of the
 document alone, so where it reported nothing and its name is free, a warm
 run places them unchecked (checker.load.build).
@@ -64,7 +64,7 @@ from checker.load import models as m
 from checker.load.cache import SCALAR_TYPES, expect
 from checker.source.parse import WrittenFloat
 
-FORMAT = 3
+FORMAT = 4  # 4: a facility's racks and feeds as tables (3: as parts)
 
 # What merging a source map needs from the values merged (checker.load.build's
 # _merge_values): `over`'s keys in order, and the shape of each key whose value
@@ -109,13 +109,15 @@ class KeptModel:
 
 @dataclass(frozen=True)
 class KeptFacility(KeptModel):
-    """A kept facility as read back: its racks (the model's `racks`, a PartRun)
+    """A kept facility as read back: its racks (the model's `racks`, a TableRun)
     and their feeds in the same order, each rack's and feed's model made only
-    when asked; what each feed's rack is (its index in `racks`)."""
+    when asked; what each feed's rack is (its index in `racks`), and its index
+    among that rack's feeds."""
 
-    racks: PartRun[m.Rack]
-    feeds: PartRun[m.Feed]
+    racks: TableRun[m.Rack]
+    feeds: TableRun[m.Feed]
     feed_racks: tuple[int, ...]
+    feed_at: tuple[int, ...]
 
 
 KeptDoc = KeptServers | KeptModel
@@ -150,7 +152,9 @@ class _Writer:
         self._sets: dict[tuple[str, ...], int] = {}
         self.shapes: dict[bytes, Any] = {}  # equal shapes written as one object
 
-    def model(self, model: BaseModel) -> tuple[Any, ...]:
+    def model(self, model: BaseModel, tabled: str | None = None) -> tuple[Any, ...]:
+        """`tabled`: a field whose models are written as a table beside (`table`),
+        spelled here as no models."""
         if model.__pydantic_extra__ or model.__pydantic_private__:
             raise cache.Unencodable("a model with extra or private values")
         cls = type(model)
@@ -160,6 +164,10 @@ class _Writer:
         shared: list[tuple[str, int]] = []
         others: list[tuple[str, Any]] = []
         for name, value in model.__dict__.items():
+            if name == tabled:
+                values.append(None)
+                others.append((name, []))
+                continue
             if value.__class__ in SCALAR_TYPES:
                 values.append(value)
                 continue
@@ -168,14 +176,65 @@ class _Writer:
                 shared.append((name, self.part(value)))
             else:
                 others.append((name, _value_out(value, self)))
-        fields_set = tuple(sorted(model.model_fields_set))
-        kept = self._sets.setdefault(fields_set, len(self._sets))
-        if kept == len(self.sets):
-            self.sets.append(fields_set)
+        kept = self.fields_set(model)
         combo = self._combos.setdefault(tuple(shared), len(self._combos))
         if combo == len(self.combos):
             self.combos.append(tuple(shared))
         return (cls.__name__, kept, values, combo, tuple(others))
+
+    def fields_set(self, model: BaseModel) -> int:
+        """The number of the model's fields set, written once however many share it."""
+        fields_set = tuple(sorted(model.model_fields_set))
+        kept = self._sets.setdefault(fields_set, len(self._sets))
+        if kept == len(self.sets):
+            self.sets.append(fields_set)
+        return kept
+
+    def table(self, models: Sequence[BaseModel], cls: type[m.Model]) -> tuple[Any, ...] | None:
+        """Models all of class `cls` spelled as a table: the class, each one's fields
+        set, and a column of each field (TableRun reads it back checked a column at a
+        time: a facility's 25,000 racks and 50,000 feeds as parts were 0.2 s of a warm
+        100,000-server audit, most of it checking each part's values one by one).
+        None where a field's values have no column spelling (encode then keeps
+        nothing of the file)."""
+        names = _fields(cls)[0]
+        for model in models:
+            if type(model) is not cls or model.__pydantic_extra__ or model.__pydantic_private__:
+                return None
+            if tuple(model.__dict__) != names:
+                return None
+        sets = [self.fields_set(model) for model in models]
+        columns: list[tuple[str, str, Any]] = []
+        for name in names:
+            values = [model.__dict__[name] for model in models]
+            spelled = self._column(values)
+            if spelled is None:
+                return None
+            columns.append((name, *spelled))
+        return (cls.__name__, sets, columns)
+
+    def _column(self, values: list[Any]) -> tuple[str, Any] | None:
+        """A field's values as a column: scalars ("s"), lists of texts or None ("n"),
+        empty lists ("e"), or lists of models of one class, as the counts of each
+        and the table of them all ("t"); None if none of these."""
+        kinds = set(map(type, values))
+        if SCALAR_TYPES.issuperset(kinds):
+            return "s", values
+        if kinds != {list} and kinds != {list, type(None)}:
+            return None
+        items = list(itertools.chain.from_iterable(v for v in values if v is not None))
+        if not items:
+            return ("e", None) if kinds == {list} else ("n", values)
+        item_kinds = set(map(type, items))
+        if item_kinds == {str}:
+            return "n", values
+        if len(item_kinds) != 1 or kinds != {list}:
+            return None
+        (cls,) = item_kinds
+        if not issubclass(cls, m.Model):
+            return None
+        child = self.table(items, cls)
+        return None if child is None else ("t", ([len(v) for v in values], child))
 
     def part(self, model: m.Model) -> int:
         """A part's number: written once, however many models share it."""
@@ -198,6 +257,12 @@ def encode(digest: bytes, docs: Sequence[KeptDoc]) -> bytes:
     w = _Writer()
     out: list[tuple[Any, ...]] = []
     for d in sorted(docs, key=lambda d: d.index):
+        if isinstance(d, KeptModel) and isinstance(d.model, m.Facility):  # its racks as a table
+            table = w.table(list(d.model.racks), m.Rack)
+            if table is None:
+                raise cache.Unencodable("a rack's or feed's value with no column spelling")
+            out.append(("facility", d.index, d.deferred, d.placed, w.model(d.model, "racks"), table))
+            continue
         if isinstance(d, KeptModel):
             out.append(("model", d.index, d.deferred, d.kind, d.placed, w.model(d.model)))
             continue
@@ -214,7 +279,7 @@ def _value_out(value: Any, w: _Writer) -> Any:
         return value
     if isinstance(value, m.Model):
         return ("p", w.part(value))
-    if kind is list or kind is PartRun:  # a kept facility's racks, written again: a list
+    if kind is list or kind is TableRun:  # a kept facility's racks, written again: a list
         return [_value_out(v, w) for v in value]
     if kind is dict:
         if not {str}.issuperset(map(type, value)):
@@ -234,8 +299,7 @@ class _Reader:
     """An entry's tables, checked as they are read, and its models rebuilt from them.
 
     Parts are checked when the entry is read and each is made only when asked
-    for (`part`): a kept facility's racks and feeds, 75,000 parts at 100,000
-    servers, are read by their columns (PartRun) and mostly never made."""
+    for (`part`); a kept facility's racks and feeds are tables (TableRun)."""
 
     def __init__(self, tables: Any) -> None:
         if tables.__class__ is not tuple or len(tables) != 3:
@@ -350,28 +414,25 @@ class _Reader:
             raise cache.BadEntry(f"a value of {name} that is no scalar")
         return self.build(plan, values, self.others(others, plan))
 
-    def facility(self, raw: Any) -> tuple[m.Facility, PartRun[m.Rack], PartRun[m.Feed], tuple[int, ...]]:
-        """A facility document's model, its `racks` a PartRun (read by their
-        columns, each rack made when asked), and its racks' feeds likewise."""
-        name, kept, values, combo, others = self._spelled(raw)
+    def facility(
+        self, raw: Any, table: Any
+    ) -> tuple[m.Facility, TableRun[m.Rack], TableRun[m.Feed], tuple[int, ...], tuple[int, ...]]:
+        """A facility document's model whose racks are written as a table beside it
+        (_Writer.table): its `racks` a TableRun, and its racks' feeds likewise."""
+        _, _, _, _, others = self._spelled(raw)
         if others.__class__ is not tuple:
             raise cache.BadEntry("not the values of Facility")
-        is_racks = [pair.__class__ is tuple and pair[:1] == ("racks",) for pair in others]
-        written = [pair[1] for pair, racks_pair in zip(others, is_racks, strict=True) if racks_pair]
-        if len(written) != 1:
+        written = [pair for pair in others if pair.__class__ is tuple and pair[:1] == ("racks",)]
+        if len(written) != 1 or written[0][1].__class__ is not list or written[0][1]:
             raise cache.BadEntry("not the racks of a facility")
-        rest = tuple(itertools.compress(others, map(operator.not_, is_racks)))
-        racks = PartRun(self, _numbers(written[0], len(self._parts)), m.Rack)
-        lists: list[Any] = [dict(pairs).get("feeds") for pairs in racks.others()]
-        if not {list}.issuperset(map(type, lists)):
-            raise cache.BadEntry("not the feeds of a rack")
-        feeds = PartRun(self, _numbers(list(itertools.chain.from_iterable(lists)), len(self._parts)), m.Feed)
-        counts = map(len, lists)
-        feed_racks = tuple(itertools.chain.from_iterable(map(itertools.repeat, range(len(lists)), counts)))
-        model = self.model((name, kept, values, combo, (*rest, ("racks", []))), m.Facility)
+        racks = TableRun(self, table, m.Rack)
+        feeds, counts = racks.models_of("feeds", m.Feed)
+        feed_racks = tuple(itertools.chain.from_iterable(map(itertools.repeat, range(len(racks)), counts)))
+        feed_at = tuple(itertools.chain.from_iterable(map(range, counts)))
+        model = self.model(raw, m.Facility)
         assert isinstance(model, m.Facility)
         _set(model, "__dict__", {**model.__dict__, "racks": racks})
-        return model, racks, feeds, feed_racks
+        return model, racks, feeds, feed_racks, feed_at
 
     def _spelled(self, raw: Any) -> tuple[Any, ...]:
         if raw.__class__ is not tuple or len(raw) != 5:
@@ -467,21 +528,6 @@ def _are_parts(raws: list[Any], limits: list[int]) -> bool:
     )
 
 
-def _numbers(raw: Any, limit: int) -> list[int]:
-    """The part numbers of a list of parts (a facility's racks, a rack's feeds),
-    checked a column at a time."""
-    if raw.__class__ is not list or not {tuple}.issuperset(map(type, raw)):
-        raise cache.BadEntry("not a list of parts")
-    if not {2}.issuperset(map(len, raw)):
-        raise cache.BadEntry("not a list of parts")
-    tags, numbers = zip(*raw, strict=True) if raw else ((), ())
-    if not {"p"}.issuperset(tags) or not {int}.issuperset(map(type, numbers)):
-        raise cache.BadEntry("not a list of parts")
-    if numbers and not (min(numbers) >= 0 and max(numbers) < limit):
-        raise cache.BadEntry("no such part")
-    return list(numbers)
-
-
 def _bad(what: str) -> Any:
     raise cache.BadEntry(what)
 
@@ -505,11 +551,16 @@ def decode(payload: bytes) -> tuple[bytes, list[KeptDoc]]:
         if type(raw) is tuple and len(raw) == 6 and raw[0] == "model":
             _, index, deferred, kind, placed, spelled = raw
             head = (expect(index, int), expect(deferred, bool), expect(kind, str))
-            if kind == "Facility":
-                facility, racks, feeds, feed_racks = r.facility(spelled)
-                docs.append(KeptFacility(*head, facility, expect(placed, bool), racks, feeds, feed_racks))
-            else:
-                docs.append(KeptModel(*head, r.model(spelled, m.Model), expect(placed, bool)))
+            model = r.model(spelled, m.Model)
+            if isinstance(model, m.Facility):  # written with its racks as a table, never so
+                raise cache.BadEntry("a facility with its racks as parts")
+            docs.append(KeptModel(*head, model, expect(placed, bool)))
+            continue
+        if type(raw) is tuple and len(raw) == 6 and raw[0] == "facility":  # its racks as a table
+            _, index, deferred, placed, spelled, table = raw
+            head = (expect(index, int), expect(deferred, bool), "Facility")
+            facility, racks, feeds, of_rack, at = r.facility(spelled, table)
+            docs.append(KeptFacility(*head, facility, expect(placed, bool), racks, feeds, of_rack, at))
             continue
         if type(raw) is not tuple or len(raw) != 6 or raw[0] != "servers":
             raise cache.BadEntry("not a document")
@@ -527,6 +578,7 @@ def decode(payload: bytes) -> tuple[bytes, list[KeptDoc]]:
 
 
 M = TypeVar("M", bound=m.Model)
+C = TypeVar("C", bound=m.Model)
 
 
 class _Run(Generic[M]):
@@ -661,18 +713,121 @@ class ServerRun(_Run[m.Server], Sequence[KeptServer]):
                     yield i, value
 
 
-class PartRun(_Run[M], Sequence[M]):
-    """Parts of a kept entry, all of class `cls` (a facility's racks, their
-    feeds), as a sequence of their models: each made when first asked."""
+class TableRun(_Run[M], Sequence[M]):
+    """Models of one class written as a table (_Writer.table: a facility's racks,
+    their feeds), checked a column at a time when the entry is read, as
+    _Reader.model checks each model (the class, each fields set, each value a
+    scalar, a list of texts, or models of the table of that field); each model
+    made when first asked, a column read without making any."""
 
-    def __init__(self, r: _Reader, numbers: list[int], cls: type[M]) -> None:
+    def __init__(self, r: _Reader, raw: Any, expected: type[M]) -> None:
         self._reader = r
-        self._numbers = numbers
-        self._plans = [r._part_plans[n] for n in numbers]
-        if not all(plan.cls is cls for plan in {id(plan): plan for plan in self._plans}.values()):
+        if raw.__class__ is not tuple or len(raw) != 3:
+            raise cache.BadEntry("not a table")
+        name, sets, columns = raw
+        cls = _classes().get(name) if name.__class__ is str else None
+        if cls is None or not issubclass(cls, expected):
+            raise cache.BadEntry(f"not a table of {expected.__name__}")
+        self.cls = cls
+        if sets.__class__ is not list or not {int}.issuperset(map(type, sets)):
+            raise cache.BadEntry("not the fields sets of a table")
+        if sets and not (min(sets) >= 0 and max(sets) < len(r.sets)):
+            raise cache.BadEntry("no such fields set")
+        names, allowed = _fields(cls)
+        plans: dict[int, _Plan] = {}
+        for k in set(sets):
+            if not allowed.issuperset(r.sets[k]):
+                raise cache.BadEntry(f"not the fields of {cls.__name__}")
+            plans[k] = _Plan(cls, names, allowed, {}, r.sets[k])
+        self._plans = list(map(plans.__getitem__, sets))
+        self._count = count = len(sets)
+        if columns.__class__ is not list or len(columns) != len(names):
+            raise cache.BadEntry(f"not a column of each field of {cls.__name__}")
+        # Each field's values as the models hold them (None: lists made when asked),
+        # and the fields of lists: empty (None) or models of a table (where each one's start).
+        self._cells: list[list[Any] | None] = []
+        self._lists: dict[str, tuple[list[int], list[int], TableRun[Any]] | None] = {}
+        for field_name, column in zip(names, columns, strict=True):
+            if column.__class__ is not tuple or len(column) != 3 or column[0] != field_name:
+                raise cache.BadEntry(f"not the column of {cls.__name__}.{field_name}")
+            self._cells.append(self._column_in(field_name, column[1], column[2]))
+        self._index = {field_name: i for i, field_name in enumerate(names)}
+        self._models: list[M | None] = [None] * count
+
+    def _column_in(self, name: str, kind: Any, data: Any) -> list[Any] | None:
+        """One column, checked: its values, or None for a field of lists made when asked."""
+        count = self._count
+        if kind == "s" or kind == "n":
+            if data.__class__ is not list or len(data) != count:
+                raise cache.BadEntry("not a value of each model")
+            if kind == "s" and not SCALAR_TYPES.issuperset(map(type, data)):
+                raise cache.BadEntry("a value of a model that is no scalar")
+            if kind == "n" and not (
+                _LIST_OR_NONE.issuperset(map(type, data))
+                and {str}.issuperset(map(type, itertools.chain.from_iterable(filter(None, data))))
+            ):
+                raise cache.BadEntry("a value of a model that is no list of texts")
+            return data
+        if kind == "e" and data is None:
+            self._lists[name] = None
+            return None
+        if kind != "t" or data.__class__ is not tuple or len(data) != 2:
+            raise cache.BadEntry("not a column")
+        counts, table = data
+        if counts.__class__ is not list or len(counts) != count or not {int}.issuperset(map(type, counts)):
+            raise cache.BadEntry("not the count of each model's list")
+        child: TableRun[Any] = TableRun(self._reader, table, m.Model)
+        if (counts and min(counts) < 0) or sum(counts) != len(child):
+            raise cache.BadEntry("not the models of each model's list")
+        self._lists[name] = (list(itertools.accumulate(counts, initial=0))[:-1], counts, child)
+        return None
+
+    def models_of(self, name: str, cls: type[C]) -> tuple[TableRun[C], list[int]]:
+        """The models of field `name` of each model, all of class `cls`, as one
+        run, and how many each model has."""
+        if name not in self._lists:
+            raise cache.BadEntry(f"no models in {self.cls.__name__}.{name}")
+        held = self._lists[name]
+        if held is None:  # every list empty
+            table: tuple[Any, ...] = (cls.__name__, [], [(f, "s", []) for f in _fields(cls)[0]])
+            return TableRun(self._reader, table, cls), [0] * self._count
+        _, counts, child = held
+        if child.cls is not cls:
             raise cache.BadEntry(f"not each a {cls.__name__}")
-        values = r._part_values
-        self._values = [values[n] for n in numbers]
+        return typing.cast(TableRun[C], child), counts
+
+    def __len__(self) -> int:
+        return self._count
+
+    def model(self, i: int) -> M:
+        got = self._models[i]
+        if got is None:
+            values = [None if cells is None else cells[i] for cells in self._cells]
+            others = tuple((name, self._list_of(held, i)) for name, held in self._lists.items())
+            made = self._reader.build(self._plans[i], values, others)
+            got = self._models[i] = typing.cast(M, made)
+        return got
+
+    @staticmethod
+    def _list_of(held: tuple[list[int], list[int], TableRun[Any]] | None, i: int) -> list[Any]:
+        """Model `i`'s list of a field of lists (`held`, as _lists holds it)."""
+        if held is None:
+            return []
+        starts, counts, child = held
+        return list(map(child.model, range(starts[i], starts[i] + counts[i])))
+
+    def _column(self, name: str) -> list[Any]:
+        at = self._index.get(name)
+        if at is None:
+            raise AttributeError(f"{self.cls.__name__} has no field {name!r}")
+        cells = self._cells[at]
+        if cells is not None:
+            return cells
+        held = self._lists[name]
+        if held is None:
+            return [[] for _ in range(self._count)]
+        starts, counts, child = held
+        return [list(map(child.model, range(s, s + c))) for s, c in zip(starts, counts, strict=True)]
 
     @overload
     def __getitem__(self, i: int) -> M: ...
@@ -683,34 +838,9 @@ class PartRun(_Run[M], Sequence[M]):
             return [self.model(j) for j in range(len(self))[i]]
         return self.model(range(len(self))[i])
 
-    def model(self, i: int) -> M:
-        return typing.cast(M, self._reader.part(self._numbers[i]))
-
-    def others(self) -> list[Any]:
-        """Each part's other values as written (checked when the entry was read)."""
-        others = self._reader._part_others
-        return [others[n] for n in self._numbers]
-
-    def _own(self, name: str) -> Iterator[tuple[int, Any]]:
-        """Read of the parts' other values as written: only those of `name` made
-        (a rack's `row` column makes none of its feeds)."""
-        part, numbers = self._reader.part, self._numbers
-        for i, value in self._written.get(name, ()):
-            yield i, _value_in(value, part, numbers[i])
-
-    @functools.cached_property
-    def _written(self) -> dict[str, list[tuple[int, Any]]]:
-        """Each field's other values as written, with the index of the part of each."""
-        out: dict[str, list[tuple[int, Any]]] = {}
-        others = self._reader._part_others
-        for i, n in enumerate(self._numbers):
-            for field_name, value in others[n]:
-                out.setdefault(field_name, []).append((i, value))
-        return out
-
     # The value of a model's field (Facility.racks): equal to the list it stands for.
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, (list, PartRun)):
+        if isinstance(other, (list, TableRun)):
             return list(self) == list(other)
         return NotImplemented
 
@@ -721,6 +851,9 @@ class PartRun(_Run[M], Sequence[M]):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (list, (list(self),))
+
+
+_LIST_OR_NONE = frozenset({list, type(None)})
 
 
 def _shapes(raws: Sequence[Any], r: _Reader, optional: bool) -> list[Any]:

@@ -216,12 +216,37 @@ def test_a_position_of_another_type_is_a_bad_entry(row: Any) -> None:
 
 
 # ---------------------------------------------------------------- a kept facility
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+# The inventories' racks (no ATS, no psu_order), the NVL72 example's (psu_order:
+# lists of texts) and every-field's (an ATS: a second table of models).
+FACILITIES = {
+    "inventories": INVENTORIES, "nvl72": EXAMPLES / "nvl72", "every-field": FIXTURES / "every-field",
+}
+
+
+def _facility_doc(body: tuple[Any, ...]) -> Any:
+    return next(d for d in body[4] if d[0] == "facility")
+
+
+def _racks_in(body: tuple[Any, ...]) -> int:
+    return len(_facility_doc(body)[5][1]) if any(d[0] == "facility" for d in body[4]) else -1
+
+
 @pytest.fixture(scope="module")
-def facility_entry(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, ...]:
-    """The body of the kept entry of the inventories' facility of the most racks,
-    as an audit wrote it."""
-    found = _entries_of(INVENTORIES, tmp_path_factory.mktemp("cache"), lambda d: d[3] == "Facility")
-    return max(found, key=lambda body: sum(p[0] == "Rack" for p in body[3][2]))
+def facility_entries(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Any, ...]]:
+    """For each of FACILITIES, the body of the kept entry of its facility of the
+    most racks, as an audit wrote it."""
+    out = {}
+    for label, folder in FACILITIES.items():
+        found = _entries_of(folder, tmp_path_factory.mktemp("cache"), lambda d: d[0] == "facility")
+        out[label] = max(found, key=_racks_in)
+    return out
+
+
+@pytest.fixture
+def facility_entry(facility_entries: dict[str, tuple[Any, ...]]) -> tuple[Any, ...]:
+    return facility_entries["inventories"]
 
 
 def _facility_of(body: tuple[Any, ...]) -> validated.KeptFacility:
@@ -229,15 +254,17 @@ def _facility_of(body: tuple[Any, ...]) -> validated.KeptFacility:
     return kept
 
 
+@pytest.mark.parametrize("label", FACILITIES)
 def test_a_kept_facilitys_racks_and_feeds_columns_are_what_their_models_hold(
-    facility_entry: tuple[Any, ...],
+    facility_entries: dict[str, tuple[Any, ...]], label: str
 ) -> None:
-    """A kept facility's racks and feeds read a column at a time (validated.PartRun)
-    are what their models hold, the same objects where a model holds a part;
-    the facility's `racks` are its racks' models, and each feed is one of its
-    rack's (`feed_racks`), in order."""
-    kept = _facility_of(facility_entry)
-    assert kept.placed and kept.model.racks is kept.racks and len(kept.racks) > 3
+    """A kept facility's racks and feeds read a column at a time (validated.TableRun)
+    are what their models hold, the same objects where a model holds one of
+    another table (a rack's feeds); the facility's `racks` are its racks'
+    models, and each feed is its rack's (`feed_racks`) at its index (`feed_at`), in order."""
+    kept = _facility_of(facility_entries[label])
+    assert kept.placed and kept.model.racks is kept.racks
+    assert len(kept.racks) >= (1 if label == "every-field" else 3)
     for run, cls in ((kept.racks, m.Rack), (kept.feeds, m.Feed)):
         for name in cls.model_fields:
             column = run.column(name)
@@ -245,9 +272,26 @@ def test_a_kept_facilitys_racks_and_feeds_columns_are_what_their_models_hold(
             for i, value in enumerate(column):
                 held = getattr(run[i], name)
                 assert value is held or (type(value) is type(held) and value == held), (name, i)
+            assert run.column(name) is column  # read once
     assert [f for rack in kept.racks for f in rack.feeds] == list(kept.feeds)
-    assert all(kept.feeds[i] in kept.racks[r].feeds for i, r in enumerate(kept.feed_racks))
+    feed_racks = zip(kept.feeds, kept.feed_racks, kept.feed_at, strict=True)
+    assert all(kept.racks[r].feeds[i] is feed for feed, r, i in feed_racks)
     assert kept.racks == list(kept.racks) and list(kept.racks) == kept.racks
+
+
+def test_the_kept_facilities_hold_each_kind_of_column(facility_entries: dict[str, tuple[Any, ...]]) -> None:
+    """What the test above reads covers each spelling of a column (_Writer.table)."""
+    def kinds(table: Any) -> set[str]:
+        found = {kind for _, kind, _ in table[2]}
+        for _, kind, data in table[2]:
+            if kind == "t":
+                found |= kinds(data[1])
+        return found
+
+    held = set().union(*(kinds(_facility_doc(body)[5]) for body in facility_entries.values()))
+    assert held == {"s", "n", "e", "t"}
+    rack = _facility_of(facility_entries["every-field"]).racks[0]
+    assert rack.ats and all(isinstance(a, m.Ats) for a in rack.ats)
 
 
 def test_a_kept_facilitys_racks_are_made_only_when_asked_for(facility_entry: tuple[Any, ...]) -> None:
@@ -255,81 +299,152 @@ def test_a_kept_facilitys_racks_are_made_only_when_asked_for(facility_entry: tup
     kept.racks.column("name")
     kept.racks.column("row")
     kept.feeds.column("voltage")
-    assert not any(isinstance(p, (m.Rack, m.Feed)) for p in kept.racks._reader._parts)
+    assert not any(kept.racks._models) and not any(kept.feeds._models)
     rack = kept.racks[1]
-    made = [p for p in kept.racks._reader._parts if isinstance(p, (m.Rack, m.Feed))]
-    assert made == [*rack.feeds, rack] or sorted(map(id, made)) == sorted(map(id, [*rack.feeds, rack]))
+    assert [i for i, made in enumerate(kept.racks._models) if made is not None] == [1]
+    made = [f for f in kept.feeds._models if f is not None]
+    assert len(made) == len(rack.feeds) and all(a is b for a, b in zip(made, rack.feeds, strict=True))
+    assert kept.racks[1] is rack
 
 
 def _facility_as(body: tuple[Any, ...], change: Callable[[Any], Any]) -> bytes:
-    """The entry with its facility document's spelling (its model, and the parts) changed."""
+    """The entry with its facility document (and the entry's tables) changed."""
     what, fmt, digest, tables, docs = body
-    changed = change((tables, next(d for d in docs if d[3] == "Facility")))
-    tables, doc = changed
-    return cache.pack((what, fmt, digest, tables, [doc if d[3] == "Facility" else d for d in docs]))
+    tables, doc = change((tables, _facility_doc(body)))
+    return cache.pack((what, fmt, digest, tables, [doc if d[0] == "facility" else d for d in docs]))
 
 
-def _racks_as(doc: Any, racks: Any) -> Any:
-    """A facility document with its model's `racks` value replaced."""
-    name, kept, values, combo, others = doc[5]
-    others = tuple((k, racks(v)) if k == "racks" else (k, v) for k, v in others)
-    return (*doc[:5], (name, kept, values, combo, others))
+def _doc_table(change: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A change of the racks' table of the facility document."""
+    return lambda td: (td[0], (*td[1][:5], change(td[1][5])))
 
 
-def _part_of(tables: Any, cls: str, change: Callable[[Any], Any]) -> Any:
-    """The tables with the first part of class `cls` changed."""
-    sets, combos, parts = tables
-    at = next(i for i, p in enumerate(parts) if p[0] == cls)
-    return (sets, combos, [*parts[:at], change(parts[at]), *parts[at + 1:]])
+def _column(name: str, change: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A change of the column of field `name` of a table."""
+    return lambda t: (t[0], t[1], [change(c) if c[0] == name else c for c in t[2]])
 
 
-def _feeds_as(rack: Any, feeds: Callable[[Any], Any]) -> Any:
-    return (*rack[:4], tuple((k, feeds(v)) if k == "feeds" else (k, v) for k, v in rack[4]))
+def _feeds(change: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A change of the racks' feeds: (their counts, the feeds' table)."""
+    return _column("feeds", lambda c: (c[0], c[1], change(c[2])))
+
+
+def _racks_other(racks: Any) -> Callable[[Any], Any]:
+    """The facility's model with its `racks` spelled otherwise."""
+    def change(td: Any) -> Any:
+        name, kept, values, combo, others = td[1][4]
+        others = tuple((k, racks) if k == "racks" else (k, v) for k, v in others)
+        return (td[0], (*td[1][:4], (name, kept, values, combo, others), td[1][5]))
+    return change
+
+
+def _as_parts(td: Any) -> Any:
+    """The facility as a document of another kind holds it: a model, its racks as parts."""
+    doc = td[1]
+    return (td[0], ("model", doc[1], doc[2], "Facility", doc[3], doc[4]))
+
+
+def _odd_set(td: Any) -> Any:
+    """A fields set naming no field of a rack, given to the first rack."""
+    sets, combos, parts = td[0]
+    table = td[1][5]
+    forged = (table[0], [len(sets), *table[1][1:]], table[2])
+    return ([*sets, ("nonesuch",)], combos, parts), (*td[1][:5], forged)
+
+
+def _feeds_of_racks(table: Any) -> Any:
+    """The racks' feeds a table of racks: each rack's feed one of them."""
+    return _feeds(lambda data: ([1] * len(table[1]), table))(table)
 
 
 # Each is a BadEntry when the entry is read, though no rack or feed is made then.
 FORGED_FACILITY: dict[str, Callable[[Any], Any]] = {
-    "placed that is no bool": lambda td: (td[0], (*td[1][:4], 1, td[1][5])),
-    "racks that are no list": lambda td: (td[0], _racks_as(td[1], tuple)),
-    "a rack that is no part": lambda td: (td[0], _racks_as(td[1], lambda v: [("p", "3"), *v[1:]])),
-    "a rack of no entry": lambda td: (td[0], _racks_as(td[1], lambda v: [*v, ("p", 10**6)])),
-    "a rack that is a feed": lambda td: (td[0], _racks_as(td[1], lambda v: [("p", 0), *v[1:]])),
-    "no racks": lambda td: (td[0], (*td[1][:5], (*td[1][5][:4], ()))),
-    "a rack's feeds that are no list": lambda td: (
-        _part_of(td[0], "Rack", lambda r: _feeds_as(r, tuple)), td[1]
+    "placed that is no bool": lambda td: (td[0], (*td[1][:3], 1, *td[1][4:])),
+    "racks as parts": _as_parts,
+    "racks both as parts and as a table": _racks_other([("p", 0)]),
+    "racks that are no list": _racks_other(()),
+    "no racks": lambda td: (td[0], (*td[1][:4], (*td[1][4][:4], ()), td[1][5])),
+    "a table that is no tuple": _doc_table(list),
+    "a table of feeds for the racks": _doc_table(lambda t: ("Feed", *t[1:])),
+    "a table of no class": _doc_table(lambda t: ("Nonesuch", *t[1:])),
+    "a fields set that is a bool": _doc_table(lambda t: (t[0], [True, *t[1][1:]], t[2])),
+    "a fields set of no entry": _doc_table(lambda t: (t[0], [10**6, *t[1][1:]], t[2])),
+    "a fields set of no field of a rack": _odd_set,
+    "a column short": _doc_table(lambda t: (t[0], t[1], t[2][:-1])),
+    "columns out of order": _doc_table(lambda t: (t[0], t[1], [t[2][1], t[2][0], *t[2][2:]])),
+    "a column of another field": _doc_table(_column("name", lambda c: ("nonesuch", *c[1:]))),
+    "a column of no kind": _doc_table(_column("name", lambda c: (c[0], "x", c[2]))),
+    "a column a value short": _doc_table(_column("name", lambda c: (*c[:2], c[2][:-1]))),
+    "a value that is no scalar": _doc_table(_column("name", lambda c: (*c[:2], [["R"], *c[2][1:]]))),
+    "a value that is a tuple": _doc_table(_column("name", lambda c: (*c[:2], [("R",), *c[2][1:]]))),
+    "a list of texts of a number": _doc_table(
+        _column("psu_order", lambda c: (c[0], "n", [[1], *([None] * (len(c[2]) - 1))]))
     ),
-    "a rack's feed ahead of it": lambda td: (
-        _part_of(td[0], "Rack", lambda r: _feeds_as(r, lambda v: [*v, ("p", 10**5)])), td[1]
+    "a list of texts that is a tuple": _doc_table(
+        _column("psu_order", lambda c: (c[0], "n", [("A",), *([None] * (len(c[2]) - 1))]))
     ),
-    "a rack's feed that is a rack": lambda td: (_self_feed(td[0]), td[1]),
-    "a rack's other value of no field": lambda td: (
-        _part_of(td[0], "Rack", lambda r: (*r[:4], (*r[4], ("nonesuch", [])))), td[1]
+    "empty lists with values": _doc_table(_column("ats", lambda c: (c[0], "e", []))),
+    "feeds counted short": _doc_table(_feeds(lambda d: ([d[0][0] - 1, *d[0][1:]], d[1]))),
+    "a feed count below zero": _doc_table(_feeds(lambda d: ([-1, d[0][1] + d[0][0] + 1, *d[0][2:]], d[1]))),
+    "a feed count that is a bool": _doc_table(
+        _feeds(lambda d: ([True, d[0][1] + d[0][0] - 1, *d[0][2:]], d[1]))
     ),
-    "a feed's value that is no scalar": lambda td: (
-        _part_of(td[0], "Feed", lambda f: (*f[:2], [[1], *f[2][1:]], *f[3:])), td[1]
+    "feeds that are racks": _doc_table(_feeds_of_racks),
+    "a feed's value that is no scalar": _doc_table(
+        _feeds(lambda d: (d[0], _column("voltage", lambda c: (*c[:2], [[1], *c[2][1:]]))(d[1])))
     ),
 }
 
 
-def _self_feed(tables: Any) -> Any:
-    """The tables with the second rack's feeds naming the first rack."""
-    sets, combos, parts = tables
-    racks = [i for i, p in enumerate(parts) if p[0] == "Rack"]
-    first, second = racks[0], racks[1]
-    parts = list(parts)
-    parts[second] = _feeds_as(parts[second], lambda v: [("p", first), *v[1:]])
-    return (sets, combos, parts)
+# What each is refused for: its own fault, not another"s.
+REFUSED = {
+    "placed that is no bool": "expected bool",
+    "racks as parts": "a facility with its racks as parts",
+    "racks both as parts and as a table": "not the racks of a facility",
+    "racks that are no list": "not the racks of a facility",
+    "no racks": "not the racks of a facility",
+    "a table that is no tuple": "not a table$",
+    "a table of feeds for the racks": "not a table of Rack",
+    "a table of no class": "not a table of Rack",
+    "a fields set that is a bool": "not the fields sets of a table",
+    "a fields set of no entry": "no such fields set",
+    "a fields set of no field of a rack": "not the fields of Rack",
+    "a column short": "not a column of each field of Rack",
+    "columns out of order": "not the column of Rack.name",
+    "a column of another field": "not the column of Rack.name",
+    "a column of no kind": "not a column$",
+    "a column a value short": "not a value of each model",
+    "a value that is no scalar": "no scalar",
+    "a value that is a tuple": "no scalar",
+    "a list of texts of a number": "no list of texts",
+    "a list of texts that is a tuple": "no list of texts",
+    "empty lists with values": "not a column$",
+    "feeds counted short": "not the models of each model's list",
+    "a feed count below zero": "not the models of each model's list",
+    "a feed count that is a bool": "not the count of each model's list",
+    "feeds that are racks": "not each a Feed",
+    "a feed's value that is no scalar": "no scalar",
+}
 
 
 def test_the_forged_facility_helpers_change_what_they_say(facility_entry: tuple[Any, ...]) -> None:
+    assert _facility_doc(facility_entry)[5][2][0][0] == "name"  # the column the forgeries above change
     for label, change in FORGED_FACILITY.items():
         assert _facility_as(facility_entry, change) != cache.pack(facility_entry), label
 
 
-@pytest.mark.parametrize("change", FORGED_FACILITY.values(), ids=FORGED_FACILITY.keys())
-def test_a_facility_of_another_type_is_a_bad_entry(
-    facility_entry: tuple[Any, ...], change: Callable[[Any], Any]
-) -> None:
+@pytest.mark.parametrize("label", FORGED_FACILITY)
+def test_a_facility_of_another_type_is_a_bad_entry(facility_entry: tuple[Any, ...], label: str) -> None:
+    assert REFUSED.keys() == FORGED_FACILITY.keys()
     _facility_of(facility_entry)  # the entry as written is read
-    with pytest.raises(cache.BadEntry):
-        validated.decode(_facility_as(facility_entry, change))
+    with pytest.raises(cache.BadEntry, match=REFUSED[label]):
+        validated.decode(_facility_as(facility_entry, FORGED_FACILITY[label]))
+
+
+def test_a_facility_whose_racks_have_no_table_is_not_kept() -> None:
+    """A rack value no column spells (a model of its own where a field is a
+    scalar) makes the file's entry unencodable: it is read afresh, not kept."""
+    rack = m.Rack.model_construct(name="R1", feeds=[], row=m.Ats.model_construct(name="x"))
+    facility = m.Facility.model_construct(kind="Facility", name="f", racks=[rack])
+    with pytest.raises(cache.Unencodable):
+        validated.encode(b"", [validated.KeptModel(0, False, "Facility", facility, True)])
