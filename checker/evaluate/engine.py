@@ -40,7 +40,7 @@ from checker.core.made import made, setter
 from checker.derive.facts import Fact
 from checker.derive.rows import Header, Row
 from checker.evaluate.expr import MAX_ALTERNATIVES, CompiledWhen, alternatives, fact_key
-from checker.evaluate.memo import Found, Kept, Memo, MessageMemo, Outcomes, typed
+from checker.evaluate.memo import Found, Kept, KeptColumns, Memo, MessageMemo, Outcomes, typed
 from checker.evaluate.rulebook import CompiledRule
 from checker.load.cache import SCALAR_TYPES
 
@@ -675,21 +675,19 @@ def _found_again(
 
 
 def _kept_findings(
-    rules: Sequence[CompiledRule], facts: Sequence[Fact], at: Sequence[int], got: Sequence[tuple[Kept, ...]],
+    rules: Sequence[CompiledRule], facts: Sequence[Fact], at: Sequence[int], got: KeptColumns,
     shapes: list[Mapping[str, Hashable]],
 ) -> list[Finding]:
     """The findings an entry of memo.Found holds on the facts at `at`, made a
     column at a time as _findings makes them, and their shapes put in `shapes`."""
-    by: list[CompiledRule] = []
-    on: list[int] = []
-    positions: list[tuple[int, int]] = []
-    for i, items in zip(at, got, strict=True):
-        if items:
-            shapes[i] = {rules[r].id: shape for r, _, _, shape in items}
-            for r, line, column, _ in items:
-                by.append(rules[r])
-                on.append(i)
-                positions.append((line, column))
+    on = list(map(at.__getitem__, got.rows))
+    by = list(map(rules.__getitem__, got.rules))
+    per_fact: dict[int, dict[str, Hashable]] = {}
+    for i, rule, shape in zip(on, map(_RULE_ID, by), got.shapes, strict=True):
+        per_fact.setdefault(i, {})[rule] = shape
+    for i, own in per_fact.items():
+        shapes[i] = own
+    positions = list(zip(got.lines, got.columns, strict=True))
     return _made_findings(by, list(map(facts.__getitem__, on)), on, positions)
 
 

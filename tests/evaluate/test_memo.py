@@ -42,47 +42,67 @@ def inv(tmp_path: Path) -> Path:
     return folder
 
 
-def _first(b: Any, change: Any) -> Any:
-    """`b` with the first finding of its first row that has one changed by `change`."""
-    rows = list(b[2])
-    at = next(i for i, row in enumerate(rows) if row)
-    rows[at] = (change(rows[at][0]), *rows[at][1:])
-    return (*b[:2], rows)
+def _column(b: Any, k: int, change: Any) -> Any:
+    """`b` with its column `k` (memo.KeptColumns: rows, rules, lines, columns, shapes) changed."""
+    columns = list(b[3])
+    columns[k] = change(columns[k])
+    return (*b[:3], columns)
 
 
+def _first(b: Any, k: int, value: Any) -> Any:
+    """`b` with the first finding's part `k` that value."""
+    return _column(b, k, lambda c: [value, *c[1:]])
+
+
+def _ahead(b: Any) -> Any:
+    """`b` with its last finding put first, ahead of those on rows above its own
+    (for an entry whose findings are on more than one row)."""
+    return (*b[:3], [[c[-1], *c[:-1]] for c in b[3]])
+
+
+# Each with what it is refused for: its own fault, not another's.
 FORGED = {
-    "another format": lambda b: (b[0], b[1] + 1, b[2]),
-    "a row too few": lambda b: (*b[:2], b[2][:-1]),
-    "rows in a tuple": lambda b: (*b[:2], tuple(b[2])),
-    "a row that is a list": lambda b: (*b[:2], [list(row) for row in b[2]]),
-    "a rule past the rules": lambda b: _first(b, lambda f: (10_000, *f[1:])),  # (fewer than that)
-    "a rule below the rules": lambda b: _first(b, lambda f: (-1, *f[1:])),
-    "a line that is no number": lambda b: _first(b, lambda f: (f[0], str(f[1]), *f[2:])),
-    "a column that is a bool": lambda b: _first(b, lambda f: (*f[:2], True, f[3])),
-    "a shape of a list": lambda b: _first(b, lambda f: (*f[:3], ([1],))),
-    "a shape that is a list": lambda b: _first(b, lambda f: (*f[:3], list(f[3]))),
-    "a finding short": lambda b: _first(b, lambda f: f[:3]),
-    "not a tuple": lambda b: list(b),
+    "another format": (lambda b: (b[0], b[1] + 1, *b[2:]), "not findings"),
+    "not a tuple": (lambda b: list(b), "not findings"),
+    "a row too few": (lambda b: (*b[:2], b[2] - 1, b[3]), "not the findings of each row"),
+    "a count that is no number": (lambda b: (*b[:2], str(b[2]), b[3]), "not the findings of each row"),
+    "columns in a tuple": (lambda b: (*b[:3], tuple(b[3])), "not the columns of findings"),
+    "a column too few": (lambda b: (*b[:3], b[3][:-1]), "not the columns of findings"),
+    "a column that is a tuple": (lambda b: _column(b, 2, tuple), "not the columns of findings"),
+    "a column short": (lambda b: _column(b, 2, lambda c: c[:-1]), "not a column of each"),
+    "a row past the rows": (lambda b: _column(b, 0, lambda c: [*c[:-1], b[2]]), "not the findings of each"),
+    "a row below the rows": (lambda b: _first(b, 0, -1), "not the findings of each row"),
+    "a row out of order": (_ahead, "not the findings of each row"),
+    "a rule past the rules": (lambda b: _first(b, 1, 10_000), "not a finding of these rules"),  # (fewer)
+    "a rule below the rules": (lambda b: _first(b, 1, -1), "not a finding of these rules"),
+    "a line that is no number": (lambda b: _column(b, 2, lambda c: [str(c[0]), *c[1:]]), "not a finding of"),
+    "a column that is a bool": (lambda b: _first(b, 3, True), "not a finding of these rules"),
+    "a shape of a list": (lambda b: _first(b, 4, ([1],)), "not what a message reads"),
+    "a shape that is a list": (lambda b: _column(b, 4, lambda c: [list(c[0]), *c[1:]]), "not what a message"),
 }
 
 
-@pytest.mark.parametrize("forge", FORGED.values(), ids=FORGED.keys())
-def test_a_forged_entry_is_a_miss(inv: Path, tmp_path: Path, forge: Any) -> None:
+@pytest.mark.parametrize("label", FORGED)
+def test_a_forged_entry_is_a_miss(inv: Path, tmp_path: Path, label: str) -> None:
     """Signed as the real ones are, wrong in one way: the chunk is matched again."""
+    forge, refused = FORGED[label]
     cold = _audit(inv, None, tmp_path)
     for _ in range(3):  # read afresh, then kept (the chunks' rows written), then found on them kept
         assert _audit(inv, tmp_path / "cache", tmp_path) == cold
     entries = _found(tmp_path / "cache")
-    assert any(row for _, _, body in entries for row in body[2])  # some rack or feed has a finding
+    assert any(body[3][0] for _, _, body in entries)  # some rack or feed has a finding
     # As many rules as the entries name: the real entries are then read back as they are.
-    rules = 1 + max(item[0] for _, _, body in entries for row in body[2] for item in row)
+    rules = 1 + max(rule for _, _, body in entries for rule in body[3][1])
+    forged = 0
     for store, key, body in entries:
-        if not any(body[2]):
+        if not body[3][0] or (forge is _ahead and len(set(body[3][0])) == 1):
             continue
-        assert memo._found_in(body, len(body[2]), rules) == body[2]  # the real entry is good
+        assert memo._found_in(body, body[2], rules) == memo.KeptColumns(*body[3])  # the real entry is good
         store.put(key, cache.pack(forge(body)))
-        with pytest.raises(cache.BadEntry):
-            memo._found_in(forge(body), len(body[2]), rules)
+        with pytest.raises(cache.BadEntry, match=refused):
+            memo._found_in(forge(body), body[2], rules)
+        forged += 1
+    assert forged
     assert _audit(inv, tmp_path / "cache", tmp_path) == cold
 
 
