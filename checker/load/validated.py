@@ -51,6 +51,7 @@ import datetime as dt
 import functools
 import hashlib
 import itertools
+import marshal
 import operator
 import typing
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -64,7 +65,7 @@ from checker.load import models as m
 from checker.load.cache import SCALAR_TYPES, expect
 from checker.source.parse import WrittenFloat
 
-FORMAT = 4  # 4: a facility's racks and feeds as tables (3: as parts)
+FORMAT = 5  # 5: servers a column at a time; 4: a facility's racks and feeds as tables
 
 # What merging a source map needs from the values merged (checker.load.build's
 # _merge_values): `over`'s keys in order, and the shape of each key whose value
@@ -266,11 +267,28 @@ def encode(digest: bytes, docs: Sequence[KeptDoc]) -> bytes:
         if isinstance(d, KeptModel):
             out.append(("model", d.index, d.deferred, d.kind, d.placed, w.model(d.model)))
             continue
-        servers = [(s.index, w.shape(s.defaults), w.shape(s.catalog), *w.model(s.server)) for s in d.servers]
         rollout = d.rollout_date.isoformat() if d.rollout_date else None
-        out.append(("servers", d.index, d.deferred, d.facility, rollout, servers))
+        out.append(("servers", d.index, d.deferred, d.facility, rollout, _servers_out(d.servers, w)))
     tables = (w.sets, w.combos, w.parts)
     return cache.pack(("validated", FORMAT, digest, tables, out))
+
+
+def _servers_out(servers: Sequence[KeptServer], w: _Writer) -> tuple[Any, ...]:
+    """A document's servers a column at a time (ServerRun reads them back): their
+    indexes and shapes, and a column of each part of their models' spelling,
+    a field's values as one column (most of a file's servers share most of theirs)."""
+    spelled = [w.model(s.server) for s in servers]
+    names, kept, values, combos, others = zip(*spelled, strict=True) if spelled else ((),) * 5
+    if len(set(map(len, values))) > 1:
+        raise cache.Unencodable("servers of more than one class")
+    fields = list(zip(*values, strict=True)) if values else [() for _ in _fields(m.Server)[0]]
+    return (
+        [s.index for s in servers],
+        [w.shape(s.defaults) for s in servers],
+        [w.shape(s.catalog) for s in servers],
+        _column_out(names), _column_out(kept), _column_out(combos), [_column_out(c) for c in fields],
+        list(others),
+    )
 
 
 def _value_out(value: Any, w: _Writer) -> Any:
@@ -565,7 +583,7 @@ def decode(payload: bytes) -> tuple[bytes, list[KeptDoc]]:
         if type(raw) is not tuple or len(raw) != 6 or raw[0] != "servers":
             raise cache.BadEntry("not a document")
         _, index, deferred, facility, rollout, servers = raw
-        kept = ServerRun(expect(servers, list), r)
+        kept = ServerRun(servers, r)
         try:
             date = dt.date.fromisoformat(expect(rollout, str)) if rollout is not None else None
         except ValueError as exc:
@@ -586,10 +604,9 @@ class _Run(Generic[M]):
     when asked (`model`): what every run of them shares."""
 
     _plans: list[_Plan]
-    _values: Sequence[list[Any]]
 
     def __len__(self) -> int:
-        return len(self._values)
+        raise NotImplementedError
 
     def model(self, i: int) -> M:
         raise NotImplementedError
@@ -623,25 +640,7 @@ class _Run(Generic[M]):
         return list(groups.values())
 
     def _column(self, name: str) -> list[Any]:
-        out: list[Any] = [None] * len(self)
-        for rows in self._groups:
-            plan = self._plans[rows[0]]
-            if name not in plan.allowed:
-                raise AttributeError(f"{plan.cls.__name__} has no field {name!r}")
-            # Set at C speed: a warm 100,000-server audit reads 3,000 columns of 400 models.
-            whole = len(rows) == len(out)  # the run's only group, in order
-            if name in plan.shared:
-                cells: Iterable[Any] = itertools.repeat(plan.shared[name])
-            else:
-                values = self._values if whole else map(self._values.__getitem__, rows)
-                cells = map(operator.itemgetter(plan.names.index(name)), values)
-            if whole:
-                out = list(itertools.islice(cells, len(out)))
-            else:
-                collections.deque(map(out.__setitem__, rows, cells), maxlen=0)
-        for i, value in self._own(name):
-            out[i] = value
-        return out
+        raise NotImplementedError
 
 
 class ServerRun(_Run[m.Server], Sequence[KeptServer]):
@@ -652,41 +651,67 @@ class ServerRun(_Run[m.Server], Sequence[KeptServer]):
     the later stages read the fields they need a column at a time (`column`),
     so a file whose racks did not change makes no model (5 us a server)."""
 
-    def __init__(self, raws: list[Any], r: _Reader) -> None:
+    def __init__(self, raw: Any, r: _Reader) -> None:
         self._reader = r
-        count = len(raws)
-        if not {tuple}.issuperset(map(type, raws)) or not {8}.issuperset(map(len, raws)):
+        if raw.__class__ is not tuple or len(raw) != 8:
+            raise cache.BadEntry("not the servers of a document")
+        index, defaults, catalog, names, kept, combos, values, others = raw
+        if index.__class__ is not list or not {int}.issuperset(map(type, index)):
             raise cache.BadEntry("not a server")
-        index, defaults, catalog, names, kept, values, combos, others = (
-            zip(*raws, strict=True) if raws else ((),) * 8
-        )
+        self._count = count = len(index)
         # Exact types before the lookups: True is 1 as a key.
-        numbers = itertools.chain(index, kept, combos)
-        if not {int}.issuperset(map(type, numbers)) or not {str}.issuperset(map(type, names)):
+        names, kept, combos = (_cells_in(column, count) for column in (names, kept, combos))
+        if not {int}.issuperset(map(type, (*kept, *combos))) or not {str}.issuperset(map(type, names)):
             raise cache.BadEntry("not a server")
         keys = list(zip(names, kept, combos, strict=True))
         plans = {key: r.plan(*key, m.Server) for key in set(keys)}
         self._plans = list(map(plans.__getitem__, keys))
-        sizes = {len(plan.names) for plan in plans.values()}
-        if not {list}.issuperset(map(type, values)) or (
-            set(map(len, values)) != sizes if len(sizes) == 1 else
-            list(map(len, values)) != [len(plan.names) for plan in self._plans]
-        ):
+        fields = {plan.names for plan in plans.values()}
+        if values.__class__ is not list or len(fields) > 1 or any(len(values) != len(f) for f in fields):
             raise cache.BadEntry("not the fields of a server")
-        if not SCALAR_TYPES.issuperset(map(type, itertools.chain.from_iterable(values))):
-            raise cache.BadEntry("a value of a server that is no scalar")
-        if not {tuple}.issuperset(map(type, others)):
+        # Each field's values: one for every server (a file's servers mostly share
+        # most of theirs, written once), or one each.
+        self._cells: list[tuple[bool, Any]] = [_column_in(column, count) for column in values]
+        if others.__class__ is not list or len(others) != count or not {tuple}.issuperset(map(type, others)):
             raise cache.BadEntry("not the values of a server")
         # The few servers with values of other kinds (lists, mappings), read now.
         self._others = {
             i: r.others(others[i], self._plans[i]) for i in itertools.compress(range(count), others)
         }
-        self.indexes: tuple[int, ...] = index
+        if defaults.__class__ is not list or catalog.__class__ is not list:
+            raise cache.BadEntry("not the shapes of the servers")
+        if len(defaults) != count or len(catalog) != count:
+            raise cache.BadEntry("not the shapes of the servers")
+        self.indexes: list[int] = index
         # Each server's shapes: of its defaults merge, and of its catalog merge (None: no model named).
         self.defaults: list[Shape] = _shapes(defaults, r, optional=False)
         self.catalogs: list[Shape | None] = _shapes(catalog, r, optional=True)
-        self._values = values
         self._models: list[m.Server | None] = [None] * count
+
+    def __len__(self) -> int:
+        return self._count
+
+    def _column(self, name: str) -> list[Any]:
+        count = self._count
+        out: list[Any] = [None] * count
+        for rows in self._groups:
+            plan = self._plans[rows[0]]
+            if name not in plan.allowed:
+                raise AttributeError(f"{plan.cls.__name__} has no field {name!r}")
+            # Set at C speed: a warm 100,000-server audit reads 3,000 columns of 400 models.
+            whole = len(rows) == count  # the run's only group, in order
+            if name in plan.shared:
+                cells: Iterable[Any] = itertools.repeat(plan.shared[name])
+            else:
+                same, data = self._cells[plan.names.index(name)]
+                cells = itertools.repeat(data) if same else data if whole else map(data.__getitem__, rows)
+            if whole:
+                out = list(itertools.islice(cells, count))
+            else:
+                collections.deque(map(out.__setitem__, rows, cells), maxlen=0)
+        for i, value in self._own(name):
+            out[i] = value
+        return out
 
     @overload
     def __getitem__(self, i: int) -> KeptServer: ...
@@ -701,7 +726,8 @@ class ServerRun(_Run[m.Server], Sequence[KeptServer]):
         """Server `i`'s model, made when first asked."""
         got = self._models[i]
         if got is None:
-            made = self._reader.build(self._plans[i], self._values[i], self._others.get(i, ()))
+            values = [data if same else data[i] for same, data in self._cells]
+            made = self._reader.build(self._plans[i], values, self._others.get(i, ()))
             assert isinstance(made, m.Server)
             got = self._models[i] = made
         return got
@@ -711,6 +737,37 @@ class ServerRun(_Run[m.Server], Sequence[KeptServer]):
             for field_name, value in pairs:
                 if field_name == name:
                     yield i, value
+
+
+def _column_out(cells: Sequence[Any]) -> tuple[bool, Any]:
+    """A column of scalars as an entry holds it: (True, the cell) if every cell is
+    that one, alike in marshal's bytes (1, 1.0 and true, or 0.0 and -0.0, which
+    compare equal, are not alike), else (False, the cells)."""
+    cells = list(cells)
+    if cells and marshal.dumps(cells, 2) == marshal.dumps([cells[0]] * len(cells), 2):
+        return True, cells[0]
+    return False, cells
+
+
+def _column_in(raw: Any, count: int) -> tuple[bool, Any]:
+    """A column _column_out wrote, checked: of scalars, one or one for each of `count`."""
+    if raw.__class__ is not tuple or len(raw) != 2 or raw[0].__class__ is not bool:
+        raise cache.BadEntry("not a column")
+    same, data = raw
+    if same:
+        if data.__class__ not in SCALAR_TYPES:
+            raise cache.BadEntry("a value of a server that is no scalar")
+    elif data.__class__ is not list or len(data) != count:
+        raise cache.BadEntry("not a value of each server")
+    elif not SCALAR_TYPES.issuperset(map(type, data)):
+        raise cache.BadEntry("a value of a server that is no scalar")
+    return same, data
+
+
+def _cells_in(raw: Any, count: int) -> list[Any]:
+    """A column's cells, one for each of `count`."""
+    same, data = _column_in(raw, count)
+    return [data] * count if same else typing.cast(list[Any], data)
 
 
 class TableRun(_Run[M], Sequence[M]):

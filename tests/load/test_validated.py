@@ -46,10 +46,34 @@ def servers_entry(servers_entries: list[tuple[Any, ...]]) -> tuple[Any, ...]:
     return servers_entries[0]
 
 
-def _servers_as(body: tuple[Any, ...], change: Callable[[tuple[Any, ...]], tuple[Any, ...]]) -> bytes:
+def _servers_as(body: tuple[Any, ...], change: Callable[[tuple[Any, ...]], Any]) -> bytes:
+    """The entry with each servers document's servers (validated._servers_out) changed."""
     what, fmt, digest, tables, docs = body
-    docs = [(*d[:5], [change(s) for s in d[5]]) if d[0] == "servers" else d for d in docs]
+    docs = [(*d[:5], change(d[5])) if d[0] == "servers" else d for d in docs]
     return cache.pack((what, fmt, digest, tables, docs))
+
+
+# A document's servers: (indexes, defaults' shapes, catalogs' shapes, classes,
+# fields sets, sets of parts, a column of each field's values, other values);
+# classes, fields sets, sets of parts and each field a column (same, cell or cells).
+INDEXES, DEFAULTS, CATALOGS, CLASSES, SETS, COMBOS, VALUES, OTHERS = range(8)
+FIELDS = list(m.Server.model_fields)
+
+
+def _at(k: int, change: Callable[[Any], Any]) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
+    """A change of part `k` of a document's servers."""
+    return lambda t: (*t[:k], change(t[k]), *t[k + 1:])
+
+
+def _field(name: str, change: Callable[[Any], Any]) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
+    """A change of the column of field `name`."""
+    at = FIELDS.index(name)
+    return _at(VALUES, lambda columns: [*columns[:at], change(columns[at]), *columns[at + 1:]])
+
+
+def _each(column: Any, count: int) -> list[Any]:
+    same, data = column
+    return [data] * count if same else list(data)
 
 
 def test_the_entry_as_written_is_read(servers_entry: tuple[Any, ...]) -> None:
@@ -57,82 +81,106 @@ def test_the_entry_as_written_is_read(servers_entry: tuple[Any, ...]) -> None:
     assert any(isinstance(d, validated.KeptServers) and d.servers for d in docs)
 
 
-def _swapped(body: tuple[Any, ...], at: int) -> tuple[Any, ...]:
+def test_a_files_servers_share_their_columns(servers_entries: list[tuple[Any, ...]]) -> None:
+    """A field all of a document's servers hold alike is written once."""
+    tables = [d[5] for body in servers_entries for d in body[4] if d[0] == "servers" and d[5][INDEXES]]
+    assert all(t[CLASSES] == (True, "Server") for t in tables)
+    shared = [same for t in tables for same, _ in t[VALUES]]
+    assert shared.count(True) > shared.count(False) > 0
+
+
+def _swapped(body: tuple[Any, ...]) -> tuple[Any, ...]:
     """The same entry with its fields sets numbered otherwise: 1 and the first
     server's swapped, so that server's is 1 (a set is read by its number alone)."""
     what, fmt, digest, (sets, combos, parts), docs = body
-    first = next(s for d in docs if d[0] == "servers" for s in d[5])[at]
+    table = next(d[5] for d in docs if d[0] == "servers" and d[5][INDEXES])
+    first = _each(table[SETS], len(table[INDEXES]))[0]
     swap = {1: first, first: 1}
     sets = list(sets)
     sets[1], sets[first] = sets[first], sets[1]
     parts = [(p[0], swap.get(p[1], p[1]), *p[2:]) for p in parts]  # a part: (class, fields set, ...)
-    docs = [
-        (*d[:5], [(*s[:at], swap.get(s[at], s[at]), *s[at + 1:]) for s in d[5]]) if d[0] == "servers" else d
-        for d in docs
-    ]
+    def renumbered(column: Any) -> Any:
+        same, data = column
+        return (True, swap.get(data, data)) if same else (False, [swap.get(n, n) for n in data])
+
+    docs = [(*d[:5], _at(SETS, renumbered)(d[5])) if d[0] == "servers" else d for d in docs]
     return (what, fmt, digest, (sets, combos, parts), docs)
 
 
-def _with_one_at(bodies: list[tuple[Any, ...]], at: int) -> tuple[tuple[Any, ...], int, int]:
-    """An entry with a server whose number at `at` is 1, and where: that server's
-    document and its index there. Fields sets are renumbered to give one; sets
-    of parts are built in order (each reads the parts before it), so an entry
-    that has one is looked for."""
+def _with_one_at(bodies: list[tuple[Any, ...]], k: int) -> tuple[tuple[Any, ...], int]:
+    """An entry with a server whose number at part `k` (SETS, COMBOS) is 1, and
+    that server's document. Fields sets are renumbered to give one; sets of
+    parts are built in order (each reads the parts before it), so an entry that
+    has one is looked for."""
     for body in bodies:
         for i, doc in enumerate(body[4]):
-            for j, server in enumerate(doc[5] if doc[0] == "servers" else ()):
-                if server[at] == 1:
-                    return body, i, j
-    assert at == 4, "no server of the inventories has its set of parts numbered 1"
-    return _with_one_at([_swapped(bodies[0], at)], at)
+            if doc[0] == "servers" and doc[5][INDEXES] and 1 in _each(doc[5][k], len(doc[5][INDEXES])):
+                return body, i
+    assert k == SETS, "no server of the inventories has its set of parts numbered 1"
+    return _with_one_at([_swapped(bodies[0])], k)
 
 
-def _server_as(body: tuple[Any, ...], doc: int, server: int, at: int, value: Any) -> bytes:
+def _doc_as(body: tuple[Any, ...], doc: int, change: Callable[[tuple[Any, ...]], Any]) -> bytes:
     what, fmt, digest, tables, docs = body
     docs = list(docs)
-    servers = list(docs[doc][5])
-    servers[server] = (*servers[server][:at], value, *servers[server][at + 1:])
-    docs[doc] = (*docs[doc][:5], servers)
+    docs[doc] = (*docs[doc][:5], change(docs[doc][5]))
     return cache.pack((what, fmt, digest, tables, docs))
 
 
-@pytest.mark.parametrize("at", [4, 6], ids=["fields set", "set of parts"])
-def test_a_number_spelled_as_a_bool_is_a_bad_entry(servers_entries: list[tuple[Any, ...]], at: int) -> None:
+@pytest.mark.parametrize("k", [SETS, COMBOS], ids=["fields set", "set of parts"])
+def test_a_number_spelled_as_a_bool_is_a_bad_entry(servers_entries: list[tuple[Any, ...]], k: int) -> None:
     """True is 1, and the same key in a dict: read as 1, it would build the model."""
-    body, doc, server = _with_one_at(servers_entries, at)
-    validated.decode(_server_as(body, doc, server, at, 1))  # the entry as it is (or renumbered) is read
-    with pytest.raises(cache.BadEntry):
-        validated.decode(_server_as(body, doc, server, at, True))
+    body, doc = _with_one_at(servers_entries, k)
+    count = len(body[4][doc][5][INDEXES])
+    def spelled(one: Any) -> Callable[[Any], Any]:
+        return _at(k, lambda c: (False, [one if n == 1 else n for n in _each(c, count)]))
+    validated.decode(_doc_as(body, doc, spelled(1)))  # the entry as it is (or renumbered) is read
+    with pytest.raises(cache.BadEntry, match="not a server"):
+        validated.decode(_doc_as(body, doc, spelled(True)))
 
 
-# A server: (index, shape, shape, class, fields set, values, set of parts, other values).
-FORGED: dict[str, Callable[[tuple[Any, ...]], tuple[Any, ...]]] = {
-    "a fields set that is a float": lambda s: (*s[:4], float(s[4]), *s[5:]),
-    "a class that is no name": lambda s: (*s[:3], ("Server",), *s[4:]),
-    "other values that are no tuple": lambda s: (*s[:7], list(s[7])),
-    "another value that is no pair": lambda s: (*s[:7], (("memory_gb",),)),
-    "a field name that is no text": lambda s: (*s[:7], ((1, 2),)),
-    "a value list too short": lambda s: (*s[:5], s[5][:-1], *s[6:]),
-    # Caught when the entry is read, though no model is made until one is asked for
-    # (validated.ServerRun): a model made later could not fall back to the file.
-    "a value list too long": lambda s: (*s[:5], [*s[5], None], *s[6:]),
-    "a value that is no scalar": lambda s: (*s[:5], [[1], *s[5][1:]], *s[6:]),
-    "an index that is a bool": lambda s: (True, *s[1:]),
-    "an index that is text": lambda s: ("0", *s[1:]),
-    "no shape of its defaults": lambda s: (s[0], None, *s[2:]),
-    "a shape that is no pair": lambda s: (s[0], ("name",), *s[2:]),
-    "a class that is not a server": lambda s: (*s[:3], "Rack", *s[4:]),
-    "a field of no server": lambda s: (*s[:7], (("nonesuch", 1),)),
-    "a set of parts of no entry": lambda s: (*s[:6], 10**6, s[7]),
-    "a server short": lambda s: s[:7],
+def _first_other(value: Any) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
+    return _at(OTHERS, lambda o: [value, *o[1:]])
+
+
+# Each with what it is refused for: its own fault, not another's.
+FORGED: dict[str, tuple[Callable[[tuple[Any, ...]], Any], str]] = {
+    "servers that are no tuple": (list, "not the servers of a document"),
+    "servers short": (lambda t: t[:7], "not the servers of a document"),
+    "indexes in a tuple": (_at(INDEXES, tuple), "not a server"),
+    "an index that is a bool": (_at(INDEXES, lambda c: [True, *c[1:]]), "not a server"),
+    "an index that is text": (_at(INDEXES, lambda c: ["0", *c[1:]]), "not a server"),
+    "a class that is a number": (_at(CLASSES, lambda c: (True, 1)), "not a server"),
+    "a class that is not a server": (_at(CLASSES, lambda c: (True, "Rack")), "not a model: 'Rack'"),
+    "a fields set that is a float": (_at(SETS, lambda c: (True, 1.0)), "not a server"),
+    "a fields set of no entry": (_at(SETS, lambda c: (True, 10**6)), "no such fields set"),
+    "a set of parts of no entry": (_at(COMBOS, lambda c: (True, 10**6)), "no such set of parts"),
+    "a column that is no pair": (_at(SETS, lambda c: c[:1]), "not a column"),
+    "a column whose flag is a number": (_at(SETS, lambda c: (int(c[0]), c[1])), "not a column"),
+    "a column a cell short": (_field("name", lambda c: (False, c[1][:-1])), "not a value of each server"),
+    "cells in a tuple": (_field("name", lambda c: (False, tuple(c[1]))), "not a value of each server"),
+    "a value that is no scalar": (_field("name", lambda c: (False, [[1], *c[1][1:]])), "no scalar"),
+    "a shared value that is no scalar": (_field("memory_gb", lambda c: (True, [c[1]])), "no scalar"),
+    "a value list too short": (_at(VALUES, lambda v: v[:-1]), "not the fields of a server"),
+    "a value list too long": (_at(VALUES, lambda v: [*v, (True, None)]), "not the fields of a server"),
+    "values in a tuple": (_at(VALUES, tuple), "not the fields of a server"),
+    "other values in a tuple": (_at(OTHERS, tuple), "not the values of a server"),
+    "other values one short": (_at(OTHERS, lambda o: o[:-1]), "not the values of a server"),
+    "other values that are no tuple": (_first_other([]), "not the values of a server"),
+    "another value that is no pair": (_first_other((("memory_gb",),)), "not a value"),
+    "a field name that is no text": (_first_other(((1, 2),)), "not a field of Server"),
+    "a field of no server": (_first_other((("nonesuch", 1),)), "not a field of Server"),
+    "no shape of its defaults": (_at(DEFAULTS, lambda c: [None, *c[1:]]), "not a shape"),
+    "a shape that is no pair": (_at(DEFAULTS, lambda c: [("name",), *c[1:]]), "not a shape"),
+    "shapes one short": (_at(CATALOGS, lambda c: c[:-1]), "not the shapes of the servers"),
 }
 
 
-@pytest.mark.parametrize("change", FORGED.values(), ids=FORGED.keys())
-def test_a_value_of_another_type_is_a_bad_entry(
-    servers_entry: tuple[Any, ...], change: Callable[[tuple[Any, ...]], tuple[Any, ...]]
-) -> None:
-    with pytest.raises(cache.BadEntry):
+@pytest.mark.parametrize("label", FORGED)
+def test_a_value_of_another_type_is_a_bad_entry(servers_entry: tuple[Any, ...], label: str) -> None:
+    change, refused = FORGED[label]
+    assert _servers_as(servers_entry, change) != cache.pack(servers_entry)
+    with pytest.raises(cache.BadEntry, match=refused):
         validated.decode(_servers_as(servers_entry, change))
 
 
@@ -165,15 +213,15 @@ def test_each_column_is_what_each_model_holds(servers_entries: list[tuple[Any, .
     (the same object: parts are shared), for every field of every server kept:
     scalars, shared parts, and values of their own (none of the inventories'
     servers has one: one is given a float as written, `2048.50`)."""
-    body, doc, server = _with_one_at(servers_entries, 4)
+    body, doc = _with_one_at(servers_entries, SETS)
     written = (("memory_gb", ("f", 2048.5, "2048.50")),)
-    forged = cache.unpack(_server_as(body, doc, server, 7, written))
+    forged = cache.unpack(_doc_as(body, doc, _first_other(written)))
     checked, own = 0, 0
     for body in [*servers_entries, forged]:
-        for doc in validated.decode(cache.pack(body))[1]:
-            if not isinstance(doc, validated.KeptServers):
+        for kept in validated.decode(cache.pack(body))[1]:
+            if not isinstance(kept, validated.KeptServers):
                 continue
-            run = doc.servers
+            run = kept.servers
             assert isinstance(run, validated.ServerRun)
             for name in m.Server.model_fields:
                 column = run.column(name)
