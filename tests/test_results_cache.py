@@ -653,6 +653,12 @@ def _forgeries(what: str, body: tuple) -> list[object]:
     raise AssertionError(what)
 
 
+def _no_scalars(table: tuple) -> tuple:
+    """A racks' table (validated._Writer.table) whose every column holds lists where scalars go."""
+    name, sets, columns = table
+    return (name, sets, [(c[0], "s", [[1]] * len(sets)) for c in columns])
+
+
 def _forged_documents(body: tuple) -> list[object]:
     """A kept file's entry (checker.load.validated), wrong in one way at a time."""
     what, fmt, digest, (sets, combos, parts), docs = body
@@ -663,8 +669,14 @@ def _forged_documents(body: tuple) -> list[object]:
     def with_tables(new_sets: list, new_combos: list, new_parts: list) -> object:
         return (what, fmt, digest, (new_sets, new_combos, new_parts), docs)
 
-    def servers_as(change: Callable[[tuple], tuple]) -> object:
-        return with_docs([(*d[:5], [change(s) for s in d[5]]) if d[0] == "servers" else d for d in docs])
+    def servers_as(k: int, change: Callable[[Any], Any]) -> object:
+        """Part `k` of each servers document's servers (validated._servers_out) changed."""
+        def changed(t: tuple) -> tuple:
+            return (*t[:k], change(t[k]), *t[k + 1:])
+        return with_docs([(*d[:5], changed(d[5])) if d[0] == "servers" else d for d in docs])
+
+    def facility_as(change: Callable[[tuple], tuple]) -> object:
+        return with_docs([change(d) if d[0] == "facility" else d for d in docs])
 
     def models_as(change: Callable[[tuple], tuple]) -> object:
         return with_docs([(*d[:5], change(d[5])) if d[0] == "model" else d for d in docs])
@@ -673,8 +685,11 @@ def _forged_documents(body: tuple) -> list[object]:
         return (*doc[:3], "Waivers" if doc[3] != "Waivers" else "Workloads", *doc[4:])
 
     # A model: (class, fields set, values, set of parts, other values); a model
-    # document: ("model", index, deferred, kind, placed, model); a server:
-    # (index, shape, shape, *model).
+    # document: ("model", index, deferred, kind, placed, model); a facility:
+    # ("facility", index, deferred, placed, model, its racks' table); a servers
+    # document's servers: (indexes, shapes, shapes, classes, fields sets, sets
+    # of parts, each field's values, other values), the classes, sets and each
+    # field's values a column: (same, the cell or the cells).
     forged = [
         with_tables(sets, combos, [(*part[:2], [], *part[3:]) for part in parts]),  # parts without fields
         with_tables(sets, [tuple(("nonsense", i) for _, i in c) for c in combos], parts),  # parts of no field
@@ -685,16 +700,24 @@ def _forged_documents(body: tuple) -> list[object]:
         with_docs([("model", *d[1:3], "ServerModels", *d[4:]) for d in docs]),  # a kind that does not keep
         (what, fmt + 1, digest, (sets, combos, parts), docs),
     ]
-    if any(d[0] == "servers" and d[5] for d in docs):
+    if any(d[0] == "servers" and d[5][0] for d in docs):
         forged += [
-            servers_as(lambda s: (*s[:3], "Rack", *s[4:])),  # another class
-            servers_as(lambda s: (*s[:5], s[5][:-1], *s[6:])),  # a field short
-            servers_as(lambda s: (*s[:4], 10**6, *s[5:])),  # no such fields set
-            servers_as(lambda s: (s[0], ("x", 1), *s[2:])),  # no shape
-            servers_as(lambda s: (*s[:6], 10**6, s[7])),  # no such set of parts
-            servers_as(lambda s: (*s[:5], [[1] for _ in s[5]], *s[6:])),  # values that are no scalars
-            servers_as(lambda s: (*s[:7], (("nonsense", 1),))),  # a value of no field
-            servers_as(lambda s: (*s[:7], (("name", ("p", 10**6)),))),  # a part that is not there
+            servers_as(3, lambda c: (True, "Rack")),  # another class
+            servers_as(6, lambda c: c[:-1]),  # a field short
+            servers_as(4, lambda c: (True, 10**6)),  # no such fields set
+            servers_as(1, lambda c: [("x", 1) for _ in c]),  # no shape
+            servers_as(5, lambda c: (True, 10**6)),  # no such set of parts
+            servers_as(6, lambda c: [(True, [1]) for _ in c]),  # values that are no scalars
+            servers_as(7, lambda c: [(("nonsense", 1),) for _ in c]),  # a value of no field
+            servers_as(7, lambda c: [(("name", ("p", 10**6)),) for _ in c]),  # a part that is not there
+            servers_as(0, lambda c: c[:-1]),  # an index short
+        ]
+    if any(d[0] == "facility" for d in docs):
+        forged += [
+            facility_as(lambda d: (*d[:3], 1, *d[4:])),  # placed that is no bool
+            facility_as(lambda d: (*d[:5], ("Feed", *d[5][1:]))),  # a table of feeds for the racks
+            facility_as(lambda d: (*d[:5], _no_scalars(d[5]))),  # a rack's value that is no scalar
+            facility_as(lambda d: ("model", d[1], d[2], "Facility", d[3], d[4])),  # its racks as parts
         ]
     if any(d[0] == "model" for d in docs):
         forged += [
