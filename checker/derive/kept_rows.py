@@ -163,17 +163,7 @@ def rows_body(rows: Sequence[Row], order: Sequence[str]) -> tuple[tuple[str, ...
     # once here, so that rows read back need not be asked again.
     nan = any(row.has_nan for row in rows)
     columns = list(zip(*(row.cells for row in rows), strict=True)) if names else []
-    return names, nan, len(rows), [_column_out(c) for c in columns]
-
-
-def _column_out(cells: tuple[Any, ...]) -> tuple[bool, Any]:
-    """(True, the cell) if every cell is that one, else (False, the cells).
-    Alike in marshal's bytes (format 2: each cell written whole): 1, 1.0 and
-    true, or 0.0 and -0.0, which compare equal, are not alike."""
-    first = cells[:1]
-    if marshal.dumps(cells, 2) == marshal.dumps(first * len(cells), 2):
-        return True, cells[0]
-    return False, cells
+    return names, nan, len(rows), [cache.column_out(c) for c in columns]
 
 
 def _rows_in(
@@ -205,26 +195,10 @@ def rows_in(
         raise cache.BadEntry("not a row of each server")
     if columns.__class__ is not list or len(columns) != len(names):
         raise cache.BadEntry("not a column of each field")
-    cells = [_column_in(column, count) for column in columns]
+    cells = [cache.column_cells(column, count) for column in columns]
     rows: Iterable[tuple[Any, ...]] = zip(*cells, strict=True) if cells else itertools.repeat((), count)
     header = headers.get(names) or headers.setdefault(names, Header(names))
     # A column written as one cell is that one object in every row.
     block = Block(frozenset(name for name, (same, _) in zip(names, columns, strict=True) if same), version)
     # None: each row asked by the rules stage (Row.has_nan).
     return made_rows(header, rows, count, None if nan else False, block)
-
-
-def _column_in(column: Any, count: int) -> Iterable[Any]:
-    """One column's cells, checked: scalars, one for each server."""
-    if column.__class__ is not tuple or len(column) != 2 or column[0].__class__ is not bool:
-        raise cache.BadEntry("not a column")
-    same, cells = column
-    if same:
-        if cells.__class__ not in cache.SCALAR_TYPES:
-            raise cache.BadEntry("a cell that is no scalar")
-        return itertools.repeat(cells, count)
-    if cells.__class__ is not tuple or len(cells) != count:
-        raise cache.BadEntry("not a cell of each server")
-    if not cache.SCALAR_TYPES.issuperset(map(type, cells)):
-        raise cache.BadEntry("a cell that is no scalar")
-    return cells

@@ -50,7 +50,7 @@ import stat
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -320,6 +320,39 @@ def _src_in(raw: Any, memo: dict[int, Any]) -> Src:
 # The values every entry's reader takes as they are: what a fact's cell, a
 # message's field or a model's plain value holds.
 SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
+
+
+def column_out(cells: Sequence[Any]) -> tuple[bool, Any]:
+    """A column of scalars as an entry holds it: (True, the cell) if every cell is
+    that one, else (False, the cells as a tuple). Alike in marshal's bytes
+    (format 2: each cell written whole): 1, 1.0 and true, or 0.0 and -0.0,
+    which compare equal, are not alike. A file's servers and racks share most
+    of their values: such a column is one cell in the entry, checked once."""
+    cells = tuple(cells)
+    if cells and marshal.dumps(cells, 2) == marshal.dumps(cells[:1] * len(cells), 2):
+        return True, cells[0]
+    return False, cells
+
+
+def column_in(raw: Any, count: int) -> tuple[bool, Any]:
+    """A column column_out wrote, checked: one scalar, or a tuple of `count`."""
+    if raw.__class__ is not tuple or len(raw) != 2 or raw[0].__class__ is not bool:
+        raise BadEntry("not a column")
+    same, cells = raw
+    if same:
+        if cells.__class__ not in SCALAR_TYPES:
+            raise BadEntry("a cell that is no scalar")
+    elif cells.__class__ is not tuple or len(cells) != count:
+        raise BadEntry("not a cell of each")
+    elif not SCALAR_TYPES.issuperset(map(type, cells)):
+        raise BadEntry("a cell that is no scalar")
+    return same, cells
+
+
+def column_cells(raw: Any, count: int) -> Sequence[Any]:
+    """The `count` cells of a column column_out wrote, checked."""
+    same, cells = column_in(raw, count)
+    return (cells,) * count if same else cells
 
 
 def expect(value: Any, kind: type) -> Any:

@@ -54,7 +54,6 @@ import datetime as dt
 import functools
 import hashlib
 import itertools
-import marshal
 import operator
 import typing
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -68,7 +67,7 @@ from checker.load import models as m
 from checker.load.cache import SCALAR_TYPES, expect
 from checker.source.parse import WrittenFloat
 
-FORMAT = 5  # 5: servers a column at a time; 4: a facility's racks and feeds as tables
+FORMAT = 6  # 6: scalar columns as cache.column_out spells them; 5: servers by columns; 4: racks as tables
 
 # What merging a source map needs from the values merged (checker.load.build's
 # _merge_values): `over`'s keys in order, and the shape of each key whose value
@@ -223,7 +222,7 @@ class _Writer:
         and the table of them all ("t"); None if none of these."""
         kinds = set(map(type, values))
         if SCALAR_TYPES.issuperset(kinds):
-            return "s", values
+            return "s", cache.column_out(values)
         if kinds != {list} and kinds != {list, type(None)}:
             return None
         items = list(itertools.chain.from_iterable(v for v in values if v is not None))
@@ -289,7 +288,7 @@ def _servers_out(servers: Sequence[KeptServer], w: _Writer) -> tuple[Any, ...]:
         [s.index for s in servers],
         [w.shape(s.defaults) for s in servers],
         [w.shape(s.catalog) for s in servers],
-        _column_out(names), _column_out(kept), _column_out(combos), [_column_out(c) for c in fields],
+        *map(cache.column_out, (names, kept, combos)), [cache.column_out(c) for c in fields],
         list(others),
     )
 
@@ -626,22 +625,6 @@ class _Run(Generic[M]):
     def _columns(self) -> dict[str, list[Any]]:
         return {}
 
-    def _own(self, name: str) -> Iterator[tuple[int, Any]]:
-        """The values of field `name` of other kinds (lists, mappings), with the index
-        of each model that has one."""
-        raise NotImplementedError
-
-    @functools.cached_property
-    def _groups(self) -> list[list[int]]:
-        """The models of each class, fields set and set of parts (a run's mostly share one)."""
-        plans = self._plans
-        if len(set(map(id, plans))) <= 1:
-            return [list(range(len(plans)))] if plans else []
-        groups: dict[int, list[int]] = {}
-        for i, plan in enumerate(plans):
-            groups.setdefault(id(plan), []).append(i)
-        return list(groups.values())
-
     def _column(self, name: str) -> list[Any]:
         raise NotImplementedError
 
@@ -663,7 +646,7 @@ class ServerRun(_Run[m.Server], Sequence[KeptServer]):
             raise cache.BadEntry("not a server")
         self._count = count = len(index)
         # Exact types before the lookups: True is 1 as a key.
-        names, kept, combos = (_cells_in(column, count) for column in (names, kept, combos))
+        names, kept, combos = (cache.column_cells(column, count) for column in (names, kept, combos))
         if not {int}.issuperset(map(type, (*kept, *combos))) or not {str}.issuperset(map(type, names)):
             raise cache.BadEntry("not a server")
         keys = list(zip(names, kept, combos, strict=True))
@@ -674,7 +657,7 @@ class ServerRun(_Run[m.Server], Sequence[KeptServer]):
             raise cache.BadEntry("not the fields of a server")
         # Each field's values: one for every server (a file's servers mostly share
         # most of theirs, written once), or one each.
-        self._cells: list[tuple[bool, Any]] = [_column_in(column, count) for column in values]
+        self._cells: list[tuple[bool, Any]] = [cache.column_in(column, count) for column in values]
         if others.__class__ is not list or len(others) != count or not {tuple}.issuperset(map(type, others)):
             raise cache.BadEntry("not the values of a server")
         # The few servers with values of other kinds (lists, mappings), read now.
@@ -693,6 +676,17 @@ class ServerRun(_Run[m.Server], Sequence[KeptServer]):
 
     def __len__(self) -> int:
         return self._count
+
+    @functools.cached_property
+    def _groups(self) -> list[list[int]]:
+        """The servers of each class, fields set and set of parts (a file's mostly share one)."""
+        plans = self._plans
+        if len(set(map(id, plans))) <= 1:
+            return [list(range(len(plans)))] if plans else []
+        groups: dict[int, list[int]] = {}
+        for i, plan in enumerate(plans):
+            groups.setdefault(id(plan), []).append(i)
+        return list(groups.values())
 
     def _column(self, name: str) -> list[Any]:
         count = self._count
@@ -736,41 +730,12 @@ class ServerRun(_Run[m.Server], Sequence[KeptServer]):
         return got
 
     def _own(self, name: str) -> Iterator[tuple[int, Any]]:
+        """The values of field `name` of other kinds (lists, mappings), with the index
+        of each server that has one."""
         for i, pairs in self._others.items():
             for field_name, value in pairs:
                 if field_name == name:
                     yield i, value
-
-
-def _column_out(cells: Sequence[Any]) -> tuple[bool, Any]:
-    """A column of scalars as an entry holds it: (True, the cell) if every cell is
-    that one, alike in marshal's bytes (1, 1.0 and true, or 0.0 and -0.0, which
-    compare equal, are not alike), else (False, the cells)."""
-    cells = list(cells)
-    if cells and marshal.dumps(cells, 2) == marshal.dumps([cells[0]] * len(cells), 2):
-        return True, cells[0]
-    return False, cells
-
-
-def _column_in(raw: Any, count: int) -> tuple[bool, Any]:
-    """A column _column_out wrote, checked: of scalars, one or one for each of `count`."""
-    if raw.__class__ is not tuple or len(raw) != 2 or raw[0].__class__ is not bool:
-        raise cache.BadEntry("not a column")
-    same, data = raw
-    if same:
-        if data.__class__ not in SCALAR_TYPES:
-            raise cache.BadEntry("a value of a server that is no scalar")
-    elif data.__class__ is not list or len(data) != count:
-        raise cache.BadEntry("not a value of each server")
-    elif not SCALAR_TYPES.issuperset(map(type, data)):
-        raise cache.BadEntry("a value of a server that is no scalar")
-    return same, data
-
-
-def _cells_in(raw: Any, count: int) -> list[Any]:
-    """A column's cells, one for each of `count`."""
-    same, data = _column_in(raw, count)
-    return [data] * count if same else typing.cast(list[Any], data)
 
 
 class TableRun(_Run[M], Sequence[M]):
@@ -817,12 +782,12 @@ class TableRun(_Run[M], Sequence[M]):
     def _column_in(self, name: str, kind: Any, data: Any) -> list[Any] | None:
         """One column, checked: its values, or None for a field of lists made when asked."""
         count = self._count
-        if kind == "s" or kind == "n":
+        if kind == "s":  # scalars, as every entry spells a column of them
+            return list(cache.column_cells(data, count))
+        if kind == "n":
             if data.__class__ is not list or len(data) != count:
                 raise cache.BadEntry("not a value of each model")
-            if kind == "s" and not SCALAR_TYPES.issuperset(map(type, data)):
-                raise cache.BadEntry("a value of a model that is no scalar")
-            if kind == "n" and not (
+            if not (
                 _LIST_OR_NONE.issuperset(map(type, data))
                 and {str}.issuperset(map(type, itertools.chain.from_iterable(filter(None, data))))
             ):
@@ -849,8 +814,8 @@ class TableRun(_Run[M], Sequence[M]):
             raise cache.BadEntry(f"no models in {self.cls.__name__}.{name}")
         held = self._lists[name]
         if held is None:  # every list empty
-            table: tuple[Any, ...] = (cls.__name__, [], [(f, "s", []) for f in _fields(cls)[0]])
-            return TableRun(self._reader, table, cls), [0] * self._count
+            empty = [(f, "s", cache.column_out(())) for f in _fields(cls)[0]]
+            return TableRun(self._reader, (cls.__name__, [], empty), cls), [0] * self._count
         _, counts, child = held
         if child.cls is not cls:
             raise cache.BadEntry(f"not each a {cls.__name__}")

@@ -147,26 +147,6 @@ def test_rows_read_back_know_they_hold_no_nan(tmp_path: Path) -> None:
 NAN = float("nan")
 
 
-@pytest.mark.parametrize(
-    ("cells", "alike"),
-    [
-        ((1, 1, 1), True),
-        (("A01", "A01"), True),
-        ((None,), True),
-        ((NAN, NAN), True),  # the same bits
-        ((1, 1.0, True), False),  # equal in Python, not in JSON
-        ((0.0, -0.0), False),  # equal, not the same bits
-        ((1, 2), False),
-        (("A01", "A02"), False),
-    ],
-)
-def test_a_column_is_written_once_only_when_every_cell_is_alike(cells: tuple[Any, ...], alike: bool) -> None:
-    written = kept_rows._column_out(cells)
-    assert written[0] is alike
-    back = list(kept_rows._column_in(written, len(cells)))
-    assert [(type(c), repr(c)) for c in back] == [(type(c), repr(c)) for c in cells]
-
-
 def test_the_rows_of_a_file_are_written_a_column_at_a_time(tmp_path: Path) -> None:
     """A file's servers share most of their cells: those columns are one cell in the entry."""
     for _ in range(2):

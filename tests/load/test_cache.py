@@ -7,6 +7,7 @@ import marshal
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -253,3 +254,27 @@ def test_clean_removes_every_entry(store: Cache) -> None:
 ])
 def test_default_folder(environ: dict[str, str], expected: str) -> None:
     assert cache.default_dir(environ) == Path(expected).expanduser()
+
+
+# A column of scalars as every entry spells it (kept rows, servers, racks and feeds).
+NAN = float("nan")
+
+
+@pytest.mark.parametrize(
+    ("cells", "alike"),
+    [
+        ((1, 1, 1), True),
+        (("A01", "A01"), True),
+        ((None,), True),
+        ((NAN, NAN), True),  # the same bits
+        ((1, 1.0, True), False),  # equal in Python, not in JSON
+        ((0.0, -0.0), False),  # equal, not the same bits
+        ((1, 2), False),
+        (("A01", "A02"), False),
+    ],
+)
+def test_a_column_is_written_once_only_when_every_cell_is_alike(cells: tuple[Any, ...], alike: bool) -> None:
+    written = cache.column_out(cells)
+    assert written[0] is alike
+    back = list(cache.column_cells(written, len(cells)))
+    assert [(type(c), repr(c)) for c in back] == [(type(c), repr(c)) for c in cells]

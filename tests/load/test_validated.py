@@ -101,7 +101,7 @@ def _swapped(body: tuple[Any, ...]) -> tuple[Any, ...]:
     parts = [(p[0], swap.get(p[1], p[1]), *p[2:]) for p in parts]  # a part: (class, fields set, ...)
     def renumbered(column: Any) -> Any:
         same, data = column
-        return (True, swap.get(data, data)) if same else (False, [swap.get(n, n) for n in data])
+        return (True, swap.get(data, data)) if same else (False, tuple(swap.get(n, n) for n in data))
 
     docs = [(*d[:5], _at(SETS, renumbered)(d[5])) if d[0] == "servers" else d for d in docs]
     return (what, fmt, digest, (sets, combos, parts), docs)
@@ -133,7 +133,7 @@ def test_a_number_spelled_as_a_bool_is_a_bad_entry(servers_entries: list[tuple[A
     body, doc = _with_one_at(servers_entries, k)
     count = len(body[4][doc][5][INDEXES])
     def spelled(one: Any) -> Callable[[Any], Any]:
-        return _at(k, lambda c: (False, [one if n == 1 else n for n in _each(c, count)]))
+        return _at(k, lambda c: (False, tuple(one if n == 1 else n for n in _each(c, count))))
     validated.decode(_doc_as(body, doc, spelled(1)))  # the entry as it is (or renumbered) is read
     with pytest.raises(cache.BadEntry, match="not a server"):
         validated.decode(_doc_as(body, doc, spelled(True)))
@@ -143,6 +143,7 @@ def _first_other(value: Any) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
     return _at(OTHERS, lambda o: [value, *o[1:]])
 
 
+NO_SCALAR = "a cell that is no scalar"
 # Each with what it is refused for: its own fault, not another's.
 FORGED: dict[str, tuple[Callable[[tuple[Any, ...]], Any], str]] = {
     "servers that are no tuple": (list, "not the servers of a document"),
@@ -157,10 +158,10 @@ FORGED: dict[str, tuple[Callable[[tuple[Any, ...]], Any], str]] = {
     "a set of parts of no entry": (_at(COMBOS, lambda c: (True, 10**6)), "no such set of parts"),
     "a column that is no pair": (_at(SETS, lambda c: c[:1]), "not a column"),
     "a column whose flag is a number": (_at(SETS, lambda c: (int(c[0]), c[1])), "not a column"),
-    "a column a cell short": (_field("name", lambda c: (False, c[1][:-1])), "not a value of each server"),
-    "cells in a tuple": (_field("name", lambda c: (False, tuple(c[1]))), "not a value of each server"),
-    "a value that is no scalar": (_field("name", lambda c: (False, [[1], *c[1][1:]])), "no scalar"),
-    "a shared value that is no scalar": (_field("memory_gb", lambda c: (True, [c[1]])), "no scalar"),
+    "a column a cell short": (_field("name", lambda c: (False, c[1][:-1])), "not a cell of each"),
+    "cells in a list": (_field("name", lambda c: (False, list(c[1]))), "not a cell of each"),
+    "a value that is no scalar": (_field("name", lambda c: (False, ([1], *c[1][1:]))), NO_SCALAR),
+    "a shared value that is no scalar": (_field("memory_gb", lambda c: (True, [c[1]])), NO_SCALAR),
     "a value list too short": (_at(VALUES, lambda v: v[:-1]), "not the fields of a server"),
     "a value list too long": (_at(VALUES, lambda v: [*v, (True, None)]), "not the fields of a server"),
     "values in a tuple": (_at(VALUES, tuple), "not the fields of a server"),
@@ -400,6 +401,16 @@ def _odd_set(td: Any) -> Any:
     return ([*sets, ("nonesuch",)], combos, parts), (*td[1][:5], forged)
 
 
+def _first_cell(column: Any, value: Any) -> Any:
+    """A racks' column of names (one each) with the first `value`."""
+    return (False, (value, *column[2][1][1:]))
+
+
+def _names(table: Any, first: Any) -> Any:
+    """A racks' table whose `psu_order` is lists of names, the first rack's `[first]`."""
+    return _column("psu_order", lambda c: (c[0], "n", [[first], *([None] * (len(table[1]) - 1))]))(table)
+
+
 def _feeds_of_racks(table: Any) -> Any:
     """The racks' feeds a table of racks: each rack's feed one of them."""
     return _feeds(lambda data: ([1] * len(table[1]), table))(table)
@@ -422,15 +433,12 @@ FORGED_FACILITY: dict[str, Callable[[Any], Any]] = {
     "columns out of order": _doc_table(lambda t: (t[0], t[1], [t[2][1], t[2][0], *t[2][2:]])),
     "a column of another field": _doc_table(_column("name", lambda c: ("nonesuch", *c[1:]))),
     "a column of no kind": _doc_table(_column("name", lambda c: (c[0], "x", c[2]))),
-    "a column a value short": _doc_table(_column("name", lambda c: (*c[:2], c[2][:-1]))),
-    "a value that is no scalar": _doc_table(_column("name", lambda c: (*c[:2], [["R"], *c[2][1:]]))),
-    "a value that is a tuple": _doc_table(_column("name", lambda c: (*c[:2], [("R",), *c[2][1:]]))),
-    "a list of texts of a number": _doc_table(
-        _column("psu_order", lambda c: (c[0], "n", [[1], *([None] * (len(c[2]) - 1))]))
-    ),
-    "a list of texts that is a tuple": _doc_table(
-        _column("psu_order", lambda c: (c[0], "n", [("A",), *([None] * (len(c[2]) - 1))]))
-    ),
+    "a column a value short": _doc_table(_column("name", lambda c: (*c[:2], (False, c[2][1][:-1])))),
+    "a value that is no scalar": _doc_table(_column("name", lambda c: (*c[:2], _first_cell(c, ["R"])))),
+    "a value that is a tuple": _doc_table(_column("name", lambda c: (*c[:2], _first_cell(c, ("R",))))),
+    "a shared value that is no scalar": _doc_table(_column("psu_order", lambda c: (*c[:2], (True, ["A"])))),
+    "a list of texts of a number": _doc_table(lambda t: _names(t, [1])),
+    "a list of texts that is a tuple": _doc_table(lambda t: _names(t, ("A",))),
     "empty lists with values": _doc_table(_column("ats", lambda c: (c[0], "e", []))),
     "feeds counted short": _doc_table(_feeds(lambda d: ([d[0][0] - 1, *d[0][1:]], d[1]))),
     "a feed count below zero": _doc_table(_feeds(lambda d: ([-1, d[0][1] + d[0][0] + 1, *d[0][2:]], d[1]))),
@@ -439,7 +447,7 @@ FORGED_FACILITY: dict[str, Callable[[Any], Any]] = {
     ),
     "feeds that are racks": _doc_table(_feeds_of_racks),
     "a feed's value that is no scalar": _doc_table(
-        _feeds(lambda d: (d[0], _column("voltage", lambda c: (*c[:2], [[1], *c[2][1:]]))(d[1])))
+        _feeds(lambda d: (d[0], _column("voltage", lambda c: (*c[:2], (True, [1])))(d[1])))
     ),
 }
 
@@ -461,9 +469,10 @@ REFUSED = {
     "columns out of order": "not the column of Rack.name",
     "a column of another field": "not the column of Rack.name",
     "a column of no kind": "not a column$",
-    "a column a value short": "not a value of each model",
-    "a value that is no scalar": "no scalar",
-    "a value that is a tuple": "no scalar",
+    "a column a value short": "not a cell of each",
+    "a value that is no scalar": "a cell that is no scalar",
+    "a value that is a tuple": "a cell that is no scalar",
+    "a shared value that is no scalar": "a cell that is no scalar",
     "a list of texts of a number": "no list of texts",
     "a list of texts that is a tuple": "no list of texts",
     "empty lists with values": "not a column$",
@@ -471,7 +480,7 @@ REFUSED = {
     "a feed count below zero": "not the models of each model's list",
     "a feed count that is a bool": "not the count of each model's list",
     "feeds that are racks": "not each a Feed",
-    "a feed's value that is no scalar": "no scalar",
+    "a feed's value that is no scalar": "a cell that is no scalar",
 }
 
 
